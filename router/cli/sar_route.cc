@@ -1,0 +1,2 @@
+// sar-route: placeholder until the CLI lands.
+int main() { return 0; }

@@ -1,0 +1,27 @@
+// Deadlock check: the channel dependency graph (CDG) of each virtual layer must be acyclic
+// (Dally & Seitz). A dependency c1 -> c2 exists in layer L if some route of layer L crosses
+// switch-to-switch channel c1 and then c2. Routes are read from the LFTs.
+#pragma once
+
+#include <vector>
+
+#include "sar/fabric.h"
+#include "sar/lft.h"
+#include "sar/status.h"
+
+namespace sar {
+
+struct DeadlockReport {
+  bool deadlock_free = true;
+  int layers = 1;
+  int cyclic_layer = -1;          // first layer with a cycle
+  std::vector<PortId> cycle;      // its channels, in order (cycle.front() follows cycle.back())
+  uint64_t dependencies = 0;      // edges in all CDGs
+};
+
+/// With layers == nullptr every route is in layer 0. Only routes between endpoints (base and
+/// LMC LIDs) count.
+Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                     DeadlockReport* out);
+
+}  // namespace sar

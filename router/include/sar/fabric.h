@@ -1,0 +1,139 @@
+// Fabric: the InfiniBand subnet as switches, HCAs, ports and cables.
+//
+// Data-oriented: nodes and ports are integer ids into flat arrays, no pointer graph. Every node
+// has port slots 0..num_ports; slot 0 is a switch's management port (its LID lives there) and is
+// unused on an HCA. A cable joins two port slots; parallel cables between the same two nodes are
+// allowed. A port slot with a peer is also a directed *channel*: the link leaving that port.
+//
+// Built once (by a reader or a generator), then read-only. Lookups by name and GUID are O(1).
+// Thread-safety: const methods may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sar/status.h"
+
+namespace sar {
+
+using NodeId = int32_t;  // index of a node, 0..num_nodes()-1
+using PortId = int32_t;  // index of a port slot, 0..num_port_slots()-1; also a channel id
+using Lid = uint32_t;    // InfiniBand LID (unicast 1..0xBFFF); 0 = none
+using Guid = uint64_t;
+
+inline constexpr NodeId kNoNode = -1;
+inline constexpr PortId kNoPort = -1;
+inline constexpr int kMaxPorts = 254;        // ports per node (IB allows 1..254 external ports)
+inline constexpr Lid kMaxUnicastLid = 0xBFFF;
+
+enum class NodeKind : uint8_t { kSwitch, kHca };
+
+/// A (node, port number) pair, the way files and tools name a port.
+struct PortRef {
+  NodeId node = kNoNode;
+  int port = 0;
+  bool valid() const { return node != kNoNode; }
+  friend bool operator==(const PortRef&, const PortRef&) = default;
+};
+
+class Fabric {
+ public:
+  /// Adds a node with ports 1..num_ports (plus slot 0). `name` is the node's id in topology
+  /// files ("leaf01", or "S-0002c90000100000" in ibnetdiscover output) and must be unique;
+  /// `description` is its NodeDescription ("h0101 HCA-1"). Port GUIDs default to the node GUID
+  /// for switches and node GUID + port number for HCAs (what ibsim assigns).
+  /// REQUIRES: 1 <= num_ports <= kMaxPorts. Returns kNoNode and sets *err on a duplicate name/GUID.
+  NodeId AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string name,
+                 std::string description, std::string* err = nullptr);
+  void set_port_guid(PortRef p, Guid guid);
+
+  /// Cables two ports. Fails if a port is out of range, is slot 0, or is already cabled.
+  Status Connect(PortRef a, PortRef b);
+  /// Removes the cable at `p` (both directions). No-op if unconnected.
+  void Disconnect(PortRef p);
+
+  /// Assigns LIDs base..base+2^lmc-1 to a port (switches: port 0). Fails on a LID clash.
+  Status SetLid(PortRef p, Lid base, int lmc);
+  /// Forgets every LID assignment.
+  void ClearLids();
+
+  // --- Nodes ---
+  int num_nodes() const { return static_cast<int>(kind_.size()); }
+  NodeKind kind(NodeId n) const { return kind_[n]; }
+  bool is_switch(NodeId n) const { return kind_[n] == NodeKind::kSwitch; }
+  int num_ports(NodeId n) const { return num_ports_[n]; }
+  Guid node_guid(NodeId n) const { return node_guid_[n]; }
+  const std::string& name(NodeId n) const { return name_[n]; }
+  const std::string& description(NodeId n) const { return description_[n]; }
+  /// The host name SLURM knows: the first word of the node description.
+  std::string_view hostname(NodeId n) const;
+
+  /// All switches, in insertion order; switch_index(n) is n's position there (-1 for an HCA).
+  const std::vector<NodeId>& switches() const { return switches_; }
+  const std::vector<NodeId>& hcas() const { return hcas_; }
+  int switch_index(NodeId n) const { return switch_index_[n]; }
+  int num_switches() const { return static_cast<int>(switches_.size()); }
+
+  NodeId FindByName(std::string_view name) const;
+  NodeId FindByNodeGuid(Guid guid) const;
+  PortRef FindByPortGuid(Guid guid) const;
+
+  // --- Ports and channels ---
+  int num_port_slots() const { return static_cast<int>(port_node_.size()); }
+  PortId port_id(PortRef p) const { return port_offset_[p.node] + p.port; }
+  PortId port_id(NodeId n, int port) const { return port_offset_[n] + port; }
+  PortRef port_ref(PortId id) const { return {port_node_[id], id - port_offset_[port_node_[id]]}; }
+  NodeId port_node(PortId id) const { return port_node_[id]; }
+  Guid port_guid(PortRef p) const { return port_guid_[port_id(p)]; }
+  /// The port at the far end of the cable, or an invalid PortRef.
+  PortRef peer(PortRef p) const { return peer_id(port_id(p)) == kNoPort ? PortRef{} : port_ref(peer_id(port_id(p))); }
+  PortId peer_id(PortId id) const { return peer_[id]; }
+  /// True if the channel leaving port slot `id` joins two switches (the set C* of the SAR paper).
+  bool is_inter_switch(PortId id) const {
+    return peer_[id] != kNoPort && is_switch(port_node_[id]) && is_switch(port_node_[peer_[id]]);
+  }
+  /// Number of cables (each counted once).
+  int num_links() const { return num_links_; }
+
+  // --- LIDs ---
+  Lid base_lid(PortRef p) const { return base_lid_[port_id(p)]; }
+  int lmc(PortRef p) const { return lmc_[port_id(p)]; }
+  /// Highest LID assigned (0 if none).
+  Lid max_lid() const { return lid_owner_.empty() ? 0 : static_cast<Lid>(lid_owner_.size() - 1); }
+  /// The port owning `lid` (any of its 2^lmc LIDs), or an invalid PortRef.
+  PortRef lid_owner(Lid lid) const;
+  /// The LID that reaches switch `n` (its port 0), 0 if none.
+  Lid switch_lid(NodeId n) const { return base_lid_[port_offset_[n]]; }
+
+  /// The HCA ports that are cabled: the terminals that send and receive traffic, in HCA order.
+  std::vector<PortRef> Endpoints() const;
+
+ private:
+  std::vector<NodeKind> kind_;
+  std::vector<int> num_ports_;
+  std::vector<Guid> node_guid_;
+  std::vector<std::string> name_;
+  std::vector<std::string> description_;
+  std::vector<PortId> port_offset_;  // first slot (port 0) of each node
+  std::vector<int> switch_index_;
+  std::vector<NodeId> switches_;
+  std::vector<NodeId> hcas_;
+
+  std::vector<NodeId> port_node_;  // per slot
+  std::vector<Guid> port_guid_;
+  std::vector<PortId> peer_;
+  std::vector<Lid> base_lid_;
+  std::vector<uint8_t> lmc_;
+  int num_links_ = 0;
+
+  std::vector<PortId> lid_owner_;  // LID -> slot, kNoPort if unassigned
+
+  std::unordered_map<std::string, NodeId> by_name_;
+  std::unordered_map<Guid, NodeId> by_node_guid_;
+  std::unordered_map<Guid, PortId> by_port_guid_;
+};
+
+}  // namespace sar

@@ -1,0 +1,40 @@
+// Topology files in the ibnetdiscover format, in both of its forms:
+//  - what `ibnetdiscover` prints from a live fabric: nodes named "S-<guid>"/"H-<guid>", "Ca"
+//    records, "switchguid=0x..(..)" / "caguid=" per node, port GUIDs in "(...)", and LIDs in
+//    the comments ("lid N lmc M"); the node description is the first quoted string after '#';
+//  - what ibsim reads: quoted free names, "Hca" records, and "switchguid=" / "caguid=" lines that
+//    set a per-kind GUID counter (a switch takes the counter, then +1; an HCA takes it as node
+//    GUID, then +ports+1; HCA port N = node GUID + N), exactly as ibsim assigns GUIDs.
+// The reader accepts both (and mixes), checks that both ends of every cable agree, and rejects
+// anything malformed with "path:line: what was expected".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "sar/fabric.h"
+#include "sar/status.h"
+
+namespace sar {
+
+enum class TopologyStyle {
+  kIbsim,          // names and GUID counters ibsim reads; LIDs only in comments
+  kIbnetdiscover,  // what ibnetdiscover prints; carries LIDs
+};
+
+struct TopologyWriteOptions {
+  TopologyStyle style = TopologyStyle::kIbsim;
+  std::string link_speed = "4xHDR";  // written into each port comment
+};
+
+/// Parses `text`; `source` (a path) prefixes error messages. *out must be empty. On error *out
+/// is left in an unspecified state.
+Status ParseTopology(std::string_view text, const std::string& source, Fabric* out);
+Status ReadTopology(const std::string& path, Fabric* out);
+
+std::string FormatTopology(const Fabric& fabric, const TopologyWriteOptions& options);
+/// Atomic write (see file_util.h).
+Status WriteTopology(const std::string& path, const Fabric& fabric,
+                     const TopologyWriteOptions& options);
+
+}  // namespace sar

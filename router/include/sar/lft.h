@@ -1,0 +1,72 @@
+// Routing tables: what every switch forwards each destination LID to.
+//
+// LftSet holds one linear forwarding table per switch of a Fabric, indexed by the fabric's
+// switch_index(), as a flat array of output port numbers (0 = the switch itself, kNoRoute = no
+// entry). VirtualLayers optionally says which virtual layer (service level) each route uses.
+// Thread-safety: a plain value; concurrent reads are fine.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "sar/fabric.h"
+
+namespace sar {
+
+class LftSet {
+ public:
+  static constexpr uint8_t kNoRoute = 0xFF;
+
+  LftSet() = default;
+  /// Empty tables (all kNoRoute) for `num_switches` switches and LIDs 0..max_lid.
+  LftSet(int num_switches, Lid max_lid);
+  /// Empty tables sized for every switch and LID of `fabric`.
+  explicit LftSet(const Fabric& fabric) : LftSet(fabric.num_switches(), fabric.max_lid()) {}
+
+  int num_switches() const { return num_switches_; }
+  Lid max_lid() const { return max_lid_; }
+  uint8_t port(int switch_index, Lid lid) const {
+    return lid > max_lid_ ? kNoRoute : ports_[Offset(switch_index) + lid];
+  }
+  /// REQUIRES: lid <= max_lid().
+  void set_port(int switch_index, Lid lid, uint8_t port) { ports_[Offset(switch_index) + lid] = port; }
+  /// The table of one switch: max_lid()+1 entries.
+  const uint8_t* row(int switch_index) const { return ports_.data() + Offset(switch_index); }
+  uint8_t* mutable_row(int switch_index) { return ports_.data() + Offset(switch_index); }
+
+  friend bool operator==(const LftSet&, const LftSet&) = default;
+
+ private:
+  size_t Offset(int switch_index) const { return static_cast<size_t>(switch_index) * (max_lid_ + 1); }
+  int num_switches_ = 0;
+  Lid max_lid_ = 0;
+  std::vector<uint8_t> ports_;
+};
+
+/// The virtual layer (0..15) of each route, keyed by (source LID, destination LID). Routes not
+/// listed use default_layer. Engines that need no layers leave this empty.
+class VirtualLayers {
+ public:
+  int default_layer = 0;
+  void set(Lid src, Lid dst, int layer) { layer_[Key(src, dst)] = static_cast<uint8_t>(layer); }
+  int get(Lid src, Lid dst) const {
+    auto it = layer_.find(Key(src, dst));
+    return it == layer_.end() ? default_layer : it->second;
+  }
+  /// Highest layer used + 1.
+  int num_layers() const;
+  size_t size() const { return layer_.size(); }
+  struct Entry {
+    Lid src, dst;
+    int layer;
+  };
+  /// Every listed route, sorted by (src, dst).
+  std::vector<Entry> Entries() const;
+
+ private:
+  static uint32_t Key(Lid src, Lid dst) { return (src << 16) | dst; }
+  std::unordered_map<uint32_t, uint8_t> layer_;
+};
+
+}  // namespace sar

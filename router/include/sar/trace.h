@@ -1,0 +1,75 @@
+// Route tracing from the forwarding tables themselves (never from an engine's internal paths).
+//
+// Destination-based routing makes the routes towards one destination LID a functional graph
+// over the switches: each switch forwards to one port. RouteTracer builds that graph per
+// destination once (O(switches)), classifies every switch (delivers, loops, hits a hole, is
+// misdelivered), and gives hop counts; a source's route is the walk from its leaf switch.
+// Thread-safety: a RouteTracer is immutable after construction; DestinationTree is per thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sar/fabric.h"
+#include "sar/lft.h"
+#include "sar/status.h"
+
+namespace sar {
+
+enum class RouteFate : uint8_t {
+  kDelivered,     // reaches the port owning the destination LID
+  kLoop,          // revisits a switch
+  kHole,          // no LFT entry, or the entry names an uncabled / nonexistent port
+  kMisdelivered,  // leaves the switch fabric at a port that does not own the LID
+};
+
+/// The routes of all switches towards one destination LID.
+struct DestinationTree {
+  Lid lid = 0;
+  std::vector<RouteFate> fate;   // per switch index
+  std::vector<uint16_t> hops;    // per switch index: cables from that switch to the destination
+                                 // node (delivered switches only)
+  std::vector<PortId> out;       // per switch index: channel taken (kNoPort if none / own LID)
+};
+
+class RouteTracer {
+ public:
+  RouteTracer(const Fabric& fabric, const LftSet& lfts);
+  /// Fills *tree for destination `lid`. O(number of switches).
+  void Build(Lid lid, DestinationTree* tree) const;
+  /// The channels a packet from `src` (an HCA port) to `lid` crosses, in order, starting with the
+  /// HCA's own uplink; *fate says how it ended.
+  std::vector<PortId> Path(PortRef src, Lid lid, RouteFate* fate) const;
+
+ private:
+  const Fabric& fabric_;
+  const LftSet& lfts_;
+};
+
+struct TraceOptions {
+  /// Also compare every delivered route with the shortest switch path (BFS).
+  bool check_min_hop = true;
+  /// Trace every LID of each endpoint (all 2^lmc), not only base LIDs.
+  bool all_lids = true;
+  int threads = 0;        // 0 = hardware concurrency
+  int max_examples = 10;  // problem routes described in TraceReport::examples
+};
+
+struct TraceReport {
+  uint64_t pairs = 0;  // (source endpoint, destination LID) pairs with distinct nodes
+  uint64_t delivered = 0;
+  uint64_t unreachable = 0;  // holes + misdelivered
+  uint64_t loops = 0;
+  uint64_t non_min_hop = 0;  // delivered, but longer than the shortest path
+  int max_hops = 0;           // cables, HCA to HCA
+  double mean_hops = 0;
+  std::vector<std::string> examples;  // "h0001 -> lid 0x0005 (h0003): loop at leaf002", ...
+  bool valid() const { return unreachable == 0 && loops == 0; }
+};
+
+/// Traces every (endpoint, other endpoint's LID) pair.
+Status TraceAll(const Fabric& fabric, const LftSet& lfts, const TraceOptions& options,
+                TraceReport* out);
+
+}  // namespace sar

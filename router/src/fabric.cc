@@ -1,0 +1,201 @@
+#include "sar/fabric.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace sar {
+
+namespace {
+std::string Hex(Guid g) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g));
+  return buf;
+}
+}  // namespace
+
+NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string name,
+                       std::string description, std::string* err) {
+  if (num_ports < 1 || num_ports > kMaxPorts) {
+    if (err) *err = "node '" + name + "' has " + std::to_string(num_ports) + " ports (1.." +
+                    std::to_string(kMaxPorts) + " allowed)";
+    return kNoNode;
+  }
+  if (by_name_.count(name)) {
+    if (err) *err = "duplicate node name '" + name + "'";
+    return kNoNode;
+  }
+  if (by_node_guid_.count(node_guid)) {
+    if (err) *err = "duplicate node GUID " + Hex(node_guid) + " ('" + name + "')";
+    return kNoNode;
+  }
+  const NodeId id = num_nodes();
+  // Check port GUIDs of the new node before changing anything.
+  for (int p = 0; p <= num_ports; ++p) {
+    Guid pg = kind == NodeKind::kSwitch ? node_guid : node_guid + p;
+    if (kind == NodeKind::kHca && p == 0) continue;
+    if (kind == NodeKind::kSwitch && p > 0) break;
+    if (by_port_guid_.count(pg)) {
+      if (err) *err = "node '" + name + "' port GUID " + Hex(pg) + " already in use";
+      return kNoNode;
+    }
+  }
+  kind_.push_back(kind);
+  num_ports_.push_back(num_ports);
+  node_guid_.push_back(node_guid);
+  by_name_.emplace(name, id);
+  name_.push_back(std::move(name));
+  description_.push_back(std::move(description));
+  by_node_guid_.emplace(node_guid, id);
+  port_offset_.push_back(num_port_slots());
+  if (kind == NodeKind::kSwitch) {
+    switch_index_.push_back(static_cast<int>(switches_.size()));
+    switches_.push_back(id);
+  } else {
+    switch_index_.push_back(-1);
+    hcas_.push_back(id);
+  }
+  for (int p = 0; p <= num_ports; ++p) {
+    const PortId slot = num_port_slots();
+    port_node_.push_back(id);
+    // A switch has one port GUID (its node GUID, on port 0); an HCA port N has node GUID + N.
+    Guid pg = kind == NodeKind::kSwitch ? node_guid : node_guid + p;
+    port_guid_.push_back(pg);
+    if ((kind == NodeKind::kSwitch && p == 0) || (kind == NodeKind::kHca && p > 0)) {
+      by_port_guid_.emplace(pg, slot);
+    }
+    peer_.push_back(kNoPort);
+    base_lid_.push_back(0);
+    lmc_.push_back(0);
+  }
+  return id;
+}
+
+void Fabric::set_port_guid(PortRef p, Guid guid) {
+  const PortId id = port_id(p);
+  auto it = by_port_guid_.find(port_guid_[id]);
+  if (it != by_port_guid_.end() && it->second == id) by_port_guid_.erase(it);
+  port_guid_[id] = guid;
+  by_port_guid_[guid] = id;
+}
+
+Status Fabric::Connect(PortRef a, PortRef b) {
+  for (const PortRef& p : {a, b}) {
+    if (p.node < 0 || p.node >= num_nodes()) {
+      return Status::InvalidArgument("no node with id " + std::to_string(p.node));
+    }
+    if (p.port < 1 || p.port > num_ports_[p.node]) {
+      return Status::InvalidArgument("node '" + name_[p.node] + "' has no port " +
+                                     std::to_string(p.port) + " (ports 1.." +
+                                     std::to_string(num_ports_[p.node]) + ")");
+    }
+  }
+  const PortId ia = port_id(a), ib = port_id(b);
+  if (ia == ib) return Status::InvalidArgument("port cabled to itself on '" + name_[a.node] + "'");
+  for (PortId i : {ia, ib}) {
+    if (peer_[i] != kNoPort) {
+      const PortRef p = port_ref(i);
+      const PortRef q = port_ref(peer_[i]);
+      return Status::InvalidArgument("port " + std::to_string(p.port) + " of '" + name_[p.node] +
+                                     "' is already cabled to port " + std::to_string(q.port) +
+                                     " of '" + name_[q.node] + "'");
+    }
+  }
+  if (kind_[a.node] == NodeKind::kHca && kind_[b.node] == NodeKind::kHca) {
+    // Back-to-back HCAs are legal InfiniBand but no fabric we route; reject loudly.
+    return Status::InvalidArgument("HCA '" + name_[a.node] + "' cabled directly to HCA '" +
+                                   name_[b.node] + "'");
+  }
+  peer_[ia] = ib;
+  peer_[ib] = ia;
+  ++num_links_;
+  return Status::OK();
+}
+
+void Fabric::Disconnect(PortRef p) {
+  const PortId id = port_id(p);
+  const PortId other = peer_[id];
+  if (other == kNoPort) return;
+  peer_[id] = kNoPort;
+  peer_[other] = kNoPort;
+  --num_links_;
+}
+
+Status Fabric::SetLid(PortRef p, Lid base, int lmc) {
+  if (lmc < 0 || lmc > 7) return Status::InvalidArgument("LMC must be 0..7");
+  const Lid count = Lid{1} << lmc;
+  if (base == 0 || base + count - 1 > kMaxUnicastLid) {
+    return Status::InvalidArgument("LID " + std::to_string(base) + " out of unicast range");
+  }
+  if (base % count != 0) {
+    return Status::InvalidArgument("base LID " + std::to_string(base) + " not aligned to LMC " +
+                                   std::to_string(lmc));
+  }
+  const PortId id = port_id(p);
+  for (Lid l = base; l < base + count; ++l) {
+    if (l < lid_owner_.size() && lid_owner_[l] != kNoPort && lid_owner_[l] != id) {
+      const PortRef o = port_ref(lid_owner_[l]);
+      return Status::InvalidArgument("LID " + std::to_string(l) + " of '" + name_[p.node] +
+                                     "' already belongs to '" + name_[o.node] + "' port " +
+                                     std::to_string(o.port));
+    }
+  }
+  // Release the old range, then claim the new one.
+  if (base_lid_[id] != 0) {
+    const Lid old_count = Lid{1} << lmc_[id];
+    for (Lid l = base_lid_[id]; l < base_lid_[id] + old_count && l < lid_owner_.size(); ++l) {
+      lid_owner_[l] = kNoPort;
+    }
+  }
+  if (lid_owner_.size() < base + count) lid_owner_.resize(base + count, kNoPort);
+  for (Lid l = base; l < base + count; ++l) lid_owner_[l] = id;
+  base_lid_[id] = base;
+  lmc_[id] = static_cast<uint8_t>(lmc);
+  while (!lid_owner_.empty() && lid_owner_.back() == kNoPort) lid_owner_.pop_back();
+  return Status::OK();
+}
+
+void Fabric::ClearLids() {
+  lid_owner_.clear();
+  std::fill(base_lid_.begin(), base_lid_.end(), 0);
+  std::fill(lmc_.begin(), lmc_.end(), 0);
+}
+
+PortRef Fabric::lid_owner(Lid lid) const {
+  if (lid >= lid_owner_.size() || lid_owner_[lid] == kNoPort) return {};
+  return port_ref(lid_owner_[lid]);
+}
+
+std::string_view Fabric::hostname(NodeId n) const {
+  std::string_view d = description_[n];
+  const size_t start = d.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return {};
+  d.remove_prefix(start);
+  return d.substr(0, d.find_first_of(" \t"));
+}
+
+NodeId Fabric::FindByName(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? kNoNode : it->second;
+}
+
+NodeId Fabric::FindByNodeGuid(Guid guid) const {
+  auto it = by_node_guid_.find(guid);
+  return it == by_node_guid_.end() ? kNoNode : it->second;
+}
+
+PortRef Fabric::FindByPortGuid(Guid guid) const {
+  auto it = by_port_guid_.find(guid);
+  return it == by_port_guid_.end() ? PortRef{} : port_ref(it->second);
+}
+
+std::vector<PortRef> Fabric::Endpoints() const {
+  std::vector<PortRef> out;
+  for (NodeId h : hcas_) {
+    for (int p = 1; p <= num_ports_[h]; ++p) {
+      if (peer_[port_id(h, p)] != kNoPort) out.push_back({h, p});
+    }
+  }
+  return out;
+}
+
+}  // namespace sar
