@@ -1,0 +1,184 @@
+// Reading, tracing and full EFI of generated fat-trees with ~10k and ~50k HCAs.
+// Targets (issue 2): read + trace + EFI under 1 s (10k) and 5 s (50k) on 2 cores.
+//
+// Setup (not timed): generate the fabric, route it with a simple balanced min-hop router (below),
+// write topology and LFT dump to a temp dir. Timed: each stage separately and all together.
+// Peak RSS is reported as a counter; run one size per process for a clean figure:
+//   build/bench/fabric_bench --benchmark_filter=/10k
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sar/generate.h"
+#include "sar/io/lft_dump.h"
+#include "sar/io/topology.h"
+#include "sar/lids.h"
+#include "sar/metrics.h"
+#include "sar/trace.h"
+
+namespace {
+
+double PeakRssMb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;
+}
+
+// Balanced min-hop tables: per destination leaf a BFS over the switch graph; each switch sends
+// destination number d over its (d mod k)-th shortest-path port. Bench setup only; the real
+// engines arrive with the routing issue.
+sar::LftSet RouteMinHop(const sar::Fabric& f) {
+  sar::LftSet lfts(f);
+  const int n_sw = f.num_switches();
+  std::map<sar::NodeId, std::vector<sar::PortRef>> by_leaf;
+  for (const sar::PortRef& e : f.Endpoints()) by_leaf[f.peer(e).node].push_back(e);
+  std::vector<int> dist(n_sw);
+  std::vector<int> queue(n_sw);
+  long long d_index = 0;
+  for (const auto& [leaf, dests] : by_leaf) {
+    std::fill(dist.begin(), dist.end(), -1);
+    int head = 0, tail = 0;
+    dist[f.switch_index(leaf)] = 0;
+    queue[tail++] = leaf;
+    while (head < tail) {
+      const sar::NodeId s = queue[head++];
+      for (int p = 1; p <= f.num_ports(s); ++p) {
+        const sar::PortRef q = f.peer({s, p});
+        if (!q.valid() || !f.is_switch(q.node) || dist[f.switch_index(q.node)] >= 0) continue;
+        dist[f.switch_index(q.node)] = dist[f.switch_index(s)] + 1;
+        queue[tail++] = q.node;
+      }
+    }
+    std::vector<uint8_t> cand;
+    for (const sar::PortRef& d : dests) {
+      const sar::Lid lid = f.base_lid(d);
+      lfts.set_port(f.switch_index(leaf), lid, static_cast<uint8_t>(f.peer(d).port));
+      for (sar::NodeId s : f.switches()) {
+        const int ds = dist[f.switch_index(s)];
+        if (ds <= 0) continue;
+        cand.clear();
+        for (int p = 1; p <= f.num_ports(s); ++p) {
+          const sar::PortRef q = f.peer({s, p});
+          if (q.valid() && f.is_switch(q.node) && dist[f.switch_index(q.node)] == ds - 1) {
+            cand.push_back(static_cast<uint8_t>(p));
+          }
+        }
+        lfts.set_port(f.switch_index(s), lid, cand[d_index % cand.size()]);
+      }
+      ++d_index;
+    }
+  }
+  return lfts;
+}
+
+struct Prepared {
+  std::string topology_path;
+  std::string lfts_path;
+  int hcas = 0;
+  int switches = 0;
+};
+
+const Prepared& Prepare(const std::string& label, const sar::PgftSpec& spec) {
+  static std::map<std::string, Prepared> cache;
+  auto it = cache.find(label);
+  if (it != cache.end()) return it->second;
+  sar::Fabric f;
+  sar::Status s = sar::GeneratePgft(spec, {}, &f);
+  if (s.ok()) s = sar::AssignLids({}, &f);
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/sar-bench-" +
+                          std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  Prepared p;
+  p.topology_path = dir + "/" + label + ".topo";
+  p.lfts_path = dir + "/" + label + ".lfts";
+  p.hcas = static_cast<int>(f.hcas().size());
+  p.switches = f.num_switches();
+  sar::TopologyWriteOptions wo;
+  wo.style = sar::TopologyStyle::kIbnetdiscover;  // carries the LIDs
+  if (s.ok()) s = sar::WriteTopology(p.topology_path, f, wo);
+  if (s.ok()) s = sar::WriteLftDump(p.lfts_path, f, RouteMinHop(f));
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench setup failed: %s\n", s.ToString().c_str());
+    std::exit(1);
+  }
+  return cache.emplace(label, p).first->second;
+}
+
+enum Stage { kRead, kTrace, kEfi, kAll };
+
+void Run(benchmark::State& state, const std::string& label, const sar::PgftSpec& spec,
+         Stage stage) {
+  const Prepared& p = Prepare(label, spec);
+  sar::Fabric f;
+  sar::LftSet lfts;
+  auto read = [&] {
+    f = sar::Fabric();
+    sar::Status s = sar::ReadTopology(p.topology_path, &f);
+    if (s.ok()) s = sar::ReadLftDump(p.lfts_path, f, &lfts);
+    if (!s.ok()) state.SkipWithError(s.ToString().c_str());
+  };
+  if (stage != kRead && stage != kAll) read();
+  for (auto _ : state) {
+    if (stage == kRead || stage == kAll) read();
+    if (stage == kTrace || stage == kAll) {
+      sar::TraceReport r;
+      sar::TraceOptions o;
+      o.check_min_hop = true;
+      sar::Status s = sar::TraceAll(f, lfts, o, &r);
+      if (!s.ok() || !r.valid()) state.SkipWithError("trace failed or routing invalid");
+      benchmark::DoNotOptimize(r.pairs);
+    }
+    if (stage == kEfi || stage == kAll) {
+      sar::Metrics m;
+      sar::Status s = sar::ComputeMetrics(f, lfts, {}, {}, &m);
+      if (!s.ok()) state.SkipWithError(s.ToString().c_str());
+      benchmark::DoNotOptimize(m.efi.max);
+    }
+  }
+  state.counters["hcas"] = p.hcas;
+  state.counters["switches"] = p.switches;
+  state.counters["peak_rss_MB"] = PeakRssMb();
+}
+
+// ~10k HCAs: PGFT(3; 20,20,25; 1,20,20; 1,1,1) = 10,000 hosts, 1,400 switches.
+const sar::PgftSpec k10k{3, {20, 20, 25}, {1, 20, 20}, {1, 1, 1}};
+// ~50k HCAs: PGFT(3; 32,32,49; 1,32,32; 1,1,1) = 50,176 hosts, 4,160 switches.
+const sar::PgftSpec k50k{3, {32, 32, 49}, {1, 32, 32}, {1, 1, 1}};
+
+void Register() {
+  for (const auto& [label, spec] : {std::pair{"10k", k10k}, std::pair{"50k", k50k}}) {
+    for (const auto& [name, stage] :
+         {std::pair{"read", kRead}, std::pair{"trace", kTrace}, std::pair{"efi", kEfi},
+          std::pair{"read+trace+efi", kAll}}) {
+      const std::string l = label;
+      const sar::PgftSpec sp = spec;
+      const Stage st = stage;
+      benchmark::RegisterBenchmark((std::string(name) + "/" + l).c_str(),
+                                   [l, sp, st](benchmark::State& s) { Run(s, l, sp, st); })
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(3)
+          ->Repetitions(3)
+          ->ReportAggregatesOnly(true);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Register();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::error_code ec;
+  std::filesystem::remove_all(
+      std::filesystem::temp_directory_path() / ("sar-bench-" + std::to_string(getpid())), ec);
+  return 0;
+}
