@@ -18,7 +18,6 @@ CLI: sar_testbed.py route --topology T --engine ftree --out DIR [--lmc N] [--gui
 
 import argparse
 import atexit
-import ctypes
 import itertools
 import json
 import os
@@ -50,12 +49,16 @@ def _tail(path, lines=25):
         return f"<{path}: {e.strerror}>"
 
 
-def _die_with_parent():
-    # Runs in the child between fork and exec: if the Python process is killed outright (SIGKILL
-    # from a CTest timeout), the kernel still takes ibsim/OpenSM down with it.
-    libc = ctypes.CDLL(None, use_errno=True)
-    pr_set_pdeathsig = 1
-    libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+def _with_parent_death_signal(argv):
+    # If this Python process is killed outright (SIGKILL from a CTest timeout), the kernel still
+    # takes ibsim/OpenSM down with it. setpriv execs, so the PID stays the tool's own. (No
+    # preexec_fn: that is unsafe when route() runs in threads.)
+    if _SETPRIV:
+        return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+    return list(argv)
+
+
+_SETPRIV = shutil.which("setpriv")
 
 
 def _proc_state(pid):
@@ -101,7 +104,7 @@ def stop_process(proc, grace=3.0):
         except subprocess.TimeoutExpired:
             pass
     if not wait_gone(proc.pid, 5.0):
-        raise TestbedError(f"process {proc.pid} ({proc.args[0]}) did not exit")
+        raise TestbedError(f"process {proc.pid} ({' '.join(proc.args)}) did not exit")
 
 
 def first_hca_name(topology_path):
@@ -215,7 +218,7 @@ class Testbed:
         shutil.rmtree(self.cache_dir, ignore_errors=True)
         os.makedirs(self.cache_dir)
         if self.guid2lid:
-            shutil.copyfile(self.guid2lid, os.path.join(self.cache_dir, "guid2lid"))
+            self._seed_guid2lid()
         if os.path.exists(self.fifo):
             os.unlink(self.fifo)
         os.mkfifo(self.fifo)
@@ -225,9 +228,8 @@ class Testbed:
         _live_testbeds.add(self)
         with open(self.ibsim_log, "wb") as out:
             self._ibsim = subprocess.Popen(
-                ["ibsim", "-s", *self.ibsim_args, self.topology], stdin=self._fifo_fd,
-                stdout=out, stderr=subprocess.STDOUT, env=self.env(),
-                preexec_fn=_die_with_parent)
+                _with_parent_death_signal(["ibsim", "-s", *self.ibsim_args, self.topology]),
+                stdin=self._fifo_fd, stdout=out, stderr=subprocess.STDOUT, env=self.env())
         deadline = time.monotonic() + self.ready_timeout
         while True:
             if "Network simulator ready" in _tail(self.ibsim_log, 200):
@@ -241,6 +243,21 @@ class Testbed:
                 raise TestbedError(f"ibsim not ready after {self.ready_timeout} s:\n"
                                    f"{_tail(self.ibsim_log)}")
             time.sleep(0.02)
+
+    def _seed_guid2lid(self):
+        # OpenSM's cache reader needs a blank line after each entry: without it only the first
+        # entry is taken and every other port gets a fresh LID. Rewrite the entries that way.
+        entries = []
+        with open(self.guid2lid) as f:
+            for n, line in enumerate(f, 1):
+                fields = line.split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                if len(fields) != 3 or not all(x.startswith("0x") for x in fields):
+                    raise TestbedError(f"{self.guid2lid}:{n}: expected '0x<guid> 0x<lid> 0x<lid>'")
+                entries.append(" ".join(fields))
+        with open(os.path.join(self.cache_dir, "guid2lid"), "w") as f:
+            f.write("".join(e + "\n\n" for e in entries))
 
     def stop(self):
         """Stops ibsim (only ours, by PID) and closes the console FIFO. Idempotent."""
@@ -310,8 +327,8 @@ class Testbed:
         env["OSM_TMP_DIR"] = dump_dir
         t0 = time.monotonic()
         with open(os.path.join(run_dir, "opensm.out"), "wb") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                    preexec_fn=_die_with_parent)
+            proc = subprocess.Popen(_with_parent_death_signal(cmd), stdout=out,
+                                    stderr=subprocess.STDOUT, env=env)
         try:
             self._wait_opensm(proc, result, engine, t0, timeout)
         finally:
@@ -373,8 +390,8 @@ class Testbed:
         if self._ibsim is None or self._ibsim.poll() is not None:
             raise TestbedError("ibsim is not running")
         try:
-            p = subprocess.run(["ibsim-run", *argv], env=self.env(), capture_output=True,
-                               timeout=timeout, preexec_fn=_die_with_parent)
+            p = subprocess.run(_with_parent_death_signal(["ibsim-run", *argv]), env=self.env(),
+                               capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise self._error(f"{argv[0]} timed out after {timeout} s")
         out = p.stdout.decode(errors="replace")
