@@ -107,6 +107,17 @@ def stop_process(proc, grace=3.0):
         raise TestbedError(f"process {proc.pid} ({' '.join(proc.args)}) did not exit")
 
 
+def _vm_hwm_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def first_hca_name(topology_path):
     """Name of the first Hca/Ca record in an ibnetdiscover/ibsim topology file."""
     with open(topology_path) as f:
@@ -163,7 +174,7 @@ class RouteResult:
         self.live_topo = None  # ibnetdiscover output, if read back
         self.routing_time_s = None  # from the log timestamps; None if the lines are missing
         self.subnet_up_s = None  # wall time from starting OpenSM to "SUBNET UP" in its log
-        self.opensm_maxrss_kb = None
+        self.opensm_maxrss_kb = None  # OpenSM's peak RSS (VmHWM), last sample before exit
         self.readback_s = None
 
     def as_dict(self):
@@ -365,10 +376,12 @@ class Testbed:
         deadline = t0 + timeout
         up = False
         while True:
-            pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
-            if pid == proc.pid:
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                result.opensm_maxrss_kb = rusage.ru_maxrss
+            # getrusage() of the child would count the forked Python before exec; VmHWM is
+            # OpenSM's own peak so far. The last sample before exit is what we report.
+            hwm = _vm_hwm_kb(proc.pid)
+            if hwm:
+                result.opensm_maxrss_kb = hwm
+            proc.poll()
             text = _tail(result.log, 100000) if os.path.exists(result.log) else ""
             if not up and re.search(r"-> SUBNET UP\s*$", text, re.M):
                 up = True
