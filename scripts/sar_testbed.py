@@ -222,6 +222,8 @@ class Testbed:
         return env
 
     def start(self):
+        """Starts ibsim and waits until it is ready. Call it from a thread that outlives the
+        bed: ibsim gets SIGKILL when the thread that started it ends (parent-death signal)."""
         if self._ibsim is not None:
             raise TestbedError("test bed already started")
         os.makedirs(self.workdir, exist_ok=True)
