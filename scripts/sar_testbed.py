@@ -1,0 +1,483 @@
+#!/usr/bin/env python3
+"""Test bed: the real, stock OpenSM routing a simulated InfiniBand fabric (ibsim).
+
+    with Testbed("fabric.topo", "/tmp/x", guid2lid="lids") as tb:
+        r = tb.route("ftree")          # RouteResult: files, routing time, RSS
+        print(r.switches_lfts)         # the tables read back from the simulated switches
+
+Each Testbed starts its own ibsim under a unique abstract socket name, so several can run at
+once. OpenSM runs with -o (configure the subnet once, then exit): there is no daemon to stop, the
+LFTs stay in ibsim, and every route() is a fresh OpenSM process that sweeps and routes from
+scratch. Only processes started here are ever signalled, by PID. Every wait has a timeout, and a
+failure raises TestbedError carrying the tail of the OpenSM and ibsim logs.
+
+CLI: sar_testbed.py route --topology T --engine ftree --out DIR [--lmc N] [--guid2lid G]
+     [--lfts-file L] writes DIR/{opensm-lfts.dump,switches.lfts,live.topo,guid2lid,opensm.log,
+     result.json}.
+"""
+
+import argparse
+import atexit
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import weakref
+
+UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+# ibsim refuses clients beyond this many at once; OpenSM is one of them.
+IBSIM_MAX_CLIENTS = 10
+
+_instance_counter = itertools.count()
+_live_testbeds = weakref.WeakSet()
+
+
+class TestbedError(RuntimeError):
+    """A step of the test bed failed; the message carries the relevant log tails."""
+
+
+def _tail(path, lines=25):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError as e:
+        return f"<{path}: {e.strerror}>"
+
+
+def _with_parent_death_signal(argv):
+    # If this Python process is killed outright (SIGKILL from a CTest timeout), the kernel still
+    # takes ibsim/OpenSM down with it. setpriv execs, so the PID stays the tool's own. (No
+    # preexec_fn: that is unsafe when route() runs in threads.)
+    if _SETPRIV:
+        return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+    return list(argv)
+
+
+_SETPRIV = shutil.which("setpriv")
+
+
+def _proc_state(pid):
+    """State letter from /proc/PID/stat, or None once the PID is gone. Zombies show as 'Z'."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # The command name is in parentheses and may contain spaces; the state follows it.
+    return stat[stat.rfind(")") + 2]
+
+
+def wait_gone(pid, timeout):
+    """True once PID has exited (absent or a zombie we could not reap) within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = _proc_state(pid)
+        if state is None or state in "ZX":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+
+
+def stop_process(proc, grace=3.0):
+    """Stops a child we started (a subprocess.Popen): SIGTERM, then SIGKILL; reaps it."""
+    if proc is None or proc.returncode is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    if proc.returncode is None:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+    if not wait_gone(proc.pid, 5.0):
+        raise TestbedError(f"process {proc.pid} ({' '.join(proc.args)}) did not exit")
+
+
+def _vm_hwm_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def first_hca_name(topology_path):
+    """Name of the first Hca/Ca record in an ibnetdiscover/ibsim topology file."""
+    with open(topology_path) as f:
+        for line in f:
+            m = re.match(r'\s*(?:Hca|Ca)\s+\d+\s+"([^"]+)"', line)
+            if m:
+                return m.group(1)
+    raise TestbedError(f"{topology_path}: no Hca/Ca record")
+
+
+_LOG_TIME = re.compile(r"^(\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{6}) ")
+
+
+def log_time(line):
+    """Seconds (within the month) of an OpenSM log line, or None; OpenSM logs microseconds."""
+    m = _LOG_TIME.match(line)
+    if not m:
+        return None
+    _, day, hh, mm, ss, usec = m.groups()
+    return ((int(day) * 24 + int(hh)) * 60 + int(mm)) * 60 + int(ss) + int(usec) / 1e6
+
+
+def routing_time(log_text, engine):
+    """(seconds, engine that configured the tables) from one OpenSM log.
+
+    OpenSM prints no duration; the span runs from "building routing with '<engine>' routing
+    algorithm" (INFO from osm_ucast_mgr.c, needs per-module logging 0x04) to "<name> tables
+    configured on all switches". The name in the second line tells whether OpenSM fell back to
+    another engine. Seconds is None if either line is missing; uses the last routing pass.
+    """
+    start = end = used = None
+    for line in log_text.splitlines():
+        if f"building routing with '{engine}' routing algorithm" in line:
+            start, end, used = log_time(line), None, None
+        m = re.search(r"osm_ucast_mgr_process: (\S+) tables configured on all switches", line)
+        if m:
+            end, used = log_time(line), m.group(1)
+    if start is None or end is None:
+        return None, used
+    return end - start, used
+
+
+class RouteResult:
+    """What one OpenSM run produced. Paths are inside the run directory."""
+
+    def __init__(self, run_dir, engine):
+        self.run_dir = run_dir
+        self.engine = engine
+        self.engine_used = None  # name in "<name> tables configured" (differs on a fallback)
+        self.log = os.path.join(run_dir, "opensm.log")
+        self.opensm_lfts = os.path.join(run_dir, "opensm-lfts.dump")
+        self.guid2lid = os.path.join(run_dir, "guid2lid")
+        self.switches_lfts = None  # dump_fts output, if read back
+        self.live_topo = None  # ibnetdiscover output, if read back
+        self.routing_time_s = None  # from the log timestamps; None if the lines are missing
+        self.subnet_up_s = None  # wall time from starting OpenSM to "SUBNET UP" in its log
+        self.opensm_maxrss_kb = None  # OpenSM's peak RSS (VmHWM), last sample before exit
+        self.readback_s = None
+
+    def as_dict(self):
+        return dict(self.__dict__)
+
+
+class Testbed:
+    """One ibsim fabric plus the means to route it with stock OpenSM and read it back."""
+
+    def __init__(self, topology, workdir, lmc=0, guid2lid=None, sim_host=None,
+                 ibsim_args=(), ready_timeout=20.0):
+        self.topology = os.path.abspath(topology)
+        self.workdir = os.path.abspath(workdir)
+        self.lmc = lmc
+        self.guid2lid = os.path.abspath(guid2lid) if guid2lid else None
+        self.sim_host = sim_host or first_hca_name(self.topology)
+        self.ibsim_args = list(ibsim_args)
+        self.ready_timeout = ready_timeout
+        self.sockname = f"sar-{os.getpid()}-{next(_instance_counter)}"
+        self.cache_dir = os.path.join(self.workdir, "cache")
+        self.ibsim_log = os.path.join(self.workdir, "ibsim.out")
+        self.fifo = os.path.join(self.workdir, "ibsim.ctl")
+        self._ibsim = None
+        self._fifo_fd = None
+        self._runs = 0
+        self._last_log = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def env(self, preload=False):
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        env.update(IBSIM_SOCKNAME=self.sockname, SIM_HOST=self.sim_host,
+                   OSM_CACHE_DIR=self.cache_dir)
+        if preload:
+            env["LD_PRELOAD"] = UMAD2SIM
+        return env
+
+    def start(self):
+        """Starts ibsim and waits until it is ready. Call it from a thread that outlives the
+        bed: ibsim gets SIGKILL when the thread that started it ends (parent-death signal)."""
+        if self._ibsim is not None:
+            raise TestbedError("test bed already started")
+        os.makedirs(self.workdir, exist_ok=True)
+        # Stale LID caches from an earlier bed in this directory would change the LIDs.
+        shutil.rmtree(self.cache_dir, ignore_errors=True)
+        os.makedirs(self.cache_dir)
+        if self.guid2lid:
+            self._seed_guid2lid()
+        if os.path.exists(self.fifo):
+            os.unlink(self.fifo)
+        os.mkfifo(self.fifo)
+        # Read-write, so ibsim never sees EOF on its console (it would busy-loop) and we can
+        # write console commands into it.
+        self._fifo_fd = os.open(self.fifo, os.O_RDWR)
+        _live_testbeds.add(self)
+        with open(self.ibsim_log, "wb") as out:
+            self._ibsim = subprocess.Popen(
+                _with_parent_death_signal(["ibsim", "-s", *self.ibsim_args, self.topology]),
+                stdin=self._fifo_fd, stdout=out, stderr=subprocess.STDOUT, env=self.env())
+        deadline = time.monotonic() + self.ready_timeout
+        while True:
+            if "Network simulator ready" in _tail(self.ibsim_log, 200):
+                return
+            if self._ibsim.poll() is not None:
+                self.stop()
+                raise TestbedError(f"ibsim exited with {self._ibsim.returncode} before it was "
+                                   f"ready:\n{_tail(self.ibsim_log)}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TestbedError(f"ibsim not ready after {self.ready_timeout} s:\n"
+                                   f"{_tail(self.ibsim_log)}")
+            time.sleep(0.02)
+
+    def _seed_guid2lid(self):
+        # OpenSM's cache reader needs a blank line after each entry: without it only the first
+        # entry is taken and every other port gets a fresh LID. Rewrite the entries that way.
+        entries = []
+        with open(self.guid2lid) as f:
+            for n, line in enumerate(f, 1):
+                fields = line.split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                if len(fields) != 3 or not all(x.startswith("0x") for x in fields):
+                    raise TestbedError(f"{self.guid2lid}:{n}: expected '0x<guid> 0x<lid> 0x<lid>'")
+                entries.append(" ".join(fields))
+        with open(os.path.join(self.cache_dir, "guid2lid"), "w") as f:
+            f.write("".join(e + "\n\n" for e in entries))
+
+    def stop(self):
+        """Stops ibsim (only ours, by PID) and closes the console FIFO. Idempotent."""
+        try:
+            stop_process(self._ibsim)
+        finally:
+            if self._fifo_fd is not None:
+                os.close(self._fifo_fd)
+                self._fifo_fd = None
+            _live_testbeds.discard(self)
+
+    @property
+    def ibsim_pid(self):
+        return self._ibsim.pid if self._ibsim else None
+
+    def ibsim_command(self, command):
+        """Writes one console command (e.g. 'Unlink "leaf000"[5]') to ibsim."""
+        os.write(self._fifo_fd, (command + "\n").encode())
+
+    # --- routing ---------------------------------------------------------------------------
+
+    def _write_conf(self, run_dir, dump_dir, extra_conf):
+        pml = os.path.join(run_dir, "per-module-logging.conf")
+        with open(pml, "w") as f:
+            # INFO from the unicast manager gives the "building routing with" line we time from.
+            f.write("osm_ucast_mgr.c 0x07\n")
+        conf = os.path.join(run_dir, "opensm.conf")
+        lines = [
+            "force_log_flush TRUE",  # else the log (and SUBNET UP) may sit in a buffer
+            "accum_log_file FALSE",
+            "sweep_interval 0",
+            f"dump_files_dir {dump_dir}",
+            "console off",
+            f"per_module_logging_file {pml}",
+        ]
+        if extra_conf:
+            lines.extend(extra_conf if isinstance(extra_conf, (list, tuple)) else [extra_conf])
+        with open(conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return conf
+
+    def route(self, engine, lfts_file=None, extra_conf=None, timeout=60.0, readback=True,
+              allow_fallback=False):
+        """Runs OpenSM once with routing engine `engine` and collects its results.
+
+        For engine "file", `lfts_file` is loaded with no fallback to minhop: a file OpenSM cannot
+        use fails the run instead of silently routing with minhop.
+        """
+        if self._ibsim is None or self._ibsim.poll() is not None:
+            raise TestbedError("ibsim is not running")
+        self._runs += 1
+        run_dir = os.path.join(self.workdir, f"run{self._runs}-{engine}")
+        shutil.rmtree(run_dir, ignore_errors=True)
+        dump_dir = os.path.join(run_dir, "dump")
+        os.makedirs(dump_dir)
+        result = RouteResult(run_dir, engine)
+        self._last_log = result.log
+        conf = self._write_conf(run_dir, dump_dir, extra_conf)
+        cmd = ["opensm", "-F", conf, "-f", result.log, "-o", "-D", "0x43", "-l", str(self.lmc)]
+        if engine == "file":
+            if not lfts_file:
+                raise TestbedError("engine 'file' needs lfts_file")
+            cmd += ["-R", "file,no_fallback", "-U", os.path.abspath(lfts_file)]
+        else:
+            cmd += ["-R", engine]
+        env = self.env(preload=True)
+        env["OSM_TMP_DIR"] = dump_dir
+        t0 = time.monotonic()
+        with open(os.path.join(run_dir, "opensm.out"), "wb") as out:
+            proc = subprocess.Popen(_with_parent_death_signal(cmd), stdout=out,
+                                    stderr=subprocess.STDOUT, env=env)
+        try:
+            self._wait_opensm(proc, result, engine, t0, timeout)
+        finally:
+            stop_process(proc)
+        log_text = open(result.log, errors="replace").read()
+        result.routing_time_s, result.engine_used = routing_time(log_text, engine)
+        if result.engine_used != engine and not allow_fallback:
+            raise self._error(f"OpenSM configured the tables with '{result.engine_used}', "
+                              f"not '{engine}'")
+        src = os.path.join(dump_dir, "opensm-lfts.dump")
+        if not os.path.exists(src):
+            raise self._error("OpenSM wrote no opensm-lfts.dump")
+        shutil.copyfile(src, result.opensm_lfts)
+        cache = os.path.join(self.cache_dir, "guid2lid")
+        if os.path.exists(cache):
+            shutil.copyfile(cache, result.guid2lid)
+        if readback:
+            t1 = time.monotonic()
+            result.switches_lfts = os.path.join(run_dir, "switches.lfts")
+            result.live_topo = os.path.join(run_dir, "live.topo")
+            self.diag(["dump_fts"], result.switches_lfts)
+            self.diag(["ibnetdiscover"], result.live_topo)
+            result.readback_s = time.monotonic() - t1
+        with open(os.path.join(run_dir, "result.json"), "w") as f:
+            json.dump(result.as_dict(), f, indent=1)
+        return result
+
+    def _wait_opensm(self, proc, result, engine, t0, timeout):
+        # OpenSM -o exits after SUBNET UP, but on a routing failure it keeps retrying forever:
+        # watch the log for the outcome instead of only waiting for the process.
+        failures = ("No routing engine able", "ERR 6302", "PARSE ERROR", "Exiting SM")
+        if engine == "file":
+            failures += ("ERR 63",)
+        deadline = t0 + timeout
+        up = False
+        while True:
+            # getrusage() of the child would count the forked Python before exec; VmHWM is
+            # OpenSM's own peak so far. The last sample before exit is what we report.
+            hwm = _vm_hwm_kb(proc.pid)
+            if hwm:
+                result.opensm_maxrss_kb = hwm
+            proc.poll()
+            text = _tail(result.log, 100000) if os.path.exists(result.log) else ""
+            if not up and re.search(r"-> SUBNET UP\s*$", text, re.M):
+                up = True
+                result.subnet_up_s = time.monotonic() - t0
+            bad = [f for f in failures if f in text and not (up and f == "Exiting SM")]
+            if bad:
+                raise self._error(f"OpenSM failed ({bad[0]})")
+            if proc.returncode is not None:
+                if up and proc.returncode == 0:
+                    return
+                raise self._error(f"OpenSM exited with {proc.returncode}"
+                                  + ("" if up else " before SUBNET UP"))
+            if time.monotonic() > deadline:
+                raise self._error(f"OpenSM: no SUBNET UP and exit within {timeout} s")
+            time.sleep(0.01)
+
+    def diag(self, argv, out_path=None, timeout=60.0):
+        """Runs an infiniband-diags tool against this fabric (ibsim-run); returns its stdout."""
+        if self._ibsim is None or self._ibsim.poll() is not None:
+            raise TestbedError("ibsim is not running")
+        try:
+            p = subprocess.run(_with_parent_death_signal(["ibsim-run", *argv]), env=self.env(),
+                               capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise self._error(f"{argv[0]} timed out after {timeout} s")
+        out = p.stdout.decode(errors="replace")
+        # Beyond ibsim's client limit some tools still exit 0 with nothing useful: also require
+        # output.
+        if p.returncode != 0 or not out.strip():
+            raise self._error(f"{argv[0]} failed (exit {p.returncode}):\n"
+                              f"{p.stderr.decode(errors='replace')[-2000:]}")
+        if out_path:
+            with open(out_path, "w") as f:
+                f.write(out)
+        return out
+
+    def _error(self, what):
+        msg = [what]
+        if self._last_log:
+            msg.append(f"--- tail of {self._last_log}:\n{_tail(self._last_log)}")
+        msg.append(f"--- tail of {self.ibsim_log}:\n{_tail(self.ibsim_log, 10)}")
+        return TestbedError("\n".join(msg))
+
+
+@atexit.register
+def _stop_all():
+    for tb in list(_live_testbeds):
+        try:
+            tb.stop()
+        except Exception:  # noqa: BLE001 - best effort at interpreter exit
+            pass
+
+
+def exit_on_signals():
+    """Turns SIGTERM/SIGHUP/SIGINT into SystemExit so `finally` and atexit clean up."""
+    def handler(signum, _frame):
+        raise SystemExit(128 + signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, handler)
+
+
+def _cli(argv):
+    ap = argparse.ArgumentParser(description="Route a simulated fabric with stock OpenSM.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("route", help="route once and read the tables back")
+    r.add_argument("--topology", required=True)
+    r.add_argument("--engine", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--lmc", type=int, default=0)
+    r.add_argument("--guid2lid")
+    r.add_argument("--lfts-file")
+    r.add_argument("--sim-host")
+    r.add_argument("--timeout", type=float, default=120.0)
+    args = ap.parse_args(argv)
+    exit_on_signals()
+    os.makedirs(args.out, exist_ok=True)
+    try:
+        with Testbed(args.topology, os.path.join(args.out, "testbed"), lmc=args.lmc,
+                     guid2lid=args.guid2lid, sim_host=args.sim_host) as tb:
+            res = tb.route(args.engine, lfts_file=args.lfts_file, timeout=args.timeout)
+    except TestbedError as e:
+        print(f"sar_testbed: {e}", file=sys.stderr)
+        return 1
+    for name, src in (("opensm-lfts.dump", res.opensm_lfts), ("switches.lfts", res.switches_lfts),
+                      ("live.topo", res.live_topo), ("guid2lid", res.guid2lid),
+                      ("opensm.log", res.log)):
+        if src and os.path.exists(src):
+            shutil.copyfile(src, os.path.join(args.out, name))
+    with open(os.path.join(args.out, "result.json"), "w") as f:
+        json.dump(res.as_dict(), f, indent=1)
+    print(f"{args.engine}: routing {res.routing_time_s} s, SUBNET UP after "
+          f"{res.subnet_up_s:.3f} s, OpenSM max RSS {res.opensm_maxrss_kb} kB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_cli(sys.argv[1:]))
