@@ -70,21 +70,22 @@ def main():
     print("routing with the real OpenSM on ibsim, reading tables back from the switches ...\n")
 
     rows = []
-    for engine in args.engines.split(","):
-        edir = os.path.join(out, engine)
-        try:
-            res = sar_testbed.route_once(topo, engine, edir, guid2lid=g2l)
-        except sar_testbed.TestbedError as e:
-            print("%-8s OpenSM failed: %s" % (engine, str(e).splitlines()[0]))
-            continue
-        ev = run([args.sar_route, "eval", "--topology", topo, "--lids", g2l,
-                  "--lfts", res["switch_lfts"], "--jobs", jobs, "--json"])
-        if ev.returncode not in (0, 1):
-            print("%-8s eval failed: %s" % (engine, ev.stderr.strip()))
-            continue
-        m = json.loads(ev.stdout)
-        per_job = [j["efi_max"] for j in m["jobs"] if j["leaf_switches"] >= 2]
-        rows.append((engine, m, res.get("routing_ms"), per_job))
+    with sar_testbed.Testbed(topo, os.path.join(out, "testbed"), guid2lid=g2l) as bed:
+        for engine in args.engines.split(","):
+            try:
+                res = bed.route(engine)
+            except sar_testbed.TestbedError as e:
+                print("%-8s OpenSM failed: %s" % (engine, str(e).splitlines()[0]))
+                continue
+            ev = run([args.sar_route, "eval", "--topology", topo, "--lids", g2l,
+                      "--lfts", res.switches_lfts, "--jobs", jobs, "--json"])
+            if ev.returncode not in (0, 1):
+                print("%-8s eval failed: %s" % (engine, ev.stderr.strip()))
+                continue
+            m = json.loads(ev.stdout)
+            per_job = [j["efi_max"] for j in m["jobs"] if j["leaf_switches"] >= 2]
+            ms = res.routing_time_s * 1000 if res.routing_time_s is not None else None
+            rows.append((engine, m, ms, per_job))
 
     hdr = ("engine", "valid", "min-hop", "EFI max", "eff.EFI max", "eff.EFI mean", "dark fiber",
            "job EFI max (mean)", "OpenSM ms")
