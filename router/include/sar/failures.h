@@ -21,8 +21,9 @@ struct RandomFailureOptions {
   int num_links = 0;     // switch-to-switch cables to cut
   int num_switches = 0;  // switches to remove
   uint64_t seed = 1;
-  /// Never pick a failure that leaves two HCAs unable to reach each other (a leaf switch with
-  /// hosts can then never be removed). If that makes the request impossible, fail.
+  /// Never pick a failure after which some endpoint (cabled HCA port) cannot reach every other
+  /// one (so a switch with HCAs attached is never removed). If that makes the request
+  /// impossible, fail with kFailed.
   bool keep_hcas_connected = true;
 };
 
@@ -34,7 +35,8 @@ Status PickRandomFailures(const Fabric& fabric, const RandomFailureOptions& opti
 /// descriptions and LIDs kept) and with the failed cables cut. Unknown names are an error.
 Status ApplyFailures(const Fabric& in, const FailureSet& failures, Fabric* out);
 
-/// True if every HCA endpoint can reach every other one over cabled links.
+/// True if every HCA endpoint (cabled HCA port) can reach every other one over cabled links: all
+/// their switches lie in one connected component of the switch graph (HCAs do not forward).
 bool HcasConnected(const Fabric& fabric);
 
 }  // namespace sar

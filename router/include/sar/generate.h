@@ -8,10 +8,14 @@
 //
 // Naming (stable, documented in docs/formats.md): hosts "h<NNNNN>" by global index with node
 // description "h<NNNNN> HCA-1"; level-1 switches "leaf<NNN>", level-h switches "spine<NNN>",
-// levels in between "l<level>sw<NNN>". Ports: a switch's down ports come first (children in
-// order, parallel cables adjacent), then its up ports. GUIDs count up from the two bases in the
-// order nodes are created (switches level 1..h, then hosts), the way ibsim would number a file
-// written in that order.
+// levels in between "l<level>sw<NNN>" (h = 1: "leaf"). Indices count from 0. A level-l node
+// (a_{l+1..h}; b_1..l) has index b + (prod_{i<=l} w_i) * a with b = b_1 + w_1*(b_2 + ...) and
+// a = a_{l+1} + m_{l+1}*(a_{l+2} + ...): a host's index is s = a_1 + m_1*(a_2 + ...), and the
+// switches of one sub-tree are adjacent. With hosts_per_leaf, host s keeps its slot index
+// (leaf s / m_1, position s % m_1), so names skip the empty slots. Ports: a switch's down ports
+// come first (children in order, parallel cables adjacent), then its up ports. GUIDs count up from
+// the two bases in the order nodes are created (switches level 1..h, then hosts), the way ibsim
+// would number a file written in that order.
 #pragma once
 
 #include <string>

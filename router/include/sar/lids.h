@@ -7,13 +7,19 @@
 namespace sar {
 
 struct LidOptions {
-  int lmc = 0;  // HCA ports get 2^lmc LIDs, aligned; switches get one LID (OpenSM's default,
-                // lmc_esp0 FALSE) unless lmc_switches is set
+  /// HCA ports get 2^lmc LIDs, base aligned to 2^lmc.
+  int lmc = 0;
+  /// false (OpenSM's default, lmc_esp0 FALSE): each switch gets one LID, packed after the HCAs
+  /// and not aligned. true: switches also get 2^lmc aligned LIDs, which OpenSM keeps only with
+  /// lmc_esp0 TRUE (ibsim's switches have enhanced port 0); with lmc_esp0 FALSE OpenSM shrinks
+  /// such a range to its base LID. Checked against OpenSM 3.3.23 + ibsim with a pre-seeded
+  /// guid2lid: it keeps our LIDs unchanged in both cases.
   bool lmc_switches = false;
 };
 
 /// Clears and assigns LIDs: HCA ports in node order first (from LID 1 upward, aligned to 2^lmc),
-/// then switches. Cabled HCA ports and all switches get LIDs; unconnected HCA ports do not.
+/// then switches in switch order. Cabled HCA ports and all switches get LIDs; unconnected HCA
+/// ports do not. Fails if the fabric needs LIDs beyond kMaxUnicastLid.
 Status AssignLids(const LidOptions& options, Fabric* fabric);
 
 }  // namespace sar
