@@ -1,5 +1,6 @@
 // Reading, tracing and full EFI of generated fat-trees with ~10k and ~50k HCAs.
-// Targets (issue 2): read + trace + EFI under 1 s (10k) and 5 s (50k) on 2 cores.
+// Targets (issue 2): read + trace + EFI under 1 s (10k) and 5 s (50k; we measure 45k, the
+// largest fat-tree one subnet's LID space holds) on 2 cores.
 //
 // Setup (not timed): generate the fabric, route it with a simple balanced min-hop router (below),
 // write topology and LFT dump to a temp dir. Timed: each stage separately and all together.
@@ -149,11 +150,13 @@ void Run(benchmark::State& state, const std::string& label, const sar::PgftSpec&
 
 // ~10k HCAs: PGFT(3; 20,20,25; 1,20,20; 1,1,1) = 10,000 hosts, 1,400 switches.
 const sar::PgftSpec k10k{3, {20, 20, 25}, {1, 20, 20}, {1, 1, 1}};
-// ~50k HCAs: PGFT(3; 32,32,49; 1,32,32; 1,1,1) = 50,176 hosts, 4,160 switches.
-const sar::PgftSpec k50k{3, {32, 32, 49}, {1, 32, 32}, {1, 1, 1}};
+// "50k": one subnet holds at most 49,151 unicast LIDs (HCAs and switches), so the largest
+// routable fat-tree near 50k is PGFT(3; 30,30,50; 1,30,30; 1,1,1) = 45,000 hosts + 3,900
+// switches = 48,900 LIDs at LMC 0.
+const sar::PgftSpec k50k{3, {30, 30, 50}, {1, 30, 30}, {1, 1, 1}};
 
 void Register() {
-  for (const auto& [label, spec] : {std::pair{"10k", k10k}, std::pair{"50k", k50k}}) {
+  for (const auto& [label, spec] : {std::pair{"10k", k10k}, std::pair{"45k", k50k}}) {
     for (const auto& [name, stage] :
          {std::pair{"read", kRead}, std::pair{"trace", kTrace}, std::pair{"efi", kEfi},
           std::pair{"read+trace+efi", kAll}}) {
