@@ -97,12 +97,12 @@ inline Fabric Ring(int switches, int hosts) {
 
 /// A random connected switch graph (random spanning tree plus extra cables, parallel cables
 /// allowed), random host placement (some switches host nobody), and a few dual-port HCAs cabled
-/// to two switches. Switch count 2..9.
-inline Fabric RandomIrregular(uint64_t seed, int* lmc_out = nullptr) {
+/// to two switches; LMC 0..2.
+inline Fabric RandomIrregular(uint64_t seed, int min_switches = 2, int max_switches = 9) {
   std::mt19937_64 rng(seed);
   auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
   Fabric f;
-  const int n = 2 + pick(8);
+  const int n = min_switches + pick(max_switches - min_switches + 1);
   std::vector<NodeId> sw;
   for (int i = 0; i < n; ++i) sw.push_back(AddSwitch(&f, 40, Numbered("sw", i, 2)));
   for (int i = 1; i < n; ++i) Cable(&f, sw[i], sw[pick(i)]);
@@ -118,9 +118,7 @@ inline Fabric RandomIrregular(uint64_t seed, int* lmc_out = nullptr) {
     Cable(&f, host, sw[pick(n)]);
     if (dual) Cable(&f, host, sw[pick(n)]);
   }
-  const int lmc = pick(3);
-  if (lmc_out) *lmc_out = lmc;
-  AssignTestLids(&f, lmc);
+  AssignTestLids(&f, /*lmc=*/pick(3));
   return f;
 }
 
