@@ -14,13 +14,14 @@ namespace sar {
 struct DeadlockReport {
   bool deadlock_free = true;
   int layers = 1;
-  int cyclic_layer = -1;          // first layer with a cycle
-  std::vector<PortId> cycle;      // its channels, in order (cycle.front() follows cycle.back())
-  uint64_t dependencies = 0;      // edges in all CDGs
+  int cyclic_layer = -1;      // first layer with a cycle
+  std::vector<PortId> cycle;  // its channels, in order (cycle.front() follows cycle.back())
+  uint64_t dependencies = 0;  // edges in all CDGs
 };
 
 /// With layers == nullptr every route is in layer 0. Only routes between endpoints (base and
-/// LMC LIDs) count.
+/// LMC LIDs) count; a route's layer is layers->get(source LID, destination LID) for each LID of
+/// the source. Looping routes add the dependencies of their loop. Runs on all hardware threads.
 Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
                      DeadlockReport* out);
 

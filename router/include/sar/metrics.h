@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sar/fabric.h"
@@ -69,10 +70,18 @@ struct LinkLoad {
   uint64_t flows = 0;     // source-destination pairs in the pattern
   uint64_t max_load = 0;  // most flows on one channel (any channel, HCA links included)
   PortId max_channel = kNoPort;
-  double mean_load = 0;   // over switch-to-switch channels
+  double mean_load = 0;  // over switch-to-switch channels
 };
 
+/// Flows between endpoints on the same node are left out of every pattern (as in the EFI).
+/// Threads: hardware concurrency.
 Status ComputeLinkLoad(const Fabric& fabric, const LftSet& lfts, const TrafficSpec& spec,
                        LinkLoad* out);
+
+/// The flows of a pattern as (source, destination) indices into fabric.Endpoints(), sorted; the
+/// same flows ComputeLinkLoad() routes. Lists all n^2 pairs for all-to-all: for tests and small
+/// fabrics. Fails on cluster_size < 1.
+Status TrafficFlows(const Fabric& fabric, const TrafficSpec& spec,
+                    std::vector<std::pair<int, int>>* flows);
 
 }  // namespace sar

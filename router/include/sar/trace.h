@@ -27,10 +27,10 @@ enum class RouteFate : uint8_t {
 /// The routes of all switches towards one destination LID.
 struct DestinationTree {
   Lid lid = 0;
-  std::vector<RouteFate> fate;   // per switch index
-  std::vector<uint16_t> hops;    // per switch index: cables from that switch to the destination
-                                 // node (delivered switches only)
-  std::vector<PortId> out;       // per switch index: channel taken (kNoPort if none / own LID)
+  std::vector<RouteFate> fate;  // per switch index
+  std::vector<uint16_t> hops;   // per switch index: cables from that switch to the destination
+                                // node (delivered switches only)
+  std::vector<PortId> out;      // per switch index: channel taken (kNoPort if none / own LID)
 };
 
 class RouteTracer {
@@ -39,12 +39,19 @@ class RouteTracer {
   /// Fills *tree for destination `lid`. O(number of switches).
   void Build(Lid lid, DestinationTree* tree) const;
   /// The channels a packet from `src` (an HCA port) to `lid` crosses, in order, starting with the
-  /// HCA's own uplink; *fate says how it ended.
+  /// HCA's own uplink; *fate says how it ended. A loop ends with the channel that re-enters a
+  /// switch already visited; a hole ends before the missing channel.
   std::vector<PortId> Path(PortRef src, Lid lid, RouteFate* fate) const;
+
+  static constexpr int32_t kToHca = -1;    // next_switch(): the channel ends at an HCA
+  static constexpr int32_t kNowhere = -2;  // next_switch(): the port is not cabled
+  /// The switch index that `channel` leads to, or kToHca / kNowhere.
+  int32_t next_switch(PortId channel) const { return next_switch_[channel]; }
 
  private:
   const Fabric& fabric_;
   const LftSet& lfts_;
+  std::vector<int32_t> next_switch_;  // per port slot, precomputed: Build() is the hot loop
 };
 
 struct TraceOptions {
@@ -62,7 +69,7 @@ struct TraceReport {
   uint64_t unreachable = 0;  // holes + misdelivered
   uint64_t loops = 0;
   uint64_t non_min_hop = 0;  // delivered, but longer than the shortest path
-  int max_hops = 0;           // cables, HCA to HCA
+  int max_hops = 0;          // cables, HCA to HCA
   double mean_hops = 0;
   std::vector<std::string> examples;  // "h0001 -> lid 0x0005 (h0003): loop at leaf002", ...
   bool valid() const { return unreachable == 0 && loops == 0; }

@@ -1,0 +1,247 @@
+#include "sar/deadlock.h"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+#include "sar/trace.h"
+#include "trace_parallel.h"
+
+namespace sar {
+
+namespace {
+
+// A dependency c1 -> c2 always has c2 leaving the switch c1 enters, so the dependencies of c1 fit
+// in a bitmap over that switch's port numbers (at most 255): four words per channel, and adding
+// an edge twice costs nothing.
+constexpr int kWords = 4;
+
+class DependencyBuilder {
+ public:
+  DependencyBuilder(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers)
+      : fabric_(fabric), lfts_(lfts), layers_(layers), tracer_(fabric, lfts) {}
+
+  Status Run(DeadlockReport* out);
+
+ private:
+  struct Worker {
+    DestinationTree tree;
+    std::vector<uint32_t> mark;  // per switch: epoch of the last (destination, layer) reaching it
+    uint32_t epoch = 0;
+    std::vector<int> sources;                 // per switch, fixed-layer mode
+    std::vector<std::pair<int, int>> seeds;   // (layer, switch)
+    std::vector<std::vector<uint64_t>> deps;  // per layer: kWords per inter-switch channel
+  };
+
+  void Prepare();
+  void Destination(size_t index, Worker* w) const;
+  void MarkFrom(int s, int layer, Worker* w) const;
+  bool FindCycle(const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) const;
+
+  const Fabric& fabric_;
+  const LftSet& lfts_;
+  const VirtualLayers* layers_;
+  RouteTracer tracer_;
+
+  int num_layers_ = 1;
+  int fixed_layer_ = -1;  // >= 0: every route is in this layer
+  std::vector<PortRef> endpoints_;
+  std::vector<int> leaf_;                   // per endpoint
+  std::vector<std::vector<int>> of_node_;   // per node: endpoint indices
+  std::vector<std::pair<Lid, int>> dests_;  // (LID, endpoint), by LID
+  std::vector<int32_t> compact_;            // per port slot: inter-switch channel index or -1
+  std::vector<PortId> channel_;             // per inter-switch channel index: its port slot
+};
+
+void DependencyBuilder::Prepare() {
+  if (layers_ == nullptr) {
+    fixed_layer_ = 0;
+  } else {
+    num_layers_ = layers_->num_layers();
+    if (layers_->size() == 0) fixed_layer_ = layers_->default_layer;
+  }
+  endpoints_ = fabric_.Endpoints();
+  of_node_.assign(fabric_.num_nodes(), {});
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    leaf_.push_back(tracer_.next_switch(fabric_.port_id(endpoints_[i])));
+    of_node_[endpoints_[i].node].push_back(static_cast<int>(i));
+    const Lid base = fabric_.base_lid(endpoints_[i]);
+    if (base == 0) continue;
+    for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(endpoints_[i])); ++l) {
+      dests_.push_back({l, static_cast<int>(i)});
+    }
+  }
+  std::sort(dests_.begin(), dests_.end());
+  compact_.assign(fabric_.num_port_slots(), -1);
+  for (PortId id = 0; id < fabric_.num_port_slots(); ++id) {
+    if (tracer_.next_switch(id) >= 0 && fabric_.is_switch(fabric_.port_node(id))) {
+      compact_[id] = static_cast<int32_t>(channel_.size());
+      channel_.push_back(id);
+    }
+  }
+}
+
+// Marks the route from switch `s` on, adding each switch's dependency (the channel into the next
+// switch -> that switch's channel onward) the first time this (destination, layer) reaches it.
+// Routes from different sources merge, so each switch is walked once per destination and layer.
+void DependencyBuilder::MarkFrom(int s, int layer, Worker* w) const {
+  const DestinationTree& tree = w->tree;
+  std::vector<uint64_t>& deps = w->deps[layer];
+  if (deps.empty()) deps.assign(channel_.size() * kWords, 0);
+  while (s >= 0 && w->mark[s] != w->epoch) {
+    w->mark[s] = w->epoch;
+    const PortId in = tree.out[s];
+    if (in == kNoPort) return;
+    const int t = tracer_.next_switch(in);
+    if (t < 0) return;
+    const PortId onward = tree.out[t];
+    if (onward != kNoPort && tracer_.next_switch(onward) >= 0) {
+      const int port = fabric_.port_ref(onward).port;
+      deps[static_cast<size_t>(compact_[in]) * kWords + port / 64] |= uint64_t{1} << (port % 64);
+    }
+    s = t;
+  }
+}
+
+void DependencyBuilder::Destination(size_t index, Worker* w) const {
+  const auto [lid, dest] = dests_[index];
+  tracer_.Build(lid, &w->tree);
+  const NodeId dest_node = endpoints_[dest].node;
+  w->seeds.clear();
+  if (fixed_layer_ >= 0) {
+    for (int e : of_node_[dest_node]) {
+      if (leaf_[e] >= 0) --w->sources[leaf_[e]];
+    }
+    for (int s = 0; s < fabric_.num_switches(); ++s) {
+      if (w->sources[s] > 0) w->seeds.push_back({fixed_layer_, s});
+    }
+    for (int e : of_node_[dest_node]) {
+      if (leaf_[e] >= 0) ++w->sources[leaf_[e]];
+    }
+  } else {
+    for (size_t e = 0; e < endpoints_.size(); ++e) {
+      if (endpoints_[e].node == dest_node || leaf_[e] < 0) continue;
+      const Lid base = fabric_.base_lid(endpoints_[e]);
+      if (base == 0) {  // a source without a LID still sends in the default layer
+        w->seeds.push_back({layers_->default_layer, leaf_[e]});
+        continue;
+      }
+      for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(endpoints_[e])); ++l) {
+        w->seeds.push_back({layers_->get(l, lid), leaf_[e]});
+      }
+    }
+    std::sort(w->seeds.begin(), w->seeds.end());
+    w->seeds.erase(std::unique(w->seeds.begin(), w->seeds.end()), w->seeds.end());
+  }
+  int layer = -1;
+  for (const auto& [l, s] : w->seeds) {
+    if (l != layer) {
+      layer = l;
+      ++w->epoch;
+    }
+    MarkFrom(s, l, w);
+  }
+}
+
+// Colored depth-first search with an explicit stack (fabrics have many thousands of channels).
+bool DependencyBuilder::FindCycle(const std::vector<uint64_t>& deps,
+                                  std::vector<PortId>* cycle) const {
+  enum : uint8_t { kWhite, kGray, kBlack };
+  const size_t n = channel_.size();
+  std::vector<uint8_t> color(n, kWhite);
+  struct Frame {
+    int32_t v;
+    int next_bit;
+  };
+  std::vector<Frame> stack;
+  for (size_t root = 0; root < n; ++root) {
+    if (color[root] != kWhite) continue;
+    color[root] = kGray;
+    stack.push_back({static_cast<int32_t>(root), 0});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const uint64_t* bits = &deps[static_cast<size_t>(top.v) * kWords];
+      int bit = -1;
+      for (int word = top.next_bit / 64; word < kWords && bit < 0; ++word) {
+        uint64_t rest = bits[word];
+        if (word == top.next_bit / 64) rest &= ~uint64_t{0} << (top.next_bit % 64);
+        if (rest) bit = word * 64 + std::countr_zero(rest);
+      }
+      if (bit < 0) {
+        color[top.v] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      top.next_bit = bit + 1;
+      const NodeId next_node = fabric_.port_node(fabric_.peer_id(channel_[top.v]));
+      const int32_t u = compact_[fabric_.port_id(next_node, bit)];
+      if (color[u] == kWhite) {
+        color[u] = kGray;
+        stack.push_back({u, 0});
+      } else if (color[u] == kGray) {
+        size_t start = stack.size() - 1;
+        while (stack[start].v != u) --start;
+        cycle->clear();
+        for (size_t i = start; i < stack.size(); ++i) cycle->push_back(channel_[stack[i].v]);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Status DependencyBuilder::Run(DeadlockReport* out) {
+  if (lfts_.num_switches() != fabric_.num_switches()) {
+    return Status::InvalidArgument("LFTs have " + std::to_string(lfts_.num_switches()) +
+                                   " switches, fabric has " +
+                                   std::to_string(fabric_.num_switches()));
+  }
+  Prepare();
+  const int n = fabric_.num_switches();
+  const int workers = internal::WorkerCount(0, dests_.size(), 16);
+  std::vector<Worker> state(workers);
+  for (Worker& w : state) {
+    w.mark.assign(n, 0);
+    w.deps.resize(num_layers_);
+    if (fixed_layer_ >= 0) {
+      w.sources.assign(n, 0);
+      for (int leaf : leaf_) {
+        if (leaf >= 0) ++w.sources[leaf];
+      }
+    }
+  }
+  internal::ParallelFor(workers, dests_.size(), 16,
+                        [&](int worker, size_t i) { Destination(i, &state[worker]); });
+
+  DeadlockReport report;
+  report.layers = num_layers_;
+  for (int layer = 0; layer < num_layers_; ++layer) {
+    std::vector<uint64_t> deps;
+    for (Worker& w : state) {
+      if (w.deps[layer].empty()) continue;
+      if (deps.empty()) {
+        deps = std::move(w.deps[layer]);
+        continue;
+      }
+      for (size_t i = 0; i < deps.size(); ++i) deps[i] |= w.deps[layer][i];
+    }
+    if (deps.empty()) continue;
+    for (uint64_t word : deps) report.dependencies += std::popcount(word);
+    if (report.deadlock_free && FindCycle(deps, &report.cycle)) {
+      report.deadlock_free = false;
+      report.cyclic_layer = layer;
+    }
+  }
+  *out = std::move(report);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                     DeadlockReport* out) {
+  DependencyBuilder builder(fabric, lfts, layers);
+  return builder.Run(out);
+}
+
+}  // namespace sar
