@@ -121,9 +121,18 @@ bool ParseLidLmc(std::string_view text, uint64_t* lid, uint64_t* lmc) {
   return true;
 }
 
+/// Text we can write back inside quotes: no '"' and no control characters but tab.
+bool QuotableText(std::string_view s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || u == 0x7f || (u < 0x20 && c != '\t')) return false;
+  }
+  return true;
+}
+
 bool ValidName(std::string_view name) {
   // ibsim reserves '#' and '@' in node ids; accepting them would write files ibsim rejects.
-  return !name.empty() && name.find_first_of("#@") == std::string_view::npos;
+  return !name.empty() && name.find_first_of("#@") == std::string_view::npos && QuotableText(name);
 }
 
 class TopologyParser {
@@ -219,7 +228,8 @@ class TopologyParser {
     if (!sc.Int(&num_ports)) return Expected("'<number of ports> \"<name>\"' after the type", line);
     sc.SkipSpace();
     if (!sc.Quoted(&name)) return Expected("a quoted node name", line);
-    if (!ValidName(name)) return Expected("a non-empty node name without '#' or '@'", line);
+    if (!ValidName(name))
+      return Expected("a non-empty node name without '#', '@' or control characters", line);
     sc.SkipSpace();
     std::string_view desc = name;
     uint64_t lid = 0, lmc = 0;
@@ -228,6 +238,9 @@ class TopologyParser {
       std::string_view rest;
       if (!ParseDescription(sc.rest(), &desc, &rest)) {
         return Expected("a closing '\"' in the node description", line);
+      }
+      if (!QuotableText(desc)) {
+        return Expected("a node description without '\"' or control characters", line);
       }
       if (desc.empty()) desc = name;  // ibsim does the same
       if (kind == NodeKind::kSwitch && !ParseLidLmc(rest, &lid, &lmc)) {
@@ -287,7 +300,8 @@ class TopologyParser {
     sc.SkipSpace();
     std::string_view remote;
     if (!sc.Quoted(&remote)) return Expected("a quoted remote node name after the port", line);
-    if (!ValidName(remote)) return Expected("a non-empty node name without '#' or '@'", line);
+    if (!ValidName(remote))
+      return Expected("a non-empty node name without '#', '@' or control characters", line);
     decl.remote_name = std::string(remote);
     if (!sc.BracketedInt(&decl.remote_port)) {
       return Expected("'[<remote port>]' after the remote name", line);

@@ -217,6 +217,8 @@ TEST(TopologyTest, MalformedInputNamesFileAndLine) {
       {"remote port GUID mismatch", sw + "[1] \"h\"[1](1234)\n" + ca, 2},
       {"reserved character in name", "Switch 2 \"a@b\"\n", 1},
       {"unterminated description", "Switch 2 \"sw\" # \"oops\n", 1},
+      {"quote inside a description", "Switch 2 \"sw\" # big \"one\" lid 3\n", 1},
+      {"control character in a name", std::string("Switch 2 \"s\0w\"\n", 14), 1},
   };
   for (const BadCase& c : cases) {
     SCOPED_TRACE(c.what);
