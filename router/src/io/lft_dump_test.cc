@@ -1,8 +1,10 @@
 #include "sar/io/lft_dump.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -165,6 +167,50 @@ TEST(LftDumpTest, MalformedInputNamesFileAndLine) {
     EXPECT_NE(s.message().find("bad.dump:" + std::to_string(c.line) + ":"), std::string::npos)
         << s.message();
   }
+}
+
+// OpenSM's `file` routing engine must load what we write: change two routes of OpenSM's own
+// tables, load them with `-R file,no_fallback`, and read the switches back with dump_fts.
+// Skipped where ibsim/OpenSM/umad2sim are not installed.
+TEST(LftDumpTest, OpenSmFileEngineLoadsWrittenDump) {
+  const char* umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+  if (::access(umad2sim, R_OK) != 0) GTEST_SKIP() << "umad2sim not installed";
+  for (const std::string tool : {"ibsim", "opensm", "ibsim-run"}) {
+    if (::access(("/usr/bin/" + tool).c_str(), X_OK) != 0 &&
+        ::access(("/usr/sbin/" + tool).c_str(), X_OK) != 0) {
+      GTEST_SKIP() << tool << " not installed";
+    }
+  }
+  const Fabric f = ReadFabric("small.ibnetdiscover");
+  LftSet lfts = ReadLfts("small.opensm-lfts.dump", f);
+  const int leaf01 = f.switch_index(f.FindByNodeGuid(0x2c90000100000));
+  // leaf01 reaches leaf02 (LID 3) and h0201 (LID 6) over spine cable 7; move both to cable 8.
+  ASSERT_EQ(lfts.port(leaf01, 3), 7);
+  ASSERT_EQ(lfts.port(leaf01, 6), 7);
+  lfts.set_port(leaf01, 3, 8);
+  lfts.set_port(leaf01, 6, 8);
+  const std::string dir = io::testing::MakeTempDir();
+  ASSERT_TRUE(WriteLftDump(dir + "/lfts.dump", f, lfts).ok());
+  const std::string cmd =
+      "cd " + dir + " && mkdir cache dump && cp " + TestDataPath("small.guid2lid") +
+      " cache/guid2lid && export IBSIM_SOCKNAME=sar-io-lft-" + std::to_string(::getpid()) +
+      " SIM_HOST=h0101 OSM_CACHE_DIR=$PWD/cache OSM_TMP_DIR=$PWD/dump && mkfifo ctl && "
+      "printf 'force_log_flush TRUE\\nsweep_interval 0\\nconsole off\\n' > opensm.conf && "
+      "{ timeout 30 ibsim -s " +
+      TestDataPath("small.topo") +
+      " <>ctl >ibsim.out 2>&1 & p=$!; "
+      "sleep 0.4; LD_PRELOAD=" +
+      umad2sim +
+      " timeout 20 opensm -F opensm.conf -f opensm.log -o "
+      "-R file,no_fallback -U lfts.dump >opensm.out 2>&1 && "
+      "timeout 10 ibsim-run dump_fts >fts 2>fts.err; rc=$?; kill $p; wait $p 2>/dev/null; "
+      "exit $rc; }";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  LftSet loaded;
+  const Status s = ReadLftDump(dir + "/fts", f, &loaded);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(loaded == lfts);
+  EXPECT_EQ(loaded.port(leaf01, 6), 8);
 }
 
 }  // namespace
