@@ -64,10 +64,11 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
     ::unlink(tmp.c_str());
     return PosixError(what, path, err);
   };
-  // mkstemp creates the file 0600; give it the usual 0644 (minus umask) a plain open would.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0) return fail("cannot set mode of temporary file for");
+  // mkstemp creates the file 0600. Keep the mode of the file we replace, else use the usual
+  // 0644. (Reading the umask would need umask(), which changes it for every thread.)
+  struct stat old {};
+  const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : 0644;
+  if (::fchmod(fd, mode) != 0) return fail("cannot set mode of temporary file for");
   if (!WriteAll(fd, data)) return fail("cannot write temporary file for");
   if (::fsync(fd) != 0) return fail("cannot fsync temporary file for");
   if (::close(fd) != 0) {

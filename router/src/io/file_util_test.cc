@@ -37,7 +37,11 @@ TEST(FileUtilTest, WriteThenReadBack) {
   EXPECT_EQ(CountEntries(dir), 1);  // no temporary file left behind
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  EXPECT_NE(st.st_mode & S_IRGRP, 0u);  // readable by others like a normal file (umask 022)
+  EXPECT_EQ(st.st_mode & 0777, 0644u);  // a new file is readable by all, not mkstemp's 0600
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  ASSERT_TRUE(WriteFileAtomic(path, "again\n").ok());
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);  // a replaced file keeps its mode
 }
 
 TEST(FileUtilTest, ErrorsNameTheFileAndReason) {
