@@ -22,9 +22,10 @@ Status ParseGuid2Lid(std::string_view text, const std::string& source,
                      std::vector<Guid2LidEntry>* out);
 Status ReadGuid2Lid(const std::string& path, std::vector<Guid2LidEntry>* out);
 
-/// Sets the fabric's LIDs from the entries (LMC from the range size). Entries whose GUID is not
-/// in the fabric are skipped and counted in *skipped. Fails on a range that is not a power of two,
-/// is misaligned, or clashes.
+/// Replaces the fabric's LIDs with the entries (LMC = log2 of the range size); ports not listed
+/// end up without a LID. Entries whose GUID is not in the fabric are skipped and counted in
+/// *skipped. Fails (leaving *fabric unchanged) on a range that is not a power of two, is
+/// misaligned, or clashes.
 Status ApplyGuid2Lid(const std::vector<Guid2LidEntry>& entries, Fabric* fabric,
                      int* skipped = nullptr);
 

@@ -18,8 +18,11 @@
 namespace sar {
 
 enum class TopologyStyle {
-  kIbsim,          // names and GUID counters ibsim reads; LIDs only in comments
-  kIbnetdiscover,  // what ibnetdiscover prints; carries LIDs
+  kIbsim,          // free names, "Hca" records and GUID counter lines (only where ibsim's counter
+                   // would not give the node's GUID); LIDs in the comments, which ibsim takes
+                   // as the ports' initial LIDs. HCA port GUIDs are always node GUID + port.
+  kIbnetdiscover,  // what ibnetdiscover prints: "S-<guid>"/"H-<guid>" names (the fabric's names
+                   // are lost, descriptions kept), "Ca" records, port GUIDs, LIDs
 };
 
 struct TopologyWriteOptions {

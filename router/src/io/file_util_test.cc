@@ -1,0 +1,71 @@
+#include "sar/io/file_util.h"
+
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <string>
+
+#include "io/test_util.h"
+
+namespace sar {
+namespace {
+
+int CountEntries(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  int n = 0;
+  while (dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) ++n;
+  }
+  ::closedir(d);
+  return n;
+}
+
+TEST(FileUtilTest, WriteThenReadBack) {
+  const std::string dir = io::testing::MakeTempDir();
+  const std::string path = dir + "/f.txt";
+  std::string big(300000, 'x');  // larger than one read buffer
+  big[12345] = '\0';             // binary-safe
+  ASSERT_TRUE(WriteFileAtomic(path, big).ok());
+  std::string back;
+  ASSERT_TRUE(ReadFileToString(path, &back).ok());
+  EXPECT_EQ(back, big);
+  ASSERT_TRUE(WriteFileAtomic(path, "short\n").ok());  // replaces
+  ASSERT_TRUE(ReadFileToString(path, &back).ok());
+  EXPECT_EQ(back, "short\n");
+  EXPECT_EQ(CountEntries(dir), 1);  // no temporary file left behind
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);  // a new file is readable by all, not mkstemp's 0600
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  ASSERT_TRUE(WriteFileAtomic(path, "again\n").ok());
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);  // a replaced file keeps its mode
+}
+
+TEST(FileUtilTest, ErrorsNameTheFileAndReason) {
+  std::string out = "old";
+  Status s = ReadFileToString("/nonexistent-dir/x", &out);
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find("/nonexistent-dir/x"), std::string::npos);
+  EXPECT_NE(s.message().find(std::strerror(ENOENT)), std::string::npos) << s.message();
+  s = WriteFileAtomic("/nonexistent-dir/y", "data");
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find("/nonexistent-dir/y"), std::string::npos);
+  EXPECT_NE(s.message().find(std::strerror(ENOENT)), std::string::npos) << s.message();
+}
+
+TEST(FileUtilTest, FailedRenameLeavesTargetAndNoTemp) {
+  const std::string dir = io::testing::MakeTempDir();
+  const std::string target = dir + "/sub";
+  ASSERT_EQ(::mkdir(target.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((target + "/keep").c_str(), 0755), 0);  // a non-empty directory
+  const Status s = WriteFileAtomic(target, "data");         // cannot rename a file over a directory
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find(target), std::string::npos);
+  EXPECT_EQ(CountEntries(dir), 1);
+}
+
+}  // namespace
+}  // namespace sar

@@ -1,0 +1,84 @@
+#include "sar/io/job_file.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "io/test_util.h"
+
+namespace sar {
+namespace {
+
+bool SameMapping(const JobMapping& a, const JobMapping& b) {
+  if (a.jobs.size() != b.jobs.size()) return false;
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    if (a.jobs[i].id != b.jobs[i].id || a.jobs[i].hosts != b.jobs[i].hosts) return false;
+  }
+  return true;
+}
+
+TEST(JobFileTest, ParsesCommentsBlankLinesAndDuplicates) {
+  const std::string text =
+      "# written by the filter daemon\n"
+      "\n"
+      "h0101 42\n"
+      "  h0102\t42   # trailing comment\n"
+      "h0101 42\n"  // duplicate within a job: kept once
+      "h0101 7\n"   // the same host in another job
+      "h0201 7\r\n"
+      "h0102 42";  // no final newline
+  JobMapping m;
+  const Status s = ParseJobMapping(text, "jobs.txt", &m);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  JobMapping want;
+  want.jobs = {{"42", {"h0101", "h0102"}}, {"7", {"h0101", "h0201"}}};
+  EXPECT_TRUE(SameMapping(m, want));
+}
+
+TEST(JobFileTest, WriteReadRoundTrip) {
+  JobMapping m;
+  m.jobs = {{"1001", {"a", "b", "c"}}, {"1002", {"c"}}, {"x.y", {"node-17"}}};
+  const std::string path = io::testing::MakeTempDir() + "/jobs";
+  ASSERT_TRUE(WriteJobMapping(path, m).ok());
+  JobMapping back;
+  const Status s = ReadJobMapping(path, &back);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(SameMapping(m, back));
+}
+
+TEST(JobFileTest, EmptyFileIsNoJobs) {
+  JobMapping m;
+  m.jobs = {{"stale", {"h"}}};
+  ASSERT_TRUE(ParseJobMapping("# nothing runs\n\n", "j", &m).ok());
+  EXPECT_TRUE(m.jobs.empty());
+}
+
+TEST(JobFileTest, MalformedInputNamesFileAndLine) {
+  struct Case {
+    std::string what, text;
+    int line;
+  } cases[] = {
+      {"one word", "h1 1\n# c\nh2\n", 3},
+      {"three words", "h1 1\nh2 2 3\n", 2},
+      {"words around a comment", "h1 # 1\n", 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    JobMapping m;
+    const Status s = ParseJobMapping(c.text, "/run/sar/jobs", &m);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), Status::Code::kCorruption);
+    EXPECT_NE(s.message().find("/run/sar/jobs:" + std::to_string(c.line) + ":"), std::string::npos)
+        << s.message();
+  }
+}
+
+TEST(JobFileTest, MissingFileIsIoError) {
+  JobMapping m;
+  const Status s = ReadJobMapping("/nonexistent/jobs", &m);
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find("/nonexistent/jobs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sar

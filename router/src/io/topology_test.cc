@@ -1,0 +1,269 @@
+#include "sar/io/topology.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "io/test_util.h"
+#include "sar/io/file_util.h"
+#include "sar/io/guid2lid.h"
+
+namespace sar {
+namespace {
+
+using io::testing::CompareOptions;
+using io::testing::DiffFabrics;
+using io::testing::TestDataPath;
+
+Fabric Read(const std::string& name) {
+  Fabric f;
+  const Status s = ReadTopology(TestDataPath(name), &f);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return f;
+}
+
+Fabric ParseOk(const std::string& text) {
+  Fabric f;
+  const Status s = ParseTopology(text, "t.topo", &f);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << text;
+  return f;
+}
+
+// The ibsim sample's GUIDs, as ibsim assigned them: the live capture of the same file shows
+// switches at 0x2c90000100000 +0,+1,+2 and HCAs at 0x2c90000200000 +0,+2,+4 (ports +1).
+TEST(TopologyTest, IbsimFileGetsIbsimGuidsAndDescriptions) {
+  const Fabric f = Read("small.topo");
+  ASSERT_EQ(f.num_nodes(), 6);
+  EXPECT_EQ(f.num_switches(), 3);
+  EXPECT_EQ(f.num_links(), 7);  // 3 HCA cables + 2x2 parallel leaf-spine cables
+  const NodeId leaf02 = f.FindByName("leaf02");
+  ASSERT_NE(leaf02, kNoNode);
+  EXPECT_EQ(f.node_guid(leaf02), 0x2c90000100001u);
+  const NodeId h0201 = f.FindByName("h0201");
+  ASSERT_NE(h0201, kNoNode);
+  EXPECT_EQ(f.node_guid(h0201), 0x2c90000200004u);
+  EXPECT_EQ(f.port_guid({h0201, 1}), 0x2c90000200005u);
+  EXPECT_EQ(f.description(h0201), "h0201 HCA-1");
+  EXPECT_EQ(f.hostname(h0201), "h0201");
+  // Parallel cables: leaf01 ports 7 and 8 both reach spine01.
+  const NodeId leaf01 = f.FindByName("leaf01"), spine = f.FindByName("spine01");
+  EXPECT_EQ(f.peer({leaf01, 7}), (PortRef{spine, 1}));
+  EXPECT_EQ(f.peer({leaf01, 8}), (PortRef{spine, 2}));
+  EXPECT_EQ(f.peer({spine, 2}), (PortRef{leaf01, 8}));
+  EXPECT_EQ(f.max_lid(), 0u);  // an ibsim file carries "lid 0" only
+}
+
+TEST(TopologyTest, HcaWithoutCommentIsDescribedByItsName) {
+  const Fabric f = Read("dual.topo");
+  const NodeId single = f.FindByName("hsingle");
+  ASSERT_NE(single, kNoNode);
+  EXPECT_EQ(f.description(single), "hsingle");  // what ibsim reported live
+  const NodeId dual = f.FindByName("hdual");
+  EXPECT_EQ(f.num_ports(dual), 2);
+  EXPECT_EQ(f.port_guid({dual, 2}), f.node_guid(dual) + 2);
+}
+
+// A live ibnetdiscover capture must describe the same fabric as the ibsim file it came from,
+// and its LIDs must be the ones OpenSM stored in its guid2lid cache during the same run.
+void ExpectLiveMatchesFile(const std::string& prefix, const std::string& ibsim_file) {
+  SCOPED_TRACE(prefix);
+  const Fabric live = Read(prefix + ".ibnetdiscover");
+  Fabric file = Read(ibsim_file);
+  EXPECT_EQ(DiffFabrics(file, live, {.lids = false}), "");
+  std::vector<Guid2LidEntry> cache;
+  ASSERT_TRUE(ReadGuid2Lid(TestDataPath(prefix + ".guid2lid"), &cache).ok());
+  int skipped = -1;
+  ASSERT_TRUE(ApplyGuid2Lid(cache, &file, &skipped).ok());
+  EXPECT_EQ(skipped, 0);
+  EXPECT_EQ(DiffFabrics(file, live), "");
+}
+
+TEST(TopologyTest, LiveCaptureMatchesIbsimFile) {
+  ExpectLiveMatchesFile("small", "small.topo");
+  ExpectLiveMatchesFile("small-lmc1", "small.topo");
+  ExpectLiveMatchesFile("dual", "dual.topo");
+}
+
+TEST(TopologyTest, LiveCaptureNamesAndLmc) {
+  const Fabric live = Read("small-lmc1.ibnetdiscover");
+  const NodeId h = live.FindByName("H-0002c90000200004");
+  ASSERT_NE(h, kNoNode);
+  EXPECT_EQ(live.description(h), "h0201 HCA-1");
+  EXPECT_EQ(live.base_lid({h, 1}), 10u);
+  EXPECT_EQ(live.lmc({h, 1}), 1);
+  EXPECT_EQ(live.lid_owner(11), (PortRef{h, 1}));
+}
+
+void ExpectRoundTrip(const Fabric& f, TopologyStyle style) {
+  TopologyWriteOptions opt;
+  opt.style = style;
+  const std::string text = FormatTopology(f, opt);
+  Fabric back;
+  const Status s = ParseTopology(text, "written.topo", &back);
+  ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << text;
+  EXPECT_EQ(DiffFabrics(f, back), "") << text;
+  EXPECT_EQ(back.num_switches(), f.num_switches());
+}
+
+TEST(TopologyTest, RoundTripsCapturedFabrics) {
+  for (const char* name : {"small.ibnetdiscover", "small-lmc1.ibnetdiscover", "dual.ibnetdiscover",
+                           "small.topo", "dual.topo"}) {
+    SCOPED_TRACE(name);
+    const Fabric f = Read(name);
+    ExpectRoundTrip(f, TopologyStyle::kIbsim);
+    ExpectRoundTrip(f, TopologyStyle::kIbnetdiscover);
+  }
+}
+
+// GUIDs that ibsim's counter cannot produce in order (gaps, descending, HCAs with 3 ports), an
+// uncabled HCA port, LMC 2 and switches without LIDs.
+Fabric IrregularFabric() {
+  Fabric f;
+  const NodeId s1 = f.AddNode(NodeKind::kSwitch, 4, 0x500, "s1", "switch one");
+  const NodeId s2 = f.AddNode(NodeKind::kSwitch, 4, 0x400, "s2", "switch two");
+  const NodeId s3 = f.AddNode(NodeKind::kSwitch, 4, 0x401, "s3", "s3");
+  const NodeId h1 = f.AddNode(NodeKind::kHca, 3, 0x9000, "h1", "h1 mlx5_0");
+  const NodeId h2 = f.AddNode(NodeKind::kHca, 1, 0x9004, "h2", "h2 mlx5_0");  // 0x9000 + 3 + 1
+  const NodeId h3 = f.AddNode(NodeKind::kHca, 1, 0x10, "h3", "h3 mlx5_0");
+  EXPECT_TRUE(f.Connect({s1, 1}, {s2, 1}).ok());
+  EXPECT_TRUE(f.Connect({s1, 2}, {s2, 2}).ok());
+  EXPECT_TRUE(f.Connect({s2, 3}, {s3, 4}).ok());
+  EXPECT_TRUE(f.Connect({h1, 1}, {s1, 3}).ok());
+  EXPECT_TRUE(f.Connect({h1, 3}, {s3, 1}).ok());
+  EXPECT_TRUE(f.Connect({h2, 1}, {s1, 4}).ok());
+  EXPECT_TRUE(f.Connect({h3, 1}, {s3, 2}).ok());
+  EXPECT_TRUE(f.SetLid({s1, 0}, 1, 0).ok());
+  EXPECT_TRUE(f.SetLid({s2, 0}, 2, 0).ok());
+  EXPECT_TRUE(f.SetLid({h1, 1}, 4, 2).ok());
+  EXPECT_TRUE(f.SetLid({h1, 3}, 8, 1).ok());
+  EXPECT_TRUE(f.SetLid({h3, 1}, 12, 0).ok());
+  return f;
+}
+
+TEST(TopologyTest, RoundTripsIrregularGuids) {
+  const Fabric f = IrregularFabric();
+  ExpectRoundTrip(f, TopologyStyle::kIbsim);
+  ExpectRoundTrip(f, TopologyStyle::kIbnetdiscover);
+  // h2 follows h1 on the counter and s3 follows s2, so ibsim needs no reset line for them.
+  TopologyWriteOptions opt;
+  const std::string text = FormatTopology(f, opt);
+  EXPECT_EQ(text.find("switchguid=0x0000000000000401"), std::string::npos) << text;
+  EXPECT_EQ(text.find("caguid=0x0000000000009004"), std::string::npos) << text;
+}
+
+TEST(TopologyTest, IbnetdiscoverStyleKeepsCustomPortGuids) {
+  Fabric f;
+  const NodeId s = f.AddNode(NodeKind::kSwitch, 2, 0x100, "s", "s");
+  const NodeId h = f.AddNode(NodeKind::kHca, 2, 0x200, "h", "h");
+  f.set_port_guid({h, 2}, 0x777);
+  f.set_port_guid({s, 0}, 0x101);
+  ASSERT_TRUE(f.Connect({s, 1}, {h, 2}).ok());
+  ExpectRoundTrip(f, TopologyStyle::kIbnetdiscover);
+}
+
+TEST(TopologyTest, AcceptsUnquotedDescriptionsAndCommentsInRecords) {
+  const Fabric f = ParseOk(
+      "switchguid=0x10\n"
+      "Switch 2 \"sw\" # big switch enhanced port 0 lid 3 lmc 0\n"
+      "# a comment inside the record\n"
+      "[1] \"h\"[1]\n"
+      "\n"
+      "caguid=0x20\n"
+      "Hca 1 \"h\" # h mlx5_0\n"
+      "[1] \"sw\"[1] # lid 7 lmc 0 \"sw\" lid 3 4xHDR\n");
+  const NodeId sw = f.FindByName("sw"), h = f.FindByName("h");
+  EXPECT_EQ(f.description(sw), "big switch");
+  EXPECT_EQ(f.switch_lid(sw), 3u);
+  EXPECT_EQ(f.description(h), "h mlx5_0");
+  EXPECT_EQ(f.base_lid({h, 1}), 7u);
+  EXPECT_EQ(f.node_guid(h), 0x20u);
+}
+
+TEST(TopologyTest, RejectsNonEmptyFabric) {
+  Fabric f;
+  f.AddNode(NodeKind::kSwitch, 1, 1, "x", "x");
+  EXPECT_EQ(ParseTopology("", "t", &f).code(), Status::Code::kInvalidArgument);
+}
+
+struct BadCase {
+  std::string what;
+  std::string text;
+  int line;
+};
+
+TEST(TopologyTest, MalformedInputNamesFileAndLine) {
+  const std::string sw = "Switch 4 \"sw\"\n";
+  const std::string ca = "\nHca 1 \"h\"\n[1] \"sw\"[1]\n";  // lines +1..+3
+  const BadCase cases[] = {
+      {"port line outside a record", "[1] \"sw\"[1]\n", 1},
+      {"garbage line", "# ok\nfrobnicate\n", 2},
+      {"port out of range", sw + "[5] \"h\"[1]\n" + ca, 2},
+      {"port zero", sw + "[0] \"h\"[1]\n" + ca, 2},
+      {"missing remote port", sw + "[1] \"h\"\n" + ca, 2},
+      {"unterminated name", "Switch 4 \"sw\n", 1},
+      {"no port count", "Switch \"sw\"\n", 1},
+      {"too many ports", "Switch 255 \"sw\"\n", 1},
+      {"text after the name", "Switch 4 \"sw\" junk\n", 1},
+      {"listed on one end only", sw + "[1] \"h\"[1]\n\nHca 1 \"h\"\n", 2},
+      {"ends disagree", sw + "[1] \"h\"[1]\n[2] \"h\"[1]\n" + ca, 3},
+      {"unknown node", sw + "[1] \"nobody\"[1]\n", 2},
+      {"remote port out of range", sw + "[1] \"h\"[2]\n" + ca, 2},
+      {"duplicate port line", sw + "[1] \"h\"[1]\n[1] \"h\"[1]\n" + ca, 3},
+      {"duplicate node name", sw + "\nSwitch 2 \"sw\"\n", 3},
+      {"duplicate GUID", "switchguid=0x5\nSwitch 1 \"a\"\nswitchguid=0x5\nSwitch 1 \"b\"\n", 4},
+      {"bad guid", "switchguid=0xZZ\n", 1},
+      {"bad lid", sw + "[1] \"h\"[1]\n\nHca 1 \"h\"\n[1] \"sw\"[1] # lid x\n", 5},
+      {"LID clash",
+       "Switch 2 \"sw\" # \"sw\" lid 3\n[1] \"h\"[1]\n\nHca 1 \"h\"\n[1] \"sw\"[1] # lid 3 lmc 0\n",
+       5},
+      {"HCA to HCA", "Hca 1 \"a\"\n[1] \"b\"[1]\n\nHca 1 \"b\"\n[1] \"a\"[1]\n", 2},
+      {"remote port GUID mismatch", sw + "[1] \"h\"[1](1234)\n" + ca, 2},
+      {"reserved character in name", "Switch 2 \"a@b\"\n", 1},
+      {"unterminated description", "Switch 2 \"sw\" # \"oops\n", 1},
+      {"quote inside a description", "Switch 2 \"sw\" # big \"one\" lid 3\n", 1},
+      {"control character in a name", std::string("Switch 2 \"s\0w\"\n", 14), 1},
+  };
+  for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    Fabric f;
+    const Status s = ParseTopology(c.text, "bad.topo", &f);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_EQ(s.code(), Status::Code::kCorruption);
+    if (std::getenv("SAR_PRINT_ERRORS")) std::printf("%s\n", s.message().c_str());
+    EXPECT_NE(s.message().find("bad.topo:" + std::to_string(c.line) + ":"), std::string::npos)
+        << s.message();
+  }
+}
+
+// Real ibsim must accept what we write and report back the same fabric (LIDs included: ibsim
+// takes port LIDs from the file). Skipped where ibsim is not installed.
+bool Exists(const char* path) { return ::access(path, X_OK) == 0; }
+
+TEST(TopologyTest, IbsimAcceptsWrittenFile) {
+  if (!Exists("/usr/sbin/ibsim") && !Exists("/usr/bin/ibsim")) GTEST_SKIP() << "no ibsim";
+  if (!Exists("/usr/bin/ibsim-run") && !Exists("/usr/sbin/ibsim-run")) GTEST_SKIP();
+  for (const char* name : {"small-lmc1.ibnetdiscover", "dual.ibnetdiscover", "irregular"}) {
+    SCOPED_TRACE(name);
+    const Fabric f = std::string(name) == "irregular" ? IrregularFabric() : Read(name);
+    const std::string dir = io::testing::MakeTempDir();
+    ASSERT_TRUE(WriteTopology(dir + "/w.topo", f, {}).ok());
+    const std::string sim_host = f.name(f.hcas().front());
+    const std::string cmd = "cd " + dir + " && export IBSIM_SOCKNAME=sar-io-test-" +
+                            std::to_string(::getpid()) + " SIM_HOST='" + sim_host +
+                            "' && mkfifo ctl && "
+                            "{ timeout 20 ibsim -s w.topo <>ctl >ibsim.out 2>&1 & p=$!; sleep 0.4; "
+                            "timeout 10 ibsim-run ibnetdiscover >live.topo 2>ibnd.err; rc=$?; kill "
+                            "$p; wait $p 2>/dev/null; "
+                            "exit $rc; }";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    Fabric live;
+    const Status s = ReadTopology(dir + "/live.topo", &live);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(DiffFabrics(f, live), "");
+  }
+}
+
+}  // namespace
+}  // namespace sar
