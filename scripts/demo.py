@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,30 +44,22 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=False, text=True, capture_output=True, **kw)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sar-route", required=True, help="path to the sar-route binary")
-    ap.add_argument("--fabric", default="ft2:20,18", help="generator spec (default ft2:20,18, 360 hosts)")
-    ap.add_argument("--engines", default="ftree,updn,minhop,dfsssp", help="OpenSM engines to run")
-    ap.add_argument("--seed", type=int, default=7, help="seed of the job mix")
-    ap.add_argument("--out", help="keep all files here (default: a temp dir, removed)")
-    args = ap.parse_args()
-
-    keep = args.out is not None
-    out = args.out or tempfile.mkdtemp(prefix="sar-demo-")
+def scenario(args, out, fail_links):
+    """Generates one fabric, routes it with every engine, prints the table."""
     os.makedirs(out, exist_ok=True)
     topo = os.path.join(out, "fabric.topo")
     g2l = os.path.join(out, "guid2lid")
     jobs = os.path.join(out, "jobs.map")
 
-    r = run([args.sar_route, "gen", "--fabric", args.fabric, "-o", topo, "--guid2lid", g2l])
+    r = run([args.sar_route, "gen", "--fabric", args.fabric, "-o", topo, "--guid2lid", g2l,
+             "--fail-links", str(fail_links), "--seed", str(args.seed)])
     if r.returncode != 0:
         sys.exit("sar-route gen failed:\n" + r.stderr)
     info = json.loads(run([args.sar_route, "info", "--topology", topo, "--lids", g2l, "--json"]).stdout)
     njobs = write_job_mix(info, jobs, args.seed)
-    print("fabric %s: %d switches, %d HCAs, %d cables; %d jobs in %s"
-          % (args.fabric, info["switches"], info["hcas"], info["cables"], njobs, jobs))
+    print("fabric %s%s: %d switches, %d HCAs, %d cables; %d jobs in %s"
+          % (args.fabric, " with %d failed links" % fail_links if fail_links else "",
+             info["switches"], info["hcas"], info["cables"], njobs, jobs))
     print("routing with the real OpenSM on ibsim, reading tables back from the switches ...\n")
 
     rows = []
@@ -75,7 +68,7 @@ def main():
             try:
                 res = bed.route(engine)
             except sar_testbed.TestbedError as e:
-                print("%-8s OpenSM failed: %s" % (engine, str(e).splitlines()[0]))
+                print("%-8s skipped: %s" % (engine, str(e).splitlines()[0]))
                 continue
             ev = run([args.sar_route, "eval", "--topology", topo, "--lids", g2l,
                       "--lfts", res.switches_lfts, "--jobs", jobs, "--json"])
@@ -96,12 +89,34 @@ def main():
             m["efi"]["max"], m["effective_efi"]["max"], m["effective_efi"]["mean"],
             100 * m["dark_fiber"], sum(per_job) / len(per_job) if per_job else 0.0,
             "%.1f" % ms if ms is not None else "-"))
-    print("\nEFI: routes per switch-to-switch channel (all HCA pairs); effective EFI: only pairs in")
-    print("one job; dark fiber: channels no intra-job route uses. Files: %s" % (out if keep else "(removed)"))
+    return bool(rows) and all(m["valid"] for _, m, _, _ in rows)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sar-route", required=True, help="path to the sar-route binary")
+    ap.add_argument("--fabric", default="ft2:20,18", help="generator spec (default ft2:20,18, 360 hosts)")
+    ap.add_argument("--engines", default="ftree,updn,minhop,dfsssp", help="OpenSM engines to run")
+    ap.add_argument("--seed", type=int, default=7, help="seed of the job mix and of failures")
+    ap.add_argument("--fail-links", default="0,6",
+                    help="one run per value: cut N random switch-to-switch cables (default 0,6: "
+                         "the intact fabric, then a degraded one)")
+    ap.add_argument("--out", help="keep all files here (default: a temp dir, removed)")
+    args = ap.parse_args()
+
+    keep = args.out is not None
+    root = args.out or tempfile.mkdtemp(prefix="sar-demo-")
+    ok = True
+    for n in [int(x) for x in args.fail_links.split(",")]:
+        ok &= scenario(args, os.path.join(root, "fail%d" % n), n)
+        print()
+    print("EFI: routes per switch-to-switch channel (all HCA pairs); effective EFI: only pairs in")
+    print("one job; dark fiber: channels no intra-job route uses. Files: %s"
+          % (root if keep else "(removed)"))
     if not keep:
-        import shutil
-        shutil.rmtree(out, ignore_errors=True)
-    return 0 if rows and all(m["valid"] for _, m, _, _ in rows) else 1
+        shutil.rmtree(root, ignore_errors=True)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
