@@ -57,21 +57,22 @@ sar::LftSet RouteMinHop(const sar::Fabric& f) {
         queue[tail++] = q.node;
       }
     }
-    std::vector<uint8_t> cand;
+    // Shortest-path ports of every switch towards this leaf, shared by all its destinations.
+    std::vector<std::vector<uint8_t>> cand(n_sw);
+    for (sar::NodeId s : f.switches()) {
+      const int ds = dist[f.switch_index(s)];
+      for (int p = 1; ds > 0 && p <= f.num_ports(s); ++p) {
+        const sar::PortRef q = f.peer({s, p});
+        if (q.valid() && f.is_switch(q.node) && dist[f.switch_index(q.node)] == ds - 1) {
+          cand[f.switch_index(s)].push_back(static_cast<uint8_t>(p));
+        }
+      }
+    }
     for (const sar::PortRef& d : dests) {
       const sar::Lid lid = f.base_lid(d);
       lfts.set_port(f.switch_index(leaf), lid, static_cast<uint8_t>(f.peer(d).port));
-      for (sar::NodeId s : f.switches()) {
-        const int ds = dist[f.switch_index(s)];
-        if (ds <= 0) continue;
-        cand.clear();
-        for (int p = 1; p <= f.num_ports(s); ++p) {
-          const sar::PortRef q = f.peer({s, p});
-          if (q.valid() && f.is_switch(q.node) && dist[f.switch_index(q.node)] == ds - 1) {
-            cand.push_back(static_cast<uint8_t>(p));
-          }
-        }
-        lfts.set_port(f.switch_index(s), lid, cand[d_index % cand.size()]);
+      for (int si = 0; si < n_sw; ++si) {
+        if (!cand[si].empty()) lfts.set_port(si, lid, cand[si][d_index % cand[si].size()]);
       }
       ++d_index;
     }
@@ -93,8 +94,8 @@ const Prepared& Prepare(const std::string& label, const sar::PgftSpec& spec) {
   sar::Fabric f;
   sar::Status s = sar::GeneratePgft(spec, {}, &f);
   if (s.ok()) s = sar::AssignLids({}, &f);
-  const std::string dir = std::filesystem::temp_directory_path().string() + "/sar-bench-" +
-                          std::to_string(getpid());
+  const std::string dir =
+      std::filesystem::temp_directory_path().string() + "/sar-bench-" + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   Prepared p;
   p.topology_path = dir + "/" + label + ".topo";
@@ -157,9 +158,8 @@ const sar::PgftSpec k50k{3, {30, 30, 50}, {1, 30, 30}, {1, 1, 1}};
 
 void Register() {
   for (const auto& [label, spec] : {std::pair{"10k", k10k}, std::pair{"45k", k50k}}) {
-    for (const auto& [name, stage] :
-         {std::pair{"read", kRead}, std::pair{"trace", kTrace}, std::pair{"efi", kEfi},
-          std::pair{"read+trace+efi", kAll}}) {
+    for (const auto& [name, stage] : {std::pair{"read", kRead}, std::pair{"trace", kTrace},
+                                      std::pair{"efi", kEfi}, std::pair{"read+trace+efi", kAll}}) {
       const std::string l = label;
       const sar::PgftSpec sp = spec;
       const Stage st = stage;

@@ -200,8 +200,8 @@ int RunGen(const GenArgs& a) {
   if (!s.ok()) return Fail(s);
 
   sar::TopologyWriteOptions wopts;
-  wopts.style = a.style == "ibnetdiscover" ? sar::TopologyStyle::kIbnetdiscover
-                                           : sar::TopologyStyle::kIbsim;
+  wopts.style =
+      a.style == "ibnetdiscover" ? sar::TopologyStyle::kIbnetdiscover : sar::TopologyStyle::kIbsim;
   s = sar::WriteTopology(a.out, fabric, wopts);
   if (!s.ok()) return Fail(s);
   if (!a.guid2lid_out.empty()) {
@@ -240,10 +240,11 @@ int RunInfo(const InfoArgs& a) {
   if (a.json) {
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("%s: %d switches, %zu HCAs (%zu cabled ports), %d cables, %d switch-to-switch "
-                "channels, max LID %u, HCAs %sconnected\n",
-                a.fabric.topology.c_str(), f.num_switches(), f.hcas().size(), endpoints.size(),
-                f.num_links(), inter_switch, f.max_lid(), j["connected"].get<bool>() ? "" : "NOT ");
+    std::printf(
+        "%s: %d switches, %zu HCAs (%zu cabled ports), %d cables, %d switch-to-switch "
+        "channels, max LID %u, HCAs %sconnected\n",
+        a.fabric.topology.c_str(), f.num_switches(), f.hcas().size(), endpoints.size(),
+        f.num_links(), inter_switch, f.max_lid(), j["connected"].get<bool>() ? "" : "NOT ");
   }
   return kOk;
 }
@@ -268,11 +269,13 @@ sar::Status ParseTraffic(const std::string& text, sar::TrafficSpec* spec) {
   std::vector<long long> nums;
   for (size_t pos = colon; pos != std::string::npos;) {
     const size_t next = text.find(':', pos + 1);
-    const std::string part = text.substr(pos + 1, next == std::string::npos ? next : next - pos - 1);
+    const std::string part =
+        text.substr(pos + 1, next == std::string::npos ? next : next - pos - 1);
     char* end = nullptr;
     const long long v = std::strtoll(part.c_str(), &end, 10);
     if (part.empty() || *end != '\0' || v < 0) {
-      return sar::Status::InvalidArgument("--traffic: '" + part + "' is not a number in '" + text + "'");
+      return sar::Status::InvalidArgument("--traffic: '" + part + "' is not a number in '" + text +
+                                          "'");
     }
     nums.push_back(v);
     pos = next;
@@ -290,8 +293,10 @@ sar::Status ParseTraffic(const std::string& text, sar::TrafficSpec* spec) {
     spec->cluster_size = static_cast<int>(nums[0]);
     if (nums.size() == 2) spec->seed = nums[1];
   } else {
-    return sar::Status::InvalidArgument("--traffic: expected all-to-all, shift:N, random[:SEED] or "
-                                        "clustered:SIZE[:SEED], got '" + text + "'");
+    return sar::Status::InvalidArgument(
+        "--traffic: expected all-to-all, shift:N, random[:SEED] or "
+        "clustered:SIZE[:SEED], got '" +
+        text + "'");
   }
   return sar::Status::OK();
 }
@@ -443,7 +448,8 @@ int RunEval(const EvalArgs& a) {
                 static_cast<unsigned long long>(trace.loops),
                 static_cast<unsigned long long>(trace.non_min_hop));
     std::printf("hops:           max %d, mean %.2f\n", trace.max_hops, trace.mean_hops);
-    std::printf("deadlock:       single layer %s", single_layer.deadlock_free ? "acyclic" : "CYCLIC");
+    std::printf("deadlock:       single layer %s",
+                single_layer.deadlock_free ? "acyclic" : "CYCLIC");
     if (layered) {
       std::printf("; %d layers %s", layered->layers, layered->deadlock_free ? "acyclic" : "CYCLIC");
     }
@@ -558,8 +564,7 @@ const Subcommand kSubcommands[] = {
        c->add_option("--seed", g.seed, "seed for random failures");
        c->add_option("--fail-link", g.fail_link, "cut the cable at NODE:PORT (repeatable)");
        c->add_option("--fail-switch", g.fail_switch, "remove switch NODE (repeatable)");
-       c->add_flag("--allow-disconnect", g.allow_disconnect,
-                   "random failures may disconnect HCAs");
+       c->add_flag("--allow-disconnect", g.allow_disconnect, "random failures may disconnect HCAs");
        c->add_option("--style", g.style, "ibsim (default) or ibnetdiscover")
            ->check(CLI::IsMember({"ibsim", "ibnetdiscover"}));
        c->add_option("-o,--out", g.out, "topology file to write")->required();

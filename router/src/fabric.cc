@@ -5,19 +5,18 @@
 
 namespace sar {
 
-namespace {
-std::string Hex(Guid g) {
+std::string GuidString(Guid guid) {
   char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g));
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
   return buf;
 }
-}  // namespace
 
 NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string name,
                        std::string description, std::string* err) {
   if (num_ports < 1 || num_ports > kMaxPorts) {
-    if (err) *err = "node '" + name + "' has " + std::to_string(num_ports) + " ports (1.." +
-                    std::to_string(kMaxPorts) + " allowed)";
+    if (err)
+      *err = "node '" + name + "' has " + std::to_string(num_ports) + " ports (1.." +
+             std::to_string(kMaxPorts) + " allowed)";
     return kNoNode;
   }
   if (by_name_.count(name)) {
@@ -25,7 +24,7 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
     return kNoNode;
   }
   if (by_node_guid_.count(node_guid)) {
-    if (err) *err = "duplicate node GUID " + Hex(node_guid) + " ('" + name + "')";
+    if (err) *err = "duplicate node GUID " + GuidString(node_guid) + " ('" + name + "')";
     return kNoNode;
   }
   const NodeId id = num_nodes();
@@ -35,7 +34,7 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
     if (kind == NodeKind::kHca && p == 0) continue;
     if (kind == NodeKind::kSwitch && p > 0) break;
     if (by_port_guid_.count(pg)) {
-      if (err) *err = "node '" + name + "' port GUID " + Hex(pg) + " already in use";
+      if (err) *err = "node '" + name + "' port GUID " + GuidString(pg) + " already in use";
       return kNoNode;
     }
   }

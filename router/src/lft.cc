@@ -23,8 +23,9 @@ std::vector<VirtualLayers::Entry> VirtualLayers::Entries() const {
   std::vector<Entry> out;
   out.reserve(layer_.size());
   for (const auto& [key, layer] : layer_) out.push_back({key >> 16, key & 0xFFFF, layer});
-  std::sort(out.begin(), out.end(),
-            [](const Entry& a, const Entry& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; });
+  std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
+    return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+  });
   return out;
 }
 

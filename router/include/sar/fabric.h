@@ -26,10 +26,13 @@ using Guid = uint64_t;
 
 inline constexpr NodeId kNoNode = -1;
 inline constexpr PortId kNoPort = -1;
-inline constexpr int kMaxPorts = 254;        // ports per node (IB allows 1..254 external ports)
+inline constexpr int kMaxPorts = 254;  // ports per node (IB allows 1..254 external ports)
 inline constexpr Lid kMaxUnicastLid = 0xBFFF;
 
 enum class NodeKind : uint8_t { kSwitch, kHca };
+
+/// "0x0002c90000100000": a GUID as OpenSM and ibnetdiscover print it.
+std::string GuidString(Guid guid);
 
 /// A (node, port number) pair, the way files and tools name a port.
 struct PortRef {
@@ -89,7 +92,9 @@ class Fabric {
   NodeId port_node(PortId id) const { return port_node_[id]; }
   Guid port_guid(PortRef p) const { return port_guid_[port_id(p)]; }
   /// The port at the far end of the cable, or an invalid PortRef.
-  PortRef peer(PortRef p) const { return peer_id(port_id(p)) == kNoPort ? PortRef{} : port_ref(peer_id(port_id(p))); }
+  PortRef peer(PortRef p) const {
+    return peer_id(port_id(p)) == kNoPort ? PortRef{} : port_ref(peer_id(port_id(p)));
+  }
   PortId peer_id(PortId id) const { return peer_[id]; }
   /// True if the channel leaving port slot `id` joins two switches (the set C* of the SAR paper).
   bool is_inter_switch(PortId id) const {

@@ -30,7 +30,9 @@ class LftSet {
     return lid > max_lid_ ? kNoRoute : ports_[Offset(switch_index) + lid];
   }
   /// REQUIRES: lid <= max_lid().
-  void set_port(int switch_index, Lid lid, uint8_t port) { ports_[Offset(switch_index) + lid] = port; }
+  void set_port(int switch_index, Lid lid, uint8_t port) {
+    ports_[Offset(switch_index) + lid] = port;
+  }
   /// The table of one switch: max_lid()+1 entries.
   const uint8_t* row(int switch_index) const { return ports_.data() + Offset(switch_index); }
   uint8_t* mutable_row(int switch_index) { return ports_.data() + Offset(switch_index); }
@@ -38,7 +40,9 @@ class LftSet {
   friend bool operator==(const LftSet&, const LftSet&) = default;
 
  private:
-  size_t Offset(int switch_index) const { return static_cast<size_t>(switch_index) * (max_lid_ + 1); }
+  size_t Offset(int switch_index) const {
+    return static_cast<size_t>(switch_index) * (max_lid_ + 1);
+  }
   int num_switches_ = 0;
   Lid max_lid_ = 0;
   std::vector<uint8_t> ports_;

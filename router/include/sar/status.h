@@ -23,7 +23,9 @@ class Status {
 
   Status() = default;
   static Status OK() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status Corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
   static Status IOError(std::string msg) { return {Code::kIOError, std::move(msg)}; }
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
@@ -41,9 +43,9 @@ class Status {
 };
 
 // Returns early from the enclosing function when `expr` is not OK.
-#define SAR_RETURN_IF_ERROR(expr)          \
-  do {                                     \
-    ::sar::Status sar_status_ = (expr);    \
+#define SAR_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::sar::Status sar_status_ = (expr);        \
     if (!sar_status_.ok()) return sar_status_; \
   } while (0)
 

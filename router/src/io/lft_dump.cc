@@ -10,12 +10,6 @@ namespace sar {
 
 namespace {
 
-std::string HexGuid(Guid g) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g));
-  return buf;
-}
-
 /// The switch GUID in a header: the hex number after " guid 0x".
 bool HeaderGuid(std::string_view line, Guid* out) {
   const size_t at = line.find(" guid 0x");
@@ -27,6 +21,20 @@ bool HeaderGuid(std::string_view line, Guid* out) {
   // The GUID must end the word: "0x12ab:" would be a typo we should not half-read.
   if (len < digits.size() && !io::IsSpace(digits[len])) return false;
   return io::ParseHexDigits(digits.substr(0, len), out);
+}
+
+// Splits off up to three leading words of `line` into words[]; returns how many there were.
+int FirstWords(std::string_view line, std::string_view words[3]) {
+  int count = 0;
+  size_t i = 0;
+  while (count < 3) {
+    while (i < line.size() && io::IsSpace(line[i])) ++i;
+    if (i == line.size()) break;
+    const size_t start = i;
+    while (i < line.size() && !io::IsSpace(line[i])) ++i;
+    words[count++] = line.substr(start, i - start);
+  }
+  return count;
 }
 
 }  // namespace
@@ -45,7 +53,10 @@ Status ParseLftDump(std::string_view text, const std::string& source, const Fabr
   while (lines.Next(&raw)) {
     const int n = lines.line_number();
     const std::string_view line = io::Trim(raw);
-    if (line.find("Unicast lids") != std::string_view::npos) {
+    // Route lines are the hot path (one per switch and LID): test for them first and take only
+    // the words we need, without allocating.
+    const bool route_line = line.substr(0, 2) == "0x";
+    if (!route_line && line.find("Unicast lids") != std::string_view::npos) {
       Guid guid = 0;
       if (!HeaderGuid(line, &guid)) {
         return io::ExpectedAt(source, n, "' guid 0x<hex>' in the 'Unicast lids' header", line);
@@ -54,7 +65,7 @@ Status ParseLftDump(std::string_view text, const std::string& source, const Fabr
       if (node == kNoNode || !fabric.is_switch(node)) {
         if (!options.ignore_unknown_switches) {
           return io::CorruptionAt(source, n,
-                                  "no switch with GUID " + HexGuid(guid) + " in the fabric");
+                                  "no switch with GUID " + GuidString(guid) + " in the fabric");
         }
         current = kSkip;
         continue;
@@ -62,22 +73,23 @@ Status ParseLftDump(std::string_view text, const std::string& source, const Fabr
       current = fabric.switch_index(node);
       if (header_line[current] != 0) {
         return io::CorruptionAt(source, n,
-                                "switch " + HexGuid(guid) + " already listed on line " +
+                                "switch " + GuidString(guid) + " already listed on line " +
                                     std::to_string(header_line[current]));
       }
       header_line[current] = n;
       seen_lid.assign(result.max_lid() + 1, false);
       continue;
     }
-    if (line.substr(0, 2) != "0x") continue;  // column titles, footers, blank lines
+    if (!route_line) continue;  // column titles, footers, blank lines
     // "0x<lid> <port>" followed by " # comment" (OpenSM) or " : (comment)" (ibroute).
-    const std::vector<std::string_view> words = io::SplitWords(line);
+    std::string_view words[3];
+    const int num_words = FirstWords(line, words);
     uint64_t lid = 0, port = 0;
-    if (words.size() < 2 || !io::ParseUint(words[0], &lid) || !io::ParseUint(words[1], &port) ||
+    if (num_words < 2 || !io::ParseUint(words[0], &lid) || !io::ParseUint(words[1], &port) ||
         words[1].substr(0, 2) == "0x") {
       return io::ExpectedAt(source, n, "'0x<lid> <decimal port>'", line);
     }
-    if (words.size() > 2 && words[2][0] != '#' && words[2][0] != ':') {
+    if (num_words > 2 && words[2][0] != '#' && words[2][0] != ':') {
       return io::ExpectedAt(source, n, "'#' or ':' after the port", line);
     }
     if (current == kNone) {
@@ -138,7 +150,7 @@ std::string FormatLftDump(const Fabric& fabric, const LftSet& lfts) {
         continue;
       }
       out += fabric.is_switch(dest.node) ? "Switch" : "Channel Adapter";
-      out += " portguid " + HexGuid(fabric.port_guid(dest)) + ": '" +
+      out += " portguid " + GuidString(fabric.port_guid(dest)) + ": '" +
              fabric.description(dest.node) + "'\n";
     }
     out += std::to_string(max_lid) + " lids dumped\n";

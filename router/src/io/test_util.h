@@ -30,11 +30,7 @@ struct CompareOptions {
   bool port_guids = true;  // compare every port GUID (not only node GUIDs)
 };
 
-inline std::string GuidText(Guid g) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g));
-  return buf;
-}
+inline std::string GuidText(Guid g) { return GuidString(g); }
 
 /// Compares two fabrics the way the tools see them: nodes matched by node GUID (names and
 /// order may differ), then kind, port count, description, port GUIDs, cables (by peer GUID and

@@ -268,11 +268,11 @@ class TopologyParser {
   Status SetPortGuid(PortRef p, Guid guid) {
     const PortRef owner = fabric_.FindByPortGuid(guid);
     if (owner.valid() && owner != p) {
-      return Error("port GUID " + Hex(guid) + " already belongs to '" + fabric_.name(owner.node) +
+      return Error("port GUID " + GuidString(guid) + " already belongs to '" + fabric_.name(owner.node) +
                    "' port " + std::to_string(owner.port));
     }
     if (fabric_.FindByNodeGuid(guid) != kNoNode && fabric_.FindByNodeGuid(guid) != p.node) {
-      return Error("port GUID " + Hex(guid) + " is another node's GUID");
+      return Error("port GUID " + GuidString(guid) + " is another node's GUID");
     }
     fabric_.set_port_guid(p, guid);
     return Status::OK();
@@ -370,8 +370,8 @@ class TopologyParser {
                      std::to_string(b.remote_port) + "]");
       }
       if (d.remote_port_guid && *d.remote_port_guid != fabric_.port_guid(far)) {
-        return Error("port GUID " + Hex(*d.remote_port_guid) + " given for " + there +
-                     ", which has " + Hex(fabric_.port_guid(far)));
+        return Error("port GUID " + GuidString(*d.remote_port_guid) + " given for " + there +
+                     ", which has " + GuidString(fabric_.port_guid(far)));
       }
       const PortId a = fabric_.port_id(d.local), z = fabric_.port_id(far);
       if (a == z) return Error("port " + here + " cabled to itself");
@@ -381,12 +381,6 @@ class TopologyParser {
       }
     }
     return Status::OK();
-  }
-
-  static std::string Hex(Guid g) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g));
-    return buf;
   }
 
   const std::string& source_;
