@@ -5,7 +5,7 @@ Default fabric: the 360-host FT(2;20,18) (18 leaves, 20 spines). Each engine rou
 each run a fresh OpenSM process (-o) on one ibsim per engine. The routing time is taken from
 OpenSM's own log timestamps ("building routing with '<engine>'" to "<engine> tables configured
 on all switches"); "SUBNET UP" is the wall time from starting OpenSM to that log line; RSS is
-OpenSM's peak resident set (getrusage of the child). An engine that fails or makes OpenSM fall
+OpenSM's peak resident set (VmHWM from /proc, sampled until it exits). An engine that fails or makes OpenSM fall
 back to another engine is skipped and reported.
 
     python3 bench/opensm_engines.py --json out.json [--runs 5] [--topology T | --sar-route BIN]

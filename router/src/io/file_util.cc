@@ -35,9 +35,16 @@ Status ReadFileToString(const std::string& path, std::string* out) {
   out->clear();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return PosixError("cannot open", path, errno);
-  char buf[1 << 16];
+  // Size the buffer once from fstat and read straight into it: LFT dumps of large fabrics are
+  // gigabytes, and growing a string chunk by chunk copies them several times over. Keep reading
+  // past the stat'ed size in case the file grew (or is a pipe reporting 0).
+  struct stat st {};
+  size_t capacity = (::fstat(fd, &st) == 0 && st.st_size > 0) ? static_cast<size_t>(st.st_size) : 0;
+  out->resize(capacity + 1);
+  size_t used = 0;
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (used == out->size()) out->resize(out->size() * 2 + (1 << 16));
+    const ssize_t n = ::read(fd, out->data() + used, out->size() - used);
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -46,8 +53,9 @@ Status ReadFileToString(const std::string& path, std::string* out) {
       out->clear();
       return PosixError("cannot read", path, err);
     }
-    out->append(buf, static_cast<size_t>(n));
+    used += static_cast<size_t>(n);
   }
+  out->resize(used);
   ::close(fd);
   return Status::OK();
 }
