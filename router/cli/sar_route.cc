@@ -118,6 +118,17 @@ sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {
   return sar::Status::OK();
 }
 
+// LoadFabric, then each LFT dump in `lft_paths` into the matching `lfts` entry.
+sar::Status LoadFabricAndLfts(const FabricArgs& args, const std::vector<std::string>& lft_paths,
+                              sar::Fabric* fabric, std::vector<sar::LftSet>* lfts) {
+  SAR_RETURN_IF_ERROR(LoadFabric(args, fabric));
+  lfts->resize(lft_paths.size());
+  for (size_t i = 0; i < lft_paths.size(); ++i) {
+    SAR_RETURN_IF_ERROR(sar::ReadLftDump(lft_paths[i], *fabric, &(*lfts)[i]));
+  }
+  return sar::Status::OK();
+}
+
 std::string Describe(const sar::Fabric& f, sar::NodeId n) {
   return f.description(n).empty() ? f.name(n) : f.description(n);
 }
@@ -307,11 +318,10 @@ int RunEval(const EvalArgs& a) {
   Stopwatch watch;
   Json timing;
   sar::Fabric f;
-  sar::Status s = LoadFabric(a.fabric, &f);
+  std::vector<sar::LftSet> tables;
+  sar::Status s = LoadFabricAndLfts(a.fabric, {a.lfts}, &f, &tables);
   if (!s.ok()) return Fail(s);
-  sar::LftSet lfts;
-  s = sar::ReadLftDump(a.lfts, f, &lfts);
-  if (!s.ok()) return Fail(s);
+  const sar::LftSet& lfts = tables[0];
   sar::JobMapping mapping;
   if (!a.jobs.empty()) {
     s = sar::ReadJobMapping(a.jobs, &mapping);
@@ -488,25 +498,21 @@ struct LftArgs {
 
 int RunConvertLfts(const LftArgs& a) {
   sar::Fabric f;
-  sar::Status s = LoadFabric(a.fabric, &f);
+  std::vector<sar::LftSet> tables;
+  sar::Status s = LoadFabricAndLfts(a.fabric, {a.in}, &f, &tables);
   if (!s.ok()) return Fail(s);
-  sar::LftSet lfts;
-  s = sar::ReadLftDump(a.in, f, &lfts);
-  if (!s.ok()) return Fail(s);
-  s = sar::WriteLftDump(a.out, f, lfts);
+  s = sar::WriteLftDump(a.out, f, tables[0]);
   if (!s.ok()) return Fail(s);
   return kOk;
 }
 
 int RunDiffLfts(const LftArgs& a) {
   sar::Fabric f;
-  sar::Status s = LoadFabric(a.fabric, &f);
+  std::vector<sar::LftSet> tables;
+  const sar::Status s = LoadFabricAndLfts(a.fabric, {a.in, a.other}, &f, &tables);
   if (!s.ok()) return Fail(s);
-  sar::LftSet x, y;
-  s = sar::ReadLftDump(a.in, f, &x);
-  if (!s.ok()) return Fail(s);
-  s = sar::ReadLftDump(a.other, f, &y);
-  if (!s.ok()) return Fail(s);
+  const sar::LftSet& x = tables[0];
+  const sar::LftSet& y = tables[1];
   long long diffs = 0;
   for (int sw = 0; sw < f.num_switches(); ++sw) {
     for (sar::Lid lid = 1; lid <= f.max_lid(); ++lid) {

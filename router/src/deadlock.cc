@@ -191,11 +191,7 @@ bool DependencyBuilder::FindCycle(const std::vector<uint64_t>& deps,
 }
 
 Status DependencyBuilder::Run(DeadlockReport* out) {
-  if (lfts_.num_switches() != fabric_.num_switches()) {
-    return Status::InvalidArgument("LFTs have " + std::to_string(lfts_.num_switches()) +
-                                   " switches, fabric has " +
-                                   std::to_string(fabric_.num_switches()));
-  }
+  SAR_RETURN_IF_ERROR(lfts_.CheckFits(fabric_));
   Prepare();
   const int n = fabric_.num_switches();
   const int workers = internal::WorkerCount(0, dests_.size(), 16);

@@ -28,11 +28,12 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
     return kNoNode;
   }
   const NodeId id = num_nodes();
-  // Check port GUIDs of the new node before changing anything.
-  for (int p = 0; p <= num_ports; ++p) {
-    Guid pg = kind == NodeKind::kSwitch ? node_guid : node_guid + p;
-    if (kind == NodeKind::kHca && p == 0) continue;
-    if (kind == NodeKind::kSwitch && p > 0) break;
+  // A switch registers one port GUID (its node GUID, on port 0); an HCA registers node GUID + N
+  // for each port N. Check them all before changing anything.
+  const int first_port = kind == NodeKind::kSwitch ? 0 : 1;
+  const int last_port = kind == NodeKind::kSwitch ? 0 : num_ports;
+  for (int p = first_port; p <= last_port; ++p) {
+    const Guid pg = node_guid + p;
     if (by_port_guid_.count(pg)) {
       if (err) *err = "node '" + name + "' port GUID " + GuidString(pg) + " already in use";
       return kNoNode;
@@ -56,12 +57,9 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
   for (int p = 0; p <= num_ports; ++p) {
     const PortId slot = num_port_slots();
     port_node_.push_back(id);
-    // A switch has one port GUID (its node GUID, on port 0); an HCA port N has node GUID + N.
-    Guid pg = kind == NodeKind::kSwitch ? node_guid : node_guid + p;
+    const Guid pg = kind == NodeKind::kSwitch ? node_guid : node_guid + p;
     port_guid_.push_back(pg);
-    if ((kind == NodeKind::kSwitch && p == 0) || (kind == NodeKind::kHca && p > 0)) {
-      by_port_guid_.emplace(pg, slot);
-    }
+    if (p >= first_port && p <= last_port) by_port_guid_.emplace(pg, slot);
     peer_.push_back(kNoPort);
     base_lid_.push_back(0);
     lmc_.push_back(0);

@@ -9,6 +9,12 @@ LftSet::LftSet(int num_switches, Lid max_lid)
       max_lid_(max_lid),
       ports_(static_cast<size_t>(num_switches) * (max_lid + 1), kNoRoute) {}
 
+Status LftSet::CheckFits(const Fabric& fabric) const {
+  if (num_switches_ == fabric.num_switches()) return Status::OK();
+  return Status::InvalidArgument("LFTs have " + std::to_string(num_switches_) +
+                                 " switches, fabric has " + std::to_string(fabric.num_switches()));
+}
+
 int VirtualLayers::num_layers() const {
   int highest = default_layer;
   for (const auto& [key, layer] : layer_) highest = std::max<int>(highest, layer);

@@ -150,18 +150,12 @@ EfiSummary Summarize(const Fabric& fabric, const std::vector<uint64_t>& load, in
   return s;
 }
 
-Status CheckSizes(const Fabric& fabric, const LftSet& lfts) {
-  if (lfts.num_switches() == fabric.num_switches()) return Status::OK();
-  return Status::InvalidArgument("LFTs have " + std::to_string(lfts.num_switches()) +
-                                 " switches, fabric has " + std::to_string(fabric.num_switches()));
-}
-
 }  // namespace
 
 Status ComputeMetrics(const Fabric& fabric, const LftSet& lfts,
                       const std::vector<ResolvedJob>& jobs, const MetricsOptions& options,
                       Metrics* out) {
-  SAR_RETURN_IF_ERROR(CheckSizes(fabric, lfts));
+  SAR_RETURN_IF_ERROR(lfts.CheckFits(fabric));
   const RouteTracer tracer(fabric, lfts);
   const EndpointIndex ix(fabric, tracer);
   Metrics m;
@@ -347,7 +341,7 @@ Status TrafficFlows(const Fabric& fabric, const TrafficSpec& spec,
 
 Status ComputeLinkLoad(const Fabric& fabric, const LftSet& lfts, const TrafficSpec& spec,
                        LinkLoad* out) {
-  SAR_RETURN_IF_ERROR(CheckSizes(fabric, lfts));
+  SAR_RETURN_IF_ERROR(lfts.CheckFits(fabric));
   const RouteTracer tracer(fabric, lfts);
   const EndpointIndex ix(fabric, tracer);
   const int n = static_cast<int>(ix.endpoints.size());

@@ -362,11 +362,7 @@ std::string Tracer::Describe(int source, const Dest& d, Worker* w) const {
 }
 
 Status Tracer::Run(TraceReport* out) {
-  if (lfts_.num_switches() != fabric_.num_switches()) {
-    return Status::InvalidArgument("LFTs have " + std::to_string(lfts_.num_switches()) +
-                                   " switches, fabric has " +
-                                   std::to_string(fabric_.num_switches()));
-  }
+  SAR_RETURN_IF_ERROR(lfts_.CheckFits(fabric_));
   Prepare();
   const size_t groups = group_begin_.size() - 1;
   const int workers = internal::WorkerCount(options_.threads, groups, 1);

@@ -37,6 +37,10 @@ class LftSet {
   const uint8_t* row(int switch_index) const { return ports_.data() + Offset(switch_index); }
   uint8_t* mutable_row(int switch_index) { return ports_.data() + Offset(switch_index); }
 
+  /// OK if these tables were made for `fabric` (one table per switch); the analyses check this
+  /// before indexing by switch.
+  Status CheckFits(const Fabric& fabric) const;
+
   friend bool operator==(const LftSet&, const LftSet&) = default;
 
  private:
