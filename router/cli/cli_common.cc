@@ -1,0 +1,89 @@
+#include "cli_common.h"
+
+#include <cstdio>
+#include <string>
+
+#include "sar/io/guid2lid.h"
+#include "sar/io/lft_dump.h"
+#include "sar/io/topology.h"
+#include "sar/lids.h"
+
+namespace sarcli {
+
+int ExitCodeFor(const sar::Status& s) {
+  switch (s.code()) {
+    case sar::Status::Code::kOk:
+      return kOk;
+    case sar::Status::Code::kCorruption:
+      return kBadInput;
+    case sar::Status::Code::kIOError:
+    case sar::Status::Code::kNotFound:
+      return kIoError;
+    case sar::Status::Code::kInvalidArgument:
+      return kUsage;
+    case sar::Status::Code::kFailed:
+      return kCheckFailed;
+  }
+  return kIoError;
+}
+
+int Fail(const sar::Status& s) {
+  std::fprintf(stderr, "sar-route: %s\n", s.ToString().c_str());
+  return ExitCodeFor(s);
+}
+
+// --- Loading a fabric with LIDs -------------------------------------------------------------
+
+void AddFabricOptions(CLI::App* cmd, FabricArgs* args) {
+  cmd->add_option("--topology,-t", args->topology, "topology file (ibnetdiscover or ibsim form)")
+      ->required();
+  cmd->add_option("--lids", args->lids,
+                  "OpenSM guid2lid file with the fabric's LIDs (default: the LIDs in the "
+                  "topology file, else the deterministic assignment)");
+  cmd->add_option("--lmc", args->lmc, "LMC for the deterministic LID assignment")
+      ->check(CLI::Range(0, 7));
+}
+
+sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {
+  SAR_RETURN_IF_ERROR(sar::ReadTopology(args.topology, fabric));
+  if (!args.lids.empty()) {
+    std::vector<sar::Guid2LidEntry> entries;
+    SAR_RETURN_IF_ERROR(sar::ReadGuid2Lid(args.lids, &entries));
+    fabric->ClearLids();
+    int skipped = 0;
+    sar::Status s = sar::ApplyGuid2Lid(entries, fabric, &skipped);
+    if (!s.ok()) return sar::Status::Corruption(args.lids + ": " + s.message());
+    if (skipped > 0) {
+      std::fprintf(stderr, "sar-route: note: %d GUIDs of %s are not in %s\n", skipped,
+                   args.lids.c_str(), args.topology.c_str());
+    }
+  } else if (fabric->max_lid() == 0) {
+    sar::LidOptions opts;
+    opts.lmc = args.lmc;
+    SAR_RETURN_IF_ERROR(sar::AssignLids(opts, fabric));
+  }
+  // Every endpoint needs a LID to be routed to; say which one lacks it rather than guess.
+  for (const sar::PortRef& e : fabric->Endpoints()) {
+    if (fabric->base_lid(e) == 0) {
+      return sar::Status::Corruption(args.topology + ": HCA '" + fabric->name(e.node) + "' port " +
+                                     std::to_string(e.port) + " has no LID (give --lids)");
+    }
+  }
+  return sar::Status::OK();
+}
+
+sar::Status LoadFabricAndLfts(const FabricArgs& args, const std::vector<std::string>& lft_paths,
+                              sar::Fabric* fabric, std::vector<sar::LftSet>* lfts) {
+  SAR_RETURN_IF_ERROR(LoadFabric(args, fabric));
+  lfts->resize(lft_paths.size());
+  for (size_t i = 0; i < lft_paths.size(); ++i) {
+    SAR_RETURN_IF_ERROR(sar::ReadLftDump(lft_paths[i], *fabric, &(*lfts)[i]));
+  }
+  return sar::Status::OK();
+}
+
+std::string Describe(const sar::Fabric& f, sar::NodeId n) {
+  return f.description(n).empty() ? f.name(n) : f.description(n);
+}
+
+}  // namespace sarcli

@@ -1,0 +1,68 @@
+// Shared pieces of the sar-route subcommands: exit codes, error printing, loading a fabric
+// with its LIDs, and the Subcommand table entry every command file provides.
+//
+// Exit codes: 0 success, 1 a check failed (invalid routing, tables differ), 2 bad usage,
+// 3 malformed input file, 4 I/O or system error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sar/fabric.h"
+#include "sar/lft.h"
+#include "sar/status.h"
+
+namespace sarcli {
+
+enum ExitCode { kOk = 0, kCheckFailed = 1, kUsage = 2, kBadInput = 3, kIoError = 4 };
+
+int ExitCodeFor(const sar::Status& s);
+/// Prints "sar-route: <error>" to stderr and returns its exit code.
+int Fail(const sar::Status& s);
+
+class Stopwatch {
+ public:
+  /// Milliseconds since construction or the previous Lap().
+  double Lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+    return ms;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+struct FabricArgs {
+  std::string topology;
+  std::string lids;  // guid2lid file
+  int lmc = 0;
+};
+
+/// --topology, --lids, --lmc.
+void AddFabricOptions(CLI::App* cmd, FabricArgs* args);
+
+/// Reads the topology and settles its LIDs: a guid2lid file wins, then LIDs carried by the
+/// topology (live ibnetdiscover output), then the deterministic assignment with args.lmc.
+sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric);
+
+/// LoadFabric, then each LFT dump in `lft_paths` into the matching `lfts` entry.
+sar::Status LoadFabricAndLfts(const FabricArgs& args, const std::vector<std::string>& lft_paths,
+                              sar::Fabric* fabric, std::vector<sar::LftSet>* lfts);
+
+/// A node's description, else its name.
+std::string Describe(const sar::Fabric& f, sar::NodeId n);
+
+/// One subcommand. `setup` adds its options to `cmd`, binding them to state it owns, and
+/// returns the function main() calls once the command line parsed.
+struct Subcommand {
+  const char* name;
+  const char* help;
+  std::function<int()> (*setup)(CLI::App* cmd);
+};
+
+}  // namespace sarcli

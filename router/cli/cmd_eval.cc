@@ -1,0 +1,267 @@
+// sar-route eval: validate routing tables and print their metrics.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "sar/deadlock.h"
+#include "sar/io/job_file.h"
+#include "sar/io/layers_file.h"
+#include "sar/jobs.h"
+#include "sar/metrics.h"
+#include "sar/trace.h"
+
+namespace sarcli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct EvalArgs {
+  FabricArgs fabric;
+  std::string lfts;
+  std::string jobs;
+  std::string layers;
+  bool json = false;
+  bool per_channel = false;
+  std::vector<std::string> traffic;
+  int threads = 0;
+};
+
+sar::Status ParseTraffic(const std::string& text, sar::TrafficSpec* spec) {
+  // all-to-all | shift:N | random:SEED | clustered:SIZE[:SEED]
+  const size_t colon = text.find(':');
+  const std::string kind = text.substr(0, colon);
+  std::vector<long long> nums;
+  for (size_t pos = colon; pos != std::string::npos;) {
+    const size_t next = text.find(':', pos + 1);
+    const std::string part =
+        text.substr(pos + 1, next == std::string::npos ? next : next - pos - 1);
+    char* end = nullptr;
+    const long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < 0) {
+      return sar::Status::InvalidArgument("--traffic: '" + part + "' is not a number in '" + text +
+                                          "'");
+    }
+    nums.push_back(v);
+    pos = next;
+  }
+  if (kind == "all-to-all" && nums.empty()) {
+    spec->pattern = sar::TrafficPattern::kAllToAll;
+  } else if (kind == "shift" && nums.size() == 1) {
+    spec->pattern = sar::TrafficPattern::kShift;
+    spec->shift = static_cast<int>(nums[0]);
+  } else if (kind == "random" && nums.size() <= 1) {
+    spec->pattern = sar::TrafficPattern::kRandomPermutation;
+    if (!nums.empty()) spec->seed = nums[0];
+  } else if (kind == "clustered" && (nums.size() == 1 || nums.size() == 2)) {
+    spec->pattern = sar::TrafficPattern::kClustered;
+    spec->cluster_size = static_cast<int>(nums[0]);
+    if (nums.size() == 2) spec->seed = nums[1];
+  } else {
+    return sar::Status::InvalidArgument(
+        "--traffic: expected all-to-all, shift:N, random[:SEED] or "
+        "clustered:SIZE[:SEED], got '" +
+        text + "'");
+  }
+  return sar::Status::OK();
+}
+
+Json EfiJson(const sar::EfiSummary& e) { return Json{{"max", e.max}, {"mean", e.mean}}; }
+
+int RunEval(const EvalArgs& a) {
+  Stopwatch watch;
+  Json timing;
+  sar::Fabric f;
+  std::vector<sar::LftSet> tables;
+  sar::Status s = LoadFabricAndLfts(a.fabric, {a.lfts}, &f, &tables);
+  if (!s.ok()) return Fail(s);
+  const sar::LftSet& lfts = tables[0];
+  sar::JobMapping mapping;
+  if (!a.jobs.empty()) {
+    s = sar::ReadJobMapping(a.jobs, &mapping);
+    if (!s.ok()) return Fail(s);
+  }
+  std::optional<sar::VirtualLayers> layers;
+  if (!a.layers.empty()) {
+    layers.emplace();
+    s = sar::ReadVirtualLayers(a.layers, &*layers);
+    if (!s.ok()) return Fail(s);
+  }
+  std::vector<sar::TrafficSpec> traffic(a.traffic.size());
+  for (size_t i = 0; i < a.traffic.size(); ++i) {
+    s = ParseTraffic(a.traffic[i], &traffic[i]);
+    if (!s.ok()) return Fail(s);
+  }
+  timing["read_ms"] = watch.Lap();
+
+  sar::TraceOptions topts;
+  topts.threads = a.threads;
+  sar::TraceReport trace;
+  s = sar::TraceAll(f, lfts, topts, &trace);
+  if (!s.ok()) return Fail(s);
+  timing["trace_ms"] = watch.Lap();
+
+  sar::DeadlockReport single_layer;
+  s = sar::CheckDeadlock(f, lfts, nullptr, &single_layer);
+  if (!s.ok()) return Fail(s);
+  std::optional<sar::DeadlockReport> layered;
+  if (layers) {
+    layered.emplace();
+    s = sar::CheckDeadlock(f, lfts, &*layers, &*layered);
+    if (!s.ok()) return Fail(s);
+  }
+  timing["deadlock_ms"] = watch.Lap();
+
+  std::vector<std::string> unknown_hosts;
+  const std::vector<sar::ResolvedJob> jobs = sar::ResolveJobs(f, mapping, &unknown_hosts);
+  for (const std::string& h : unknown_hosts) {
+    std::fprintf(stderr, "sar-route: note: host '%s' of %s is not in the fabric\n", h.c_str(),
+                 a.jobs.c_str());
+  }
+  sar::MetricsOptions mopts;
+  mopts.threads = a.threads;
+  sar::Metrics m;
+  s = sar::ComputeMetrics(f, lfts, jobs, mopts, &m);
+  if (!s.ok()) return Fail(s);
+  timing["metrics_ms"] = watch.Lap();
+
+  std::vector<sar::LinkLoad> loads(traffic.size());
+  for (size_t i = 0; i < traffic.size(); ++i) {
+    s = sar::ComputeLinkLoad(f, lfts, traffic[i], &loads[i]);
+    if (!s.ok()) return Fail(s);
+  }
+  timing["traffic_ms"] = watch.Lap();
+
+  const bool valid = trace.valid() && (!layered || layered->deadlock_free);
+
+  Json j;
+  j["valid"] = valid;
+  j["pairs"] = trace.pairs;
+  j["unreachable_pairs"] = trace.unreachable;
+  j["loops"] = trace.loops;
+  j["non_min_hop"] = trace.non_min_hop;
+  j["max_hops"] = trace.max_hops;
+  j["mean_hops"] = trace.mean_hops;
+  j["deadlock_free"] = layered ? Json(layered->deadlock_free) : Json(nullptr);
+  j["layers"] = layered ? Json(layered->layers) : Json(nullptr);
+  j["single_layer_deadlock_free"] = single_layer.deadlock_free;
+  j["channels"] = m.channels;
+  j["efi"] = EfiJson(m.efi);
+  j["effective_efi"] = EfiJson(m.effective_efi);
+  j["dark_fiber"] = m.dark_fiber;
+  Json jobs_json = Json::array();
+  for (const sar::JobMetrics& jm : m.jobs) {
+    jobs_json.push_back({{"id", jm.id},
+                         {"hosts", jm.hosts},
+                         {"leaf_switches", jm.leaf_switches},
+                         {"efi_max", jm.efi_max},
+                         {"channels", jm.channels}});
+  }
+  j["jobs"] = std::move(jobs_json);
+  if (!traffic.empty()) {
+    Json t = Json::array();
+    for (size_t i = 0; i < traffic.size(); ++i) {
+      const sar::LinkLoad& l = loads[i];
+      Json row = {{"pattern", a.traffic[i]},
+                  {"flows", l.flows},
+                  {"max_load", l.max_load},
+                  {"mean_load", l.mean_load}};
+      if (l.max_channel != sar::kNoPort) {
+        const sar::PortRef p = f.port_ref(l.max_channel);
+        row["max_channel"] = {{"from", f.name(p.node)}, {"from_port", p.port}};
+      }
+      t.push_back(std::move(row));
+    }
+    j["traffic"] = std::move(t);
+  }
+  j["problems"] = trace.examples;
+  if (layered && !layered->deadlock_free) {
+    Json cycle = Json::array();
+    for (sar::PortId c : layered->cycle) {
+      const sar::PortRef p = f.port_ref(c);
+      cycle.push_back(f.name(p.node) + "[" + std::to_string(p.port) + "]");
+    }
+    j["deadlock_cycle"] = {{"layer", layered->cyclic_layer}, {"channels", cycle}};
+  }
+  if (a.per_channel) {
+    Json pc = Json::array();
+    for (sar::PortId c = 0; c < f.num_port_slots(); ++c) {
+      if (!f.is_inter_switch(c)) continue;
+      const sar::PortRef from = f.port_ref(c);
+      const sar::PortRef to = f.peer(from);
+      pc.push_back({{"from", f.name(from.node)},
+                    {"from_port", from.port},
+                    {"to", f.name(to.node)},
+                    {"to_port", to.port},
+                    {"from_desc", Describe(f, from.node)},
+                    {"to_desc", Describe(f, to.node)},
+                    {"efi", m.efi_per_channel[c]},
+                    {"effective_efi", m.effective_efi_per_channel[c]}});
+    }
+    j["per_channel"] = std::move(pc);
+  }
+  j["timing_ms"] = timing;
+
+  if (a.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("routing:        %s\n", valid ? "valid" : "INVALID");
+    std::printf("pairs:          %llu traced, %llu unreachable, %llu loops, %llu not min-hop\n",
+                static_cast<unsigned long long>(trace.pairs),
+                static_cast<unsigned long long>(trace.unreachable),
+                static_cast<unsigned long long>(trace.loops),
+                static_cast<unsigned long long>(trace.non_min_hop));
+    std::printf("hops:           max %d, mean %.2f\n", trace.max_hops, trace.mean_hops);
+    std::printf("deadlock:       single layer %s",
+                single_layer.deadlock_free ? "acyclic" : "CYCLIC");
+    if (layered) {
+      std::printf("; %d layers %s", layered->layers, layered->deadlock_free ? "acyclic" : "CYCLIC");
+    }
+    std::printf("\nchannels:       %d switch-to-switch\n", m.channels);
+    std::printf("EFI:            max %llu, mean %.1f\n", static_cast<unsigned long long>(m.efi.max),
+                m.efi.mean);
+    if (!jobs.empty()) {
+      std::printf("effective EFI:  max %llu, mean %.2f\n",
+                  static_cast<unsigned long long>(m.effective_efi.max), m.effective_efi.mean);
+      std::printf("dark fiber:     %.1f%%\n", 100.0 * m.dark_fiber);
+      std::printf("%-16s %6s %6s %8s %9s\n", "job", "hosts", "leaves", "EFI max", "channels");
+      for (const sar::JobMetrics& jm : m.jobs) {
+        std::printf("%-16s %6d %6d %8llu %9d\n", jm.id.c_str(), jm.hosts, jm.leaf_switches,
+                    static_cast<unsigned long long>(jm.efi_max), jm.channels);
+      }
+    }
+    for (size_t i = 0; i < traffic.size(); ++i) {
+      std::printf("traffic %-12s %llu flows, max link load %llu, mean %.2f\n", a.traffic[i].c_str(),
+                  static_cast<unsigned long long>(loads[i].flows),
+                  static_cast<unsigned long long>(loads[i].max_load), loads[i].mean_load);
+    }
+    for (const std::string& e : trace.examples) std::printf("problem: %s\n", e.c_str());
+  }
+  return valid ? kOk : kCheckFailed;
+}
+
+}  // namespace
+
+std::function<int()> SetupEval(CLI::App* c) {
+  auto a = std::make_shared<EvalArgs>();
+  EvalArgs& e = *a;
+  AddFabricOptions(c, &e.fabric);
+  c->add_option("--lfts,-l", e.lfts, "LFT dump (OpenSM dump, file engine input, or dump_fts)")
+      ->required();
+  c->add_option("--jobs,-j", e.jobs, "job mapping file: '<hostname> <jobid>' per line");
+  c->add_option("--layers", e.layers, "virtual layer per route (see docs/formats.md)");
+  c->add_option("--traffic", e.traffic,
+                "max link load for all-to-all | shift:N | random[:SEED] | "
+                "clustered:SIZE[:SEED] (repeatable)");
+  c->add_option("--threads", e.threads, "worker threads (0 = all cores)");
+  c->add_flag("--json", e.json, "print one JSON object");
+  c->add_flag("--per-channel", e.per_channel, "with --json: EFI of every channel");
+  return [a] { return RunEval(*a); };
+}
+
+}  // namespace sarcli

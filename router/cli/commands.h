@@ -1,0 +1,15 @@
+// The sar-route subcommands, one file each (cmd_<name>.cc). See cli_common.h for Subcommand.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace sarcli {
+
+std::function<int()> SetupGen(CLI::App* cmd);
+std::function<int()> SetupInfo(CLI::App* cmd);
+std::function<int()> SetupEval(CLI::App* cmd);
+std::function<int()> SetupConvertLfts(CLI::App* cmd);
+std::function<int()> SetupDiffLfts(CLI::App* cmd);
+
+}  // namespace sarcli
