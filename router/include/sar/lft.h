@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "sar/fabric.h"
@@ -54,17 +53,22 @@ class LftSet {
 
 /// The virtual layer (0..15) of each route, keyed by (source LID, destination LID). Routes not
 /// listed use default_layer. Engines that need no layers leave this empty.
+/// Stored as one dense row per source LID (destination LID -> layer), because engines set a
+/// layer for nearly every endpoint pair and the deadlock check reads them in its inner loop.
 class VirtualLayers {
  public:
   int default_layer = 0;
-  void set(Lid src, Lid dst, int layer) { layer_[Key(src, dst)] = static_cast<uint8_t>(layer); }
+  /// REQUIRES: 0 <= layer <= 15.
+  void set(Lid src, Lid dst, int layer);
   int get(Lid src, Lid dst) const {
-    auto it = layer_.find(Key(src, dst));
-    return it == layer_.end() ? default_layer : it->second;
+    if (src >= rows_.size() || dst >= rows_[src].size()) return default_layer;
+    const uint8_t v = rows_[src][dst];
+    return v == kUnset ? default_layer : v;
   }
-  /// Highest layer used + 1.
+  /// Highest layer used + 1 (default_layer included).
   int num_layers() const;
-  size_t size() const { return layer_.size(); }
+  /// Number of listed routes.
+  size_t size() const { return size_; }
   struct Entry {
     Lid src, dst;
     int layer;
@@ -73,8 +77,9 @@ class VirtualLayers {
   std::vector<Entry> Entries() const;
 
  private:
-  static uint32_t Key(Lid src, Lid dst) { return (src << 16) | dst; }
-  std::unordered_map<uint32_t, uint8_t> layer_;
+  static constexpr uint8_t kUnset = 0xFF;
+  std::vector<std::vector<uint8_t>> rows_;  // [src][dst], kUnset = not listed
+  size_t size_ = 0;
 };
 
 }  // namespace sar

@@ -1,0 +1,51 @@
+// What every routing engine starts from: the switch-to-switch multigraph as flat arrays (CSR)
+// and the list of destinations to route, built once per routing pass.
+//
+// Parallel cables stay separate arcs, because engines balance over them. Destinations are every
+// cabled HCA port (with its 2^LMC LIDs) and every switch (its port-0 LID).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sar/fabric.h"
+
+namespace sar::internal {
+
+struct Destination {
+  NodeId node = kNoNode;  // the HCA or switch owning the LIDs
+  int port = 0;           // HCA port number; 0 for a switch
+  Lid base_lid = 0;
+  int num_lids = 1;     // 2^lmc
+  int sw = -1;          // switch index the LIDs live on: the HCA port's peer switch, or itself
+  uint8_t sw_port = 0;  // port of `sw` that delivers: the cable to the HCA, or 0
+  bool is_switch = false;
+};
+
+struct SwitchGraph {
+  int num_switches = 0;
+  /// Arcs of switch s: [arc_begin[s], arc_begin[s + 1]), one per cabled switch-to-switch port.
+  std::vector<int> arc_begin;
+  std::vector<int> arc_to;          // neighbour switch index
+  std::vector<uint8_t> arc_port;    // port number on the arc's own switch
+  std::vector<PortId> arc_channel;  // the directed channel (port slot) of the arc
+  std::vector<int> arc_reverse;     // the arc of the same cable in the other direction
+  /// HCA ports first (in Fabric::Endpoints() order), then switches (in switches() order).
+  std::vector<Destination> dests;
+  int num_endpoint_dests = 0;  // dests[0, num_endpoint_dests) are HCA ports
+  /// Per switch index: how many HCA ports are cabled to it.
+  std::vector<int> hcas_on_switch;
+
+  int degree(int s) const { return arc_begin[s + 1] - arc_begin[s]; }
+};
+
+SwitchGraph BuildSwitchGraph(const Fabric& fabric);
+
+/// Hop counts (switch-to-switch cables) from every switch to switch `to`; -1 = unreachable.
+void HopsTo(const SwitchGraph& g, int to, std::vector<int>* hops);
+
+/// Labels each switch with its connected component (0, 1, ...); returns the number of
+/// components that contain at least one HCA port. Switches without cables get their own.
+int SwitchComponents(const SwitchGraph& g, std::vector<int>* component);
+
+}  // namespace sar::internal
