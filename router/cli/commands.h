@@ -11,5 +11,7 @@ std::function<int()> SetupInfo(CLI::App* cmd);
 std::function<int()> SetupEval(CLI::App* cmd);
 std::function<int()> SetupConvertLfts(CLI::App* cmd);
 std::function<int()> SetupDiffLfts(CLI::App* cmd);
+std::function<int()> SetupJobMix(CLI::App* cmd);
+std::function<int()> SetupCompare(CLI::App* cmd);
 
 }  // namespace sarcli

@@ -26,6 +26,10 @@ const Subcommand kSubcommands[] = {
      sarcli::SetupConvertLfts},
     {"diff-lfts", "compare two LFT dumps entry for entry (exit 1 if they differ)",
      sarcli::SetupDiffLfts},
+    {"jobmix", "write a synthetic job mix of a busy machine (job mapping file)",
+     sarcli::SetupJobMix},
+    {"compare", "our engines and OpenSM's real ones on one fabric and job mix, side by side",
+     sarcli::SetupCompare},
 };
 
 }  // namespace

@@ -1,0 +1,352 @@
+// sar-route compare: several routings of one fabric and job mix side by side, ours computed here
+// and OpenSM's real engines run on the ibsim test bed (scripts/sar_testbed.py) and read back
+// from the simulated switches.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "sar/engine.h"
+#include "sar/io/guid2lid.h"
+#include "sar/io/job_file.h"
+#include "sar/io/lft_dump.h"
+#include "sar/io/topology.h"
+#include "sar/jobs.h"
+#include "sar/metrics.h"
+#include "sar/trace.h"
+
+extern char** environ;
+
+namespace sarcli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+struct CompareArgs {
+  FabricArgs fabric;
+  std::string jobs;
+  std::vector<std::string> engines;
+  std::vector<std::string> opensm;
+  int vls = 8;
+  int threads = 0;
+  bool json = false;
+  std::string testbed_script;
+  std::string workdir;
+};
+
+// One line of the table.
+struct Row {
+  std::string name;
+  bool ok = false;
+  std::string error;
+  bool valid = false;
+  sar::Metrics metrics;
+  double mean_job_efi_max = 0;   // over jobs spanning >= 2 leaf switches
+  double mean_job_channels = 0;  // same jobs
+  int unused_channels = 0;       // switch-to-switch channels no route crosses
+  double routing_ms = 0;
+  int layers = 1;  // -1 = unknown
+};
+
+// Where scripts/sar_testbed.py is: the option, $SAR_TESTBED, beside the source tree the binary
+// was built in, or the installed share directory.
+std::string FindTestbedScript(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("SAR_TESTBED")) return env;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const char* rel : {"../../scripts/sar_testbed.py", "../scripts/sar_testbed.py",
+                            "../share/sar/sar_testbed.py"}) {
+      const fs::path p = exe.parent_path() / rel;
+      if (fs::exists(p, ec)) return fs::weakly_canonical(p, ec).string();
+    }
+  }
+  return "";
+}
+
+// Runs argv, stdout and stderr to `log`; returns the exit status (or -1).
+int RunLogged(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string LastLines(const std::string& path, int n) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (size_t i = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0; i < lines.size();
+       ++i) {
+    out += (out.empty() ? "" : " | ") + lines[i];
+  }
+  return out;
+}
+
+void Judge(const sar::Fabric& f, const sar::LftSet& lfts, const std::vector<sar::ResolvedJob>& jobs,
+           int threads, Row* row) {
+  sar::TraceOptions topts;
+  topts.threads = threads;
+  topts.check_min_hop = false;
+  sar::TraceReport trace;
+  sar::Status s = sar::TraceAll(f, lfts, topts, &trace);
+  if (!s.ok()) {
+    row->error = s.ToString();
+    return;
+  }
+  row->valid = trace.valid();
+  sar::MetricsOptions mopts;
+  mopts.threads = threads;
+  s = sar::ComputeMetrics(f, lfts, jobs, mopts, &row->metrics);
+  if (!s.ok()) {
+    row->error = s.ToString();
+    return;
+  }
+  int n = 0;
+  for (const sar::JobMetrics& jm : row->metrics.jobs) {
+    if (jm.leaf_switches < 2) continue;
+    ++n;
+    row->mean_job_efi_max += static_cast<double>(jm.efi_max);
+    row->mean_job_channels += jm.channels;
+  }
+  if (n > 0) {
+    row->mean_job_efi_max /= n;
+    row->mean_job_channels /= n;
+  }
+  for (sar::PortId c = 0; c < f.num_port_slots(); ++c) {
+    row->unused_channels += f.is_inter_switch(c) && row->metrics.efi_per_channel[c] == 0;
+  }
+  row->ok = true;
+}
+
+void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
+               const std::vector<sar::ResolvedJob>& jobs, const std::string& engine, Row* row) {
+  row->name = engine;
+  std::unique_ptr<sar::RoutingEngine> e = sar::MakeRoutingEngine(engine);
+  if (!e) {
+    row->error = "no engine '" + engine + "'";
+    return;
+  }
+  sar::RoutingInput in;
+  in.fabric = &f;
+  in.num_vls = a.vls;
+  in.jobs = &jobs;
+  in.threads = a.threads;
+  sar::RoutingOutput out;
+  Stopwatch watch;
+  const sar::Status s = e->Route(in, &out);
+  row->routing_ms = watch.Lap();
+  if (!s.ok()) {
+    row->error = s.ToString();
+    return;
+  }
+  row->layers = out.num_layers;
+  Judge(f, out.lfts, jobs, a.threads, row);
+}
+
+void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
+                 const std::vector<sar::ResolvedJob>& jobs, const std::string& script,
+                 const fs::path& dir, const std::string& engine, Row* row) {
+  row->name = "opensm:" + engine;
+  row->layers = -1;  // OpenSM does not say
+  const fs::path out = dir / ("opensm-" + engine);
+  std::vector<std::string> argv = {"python3",
+                                   script,
+                                   "route",
+                                   "--topology",
+                                   (dir / "fabric.topo").string(),
+                                   "--guid2lid",
+                                   (dir / "guid2lid").string(),
+                                   "--engine",
+                                   engine,
+                                   "--out",
+                                   out.string()};
+  int lmc = 0;
+  for (const sar::PortRef& p : f.Endpoints()) lmc = std::max(lmc, f.lmc(p));
+  argv.push_back("--lmc");
+  argv.push_back(std::to_string(lmc));
+  const std::string log = (dir / ("opensm-" + engine + ".log")).string();
+  std::fprintf(stderr, "sar-route: running OpenSM %s on the test bed...\n", engine.c_str());
+  const int rc = RunLogged(argv, log);
+  if (rc != 0) {
+    row->error = "test bed failed (exit " + std::to_string(rc) + "): " + LastLines(log, 2);
+    return;
+  }
+  std::ifstream result(out / "result.json");
+  try {
+    const Json r = Json::parse(result);
+    if (r.contains("routing_time_s") && r["routing_time_s"].is_number()) {
+      row->routing_ms = 1000.0 * r["routing_time_s"].get<double>();
+    }
+  } catch (const Json::exception& e) {
+    row->error = std::string("bad result.json: ") + e.what();
+    return;
+  }
+  sar::LftSet lfts;
+  const sar::Status s = sar::ReadLftDump((out / "switches.lfts").string(), f, &lfts);
+  if (!s.ok()) {
+    row->error = s.ToString();
+    return;
+  }
+  Judge(f, lfts, jobs, a.threads, row);
+}
+
+int RunCompare(const CompareArgs& a) {
+  sar::Fabric f;
+  sar::Status s = LoadFabric(a.fabric, &f);
+  if (!s.ok()) return Fail(s);
+  sar::JobMapping mapping;
+  s = sar::ReadJobMapping(a.jobs, &mapping);
+  if (!s.ok()) return Fail(s);
+  std::vector<std::string> unknown;
+  const std::vector<sar::ResolvedJob> jobs = sar::ResolveJobs(f, mapping, &unknown);
+  for (const std::string& h : unknown) {
+    std::fprintf(stderr, "sar-route: note: host '%s' of %s is not in the fabric\n", h.c_str(),
+                 a.jobs.c_str());
+  }
+
+  std::string script;
+  fs::path dir;
+  if (!a.opensm.empty()) {
+    script = FindTestbedScript(a.testbed_script);
+    if (script.empty()) {
+      return Fail(sar::Status::NotFound(
+          "--opensm needs scripts/sar_testbed.py: give --testbed-script or set SAR_TESTBED"));
+    }
+    std::error_code ec;
+    if (!a.workdir.empty()) {
+      dir = a.workdir;
+      fs::create_directories(dir, ec);
+    } else {
+      std::string tmpl = (fs::temp_directory_path(ec) / "sar-compare-XXXXXX").string();
+      if (mkdtemp(tmpl.data()) == nullptr) {
+        return Fail(sar::Status::IOError("cannot create a temporary directory: " + tmpl));
+      }
+      dir = tmpl;
+    }
+    // The test bed simulates exactly this fabric with exactly these LIDs.
+    s = sar::WriteTopology((dir / "fabric.topo").string(), f, sar::TopologyWriteOptions());
+    if (s.ok()) s = sar::WriteGuid2Lid((dir / "guid2lid").string(), f);
+    if (!s.ok()) return Fail(s);
+  }
+
+  std::vector<Row> rows;
+  for (const std::string& e : a.engines) {
+    rows.emplace_back();
+    RouteOurs(a, f, jobs, e, &rows.back());
+  }
+  for (const std::string& e : a.opensm) {
+    rows.emplace_back();
+    RouteOpenSm(a, f, jobs, script, dir, e, &rows.back());
+  }
+  if (!a.opensm.empty() && a.workdir.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  int multi = 0;
+  for (const sar::ResolvedJob& j : jobs) multi += j.num_leaf_switches >= 2;
+  bool all_ok = true;
+  Json out;
+  out["topology"] = a.fabric.topology;
+  out["jobs"] = jobs.size();
+  out["multi_switch_jobs"] = multi;
+  Json table = Json::array();
+  for (const Row& r : rows) {
+    all_ok = all_ok && r.ok && r.valid;
+    Json j = {{"engine", r.name}, {"ok", r.ok}};
+    if (!r.ok) {
+      j["error"] = r.error;
+    } else {
+      j["valid"] = r.valid;
+      j["effective_efi_max"] = r.metrics.effective_efi.max;
+      j["effective_efi_mean"] = r.metrics.effective_efi.mean;
+      j["efi_max"] = r.metrics.efi.max;
+      j["dark_fiber"] = r.metrics.dark_fiber;
+      j["mean_job_efi_max"] = r.mean_job_efi_max;
+      j["mean_job_channels"] = r.mean_job_channels;
+      j["unused_channels"] = r.unused_channels;
+      j["routing_ms"] = r.routing_ms;
+      j["layers"] = r.layers >= 0 ? Json(r.layers) : Json(nullptr);
+    }
+    table.push_back(std::move(j));
+  }
+  out["engines"] = std::move(table);
+  if (a.json) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::printf("%s: %zu jobs, %d span two or more leaf switches\n", a.fabric.topology.c_str(),
+                jobs.size(), multi);
+    std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s\n", "engine", "valid", "effEFImax",
+                "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms", "layers");
+    for (const Row& r : rows) {
+      if (!r.ok) {
+        std::printf("%-16s FAILED: %s\n", r.name.c_str(), r.error.c_str());
+        continue;
+      }
+      std::printf("%-16s %5s %9llu %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s\n", r.name.c_str(),
+                  r.valid ? "yes" : "NO",
+                  static_cast<unsigned long long>(r.metrics.effective_efi.max),
+                  r.metrics.effective_efi.mean, 100.0 * r.metrics.dark_fiber, r.mean_job_efi_max,
+                  r.mean_job_channels, r.unused_channels, r.routing_ms,
+                  r.layers >= 0 ? std::to_string(r.layers).c_str() : "-");
+    }
+  }
+  return all_ok ? kOk : kCheckFailed;
+}
+
+}  // namespace
+
+std::function<int()> SetupCompare(CLI::App* c) {
+  auto a = std::make_shared<CompareArgs>();
+  AddFabricOptions(c, &a->fabric);
+  c->add_option("--jobs,-j", a->jobs, "job mapping file: '<hostname> <jobid>' per line")
+      ->required();
+  c->add_option("--engines,-e", a->engines,
+                "our engines, comma separated (see route --engine list)")
+      ->delimiter(',');
+  c->add_option("--opensm", a->opensm,
+                "OpenSM engines to run on the ibsim test bed, comma separated (e.g. "
+                "ftree,dfsssp,updn,minhop)")
+      ->delimiter(',');
+  c->add_option("--vls", a->vls, "virtual lanes for layered engines")->check(CLI::Range(1, 15));
+  c->add_option("--threads", a->threads, "worker threads (0 = all cores)");
+  c->add_option("--testbed-script", a->testbed_script,
+                "path of scripts/sar_testbed.py (default: $SAR_TESTBED or found beside the build)");
+  c->add_option("--workdir", a->workdir, "keep the OpenSM runs here (default: a removed temp dir)");
+  c->add_flag("--json", a->json, "print one JSON object");
+  return [a] {
+    if (a->engines.empty() && a->opensm.empty()) {
+      return Fail(sar::Status::InvalidArgument("give --engines and/or --opensm"));
+    }
+    return RunCompare(*a);
+  };
+}
+
+}  // namespace sarcli
