@@ -26,6 +26,7 @@ const Subcommand kSubcommands[] = {
      sarcli::SetupConvertLfts},
     {"diff-lfts", "compare two LFT dumps entry for entry (exit 1 if they differ)",
      sarcli::SetupDiffLfts},
+    {"route", "compute and check routing tables with an engine", sarcli::SetupRoute},
 };
 
 }  // namespace
