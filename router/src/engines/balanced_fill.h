@@ -4,10 +4,13 @@
 //
 // Balance is per switch and per port (each parallel cable is its own port): destinations are
 // taken in LID order, and each LID goes to the candidate port that has carried the fewest
-// endpoint LIDs so far. The 2^LMC LIDs of one HCA port first avoid ports, then neighbour
-// switches, that its earlier LIDs already use, so LMC gives really different paths. Switch LIDs
-// are routed the same way but not counted as load (OpenSM's default port_profile_switch_nodes
-// FALSE does the same), because management traffic is light.
+// endpoint base LIDs so far. The 2^LMC LIDs of one HCA port first avoid ports, then neighbour
+// switches, that its earlier LIDs already use, so LMC gives really different paths. Only base
+// LIDs count as load, as in OpenSM (seen on the test bed: with LMC 1 its minhop spreads the base
+// LIDs round-robin): the base LID is what most traffic and the EFI use, and counting the extra
+// LIDs too would pile the base LIDs onto every other port. Switch LIDs are routed the same way
+// but not counted (OpenSM's default port_profile_switch_nodes FALSE), as management traffic is
+// light.
 #pragma once
 
 #include <algorithm>
@@ -78,7 +81,7 @@ inline void FillBalanced(const SwitchGraph& g, int threads, const CandidateFn& c
         }
         row[d.base_lid + i] = g.arc_port[best];
         chosen.push_back(best);
-        if (!d.is_switch) ++load[best - begin];
+        if (i == 0 && !d.is_switch) ++load[best - begin];
       }
     }
   });

@@ -67,15 +67,18 @@ inline TraceReport Trace(const Fabric& f, const LftSet& lfts) {
   return r;
 }
 
-/// Walks the tables from every switch to every switch LID; returns the number of walks that do
-/// not end at the target's port 0 within num_switches hops, and counts longer-than-BFS walks.
+/// Walks the tables from every switch to every LID (switch and HCA LIDs, all 2^LMC) whose
+/// owner it is cabled to; returns the number of walks that do not arrive, and counts in *longer
+/// the arrivals that took more switch hops than the BFS distance.
 inline int BadSwitchRoutes(const Fabric& f, const LftSet& lfts, int* longer) {
   int bad = 0;
   *longer = 0;
-  for (NodeId target : f.switches()) {
-    const Lid lid = f.switch_lid(target);
-    // BFS distances to the target over switches.
-    std::vector<int> dist(f.num_nodes(), -1);
+  for (Lid lid = 1; lid <= f.max_lid(); ++lid) {
+    const PortRef owner = f.lid_owner(lid);
+    if (!owner.valid()) continue;
+    const NodeId target = f.is_switch(owner.node) ? owner.node : f.peer(owner).node;
+    if (target == kNoNode || !f.is_switch(target)) continue;
+    std::vector<int> dist(f.num_nodes(), -1);  // switch hops to the target's switch
     std::vector<NodeId> queue{target};
     dist[target] = 0;
     for (size_t i = 0; i < queue.size(); ++i) {
@@ -91,14 +94,23 @@ inline int BadSwitchRoutes(const Fabric& f, const LftSet& lfts, int* longer) {
       if (dist[from] < 0) continue;
       NodeId at = from;
       int hops = 0;
+      bool arrived = false;
       for (; hops <= f.num_switches(); ++hops) {
         const int port = lfts.port(f.switch_index(at), lid);
-        if (port == 0 || port == LftSet::kNoRoute) break;
+        if (port == LftSet::kNoRoute) break;
+        if (port == 0) {
+          arrived = PortRef{at, 0} == owner;
+          break;
+        }
         const PortRef next = f.peer({at, port});
-        if (!next.valid() || !f.is_switch(next.node)) break;
+        if (!next.valid()) break;
+        if (!f.is_switch(next.node)) {
+          arrived = next == owner;
+          break;
+        }
         at = next.node;
       }
-      if (at != target || lfts.port(f.switch_index(at), lid) != 0) {
+      if (!arrived) {
         ++bad;
       } else if (hops > dist[from]) {
         ++*longer;

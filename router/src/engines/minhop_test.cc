@@ -45,31 +45,35 @@ TEST(MinHop, IntactFatTreesDeliverEveryLidOnShortestPaths) {
   }
 }
 
-// Counting the tables directly: on FT(2;M0,M1) a leaf sends the LIDs of every HCA on other
-// leaves up, so its up-ports (parallel cables included) each carry the same number, +-1.
+// Counting the tables directly: on FT(2;M0,M1) a leaf sends the base LIDs of every HCA on
+// other leaves up, so its up-ports (parallel cables included) each carry the same number, +-1,
+// also with LMC (the base LIDs are what the EFI and most traffic use).
 TEST(MinHop, LeafUpPortsCarryEqualShares) {
-  for (int parallel : {1, 2}) {
-    Fabric f;
-    ASSERT_TRUE(GenerateFatTree2(4, 5, parallel, {}, &f).ok());
-    ASSERT_TRUE(AssignLids({}, &f).ok());
-    const RoutingOutput out = RouteOk("minhop", f);
-    for (NodeId leaf : f.switches()) {
-      if (f.name(leaf).rfind("leaf", 0) != 0) continue;
-      std::map<int, int> per_port;
-      for (int p = 1; p <= f.num_ports(leaf); ++p) {
-        const PortRef q = f.peer({leaf, p});
-        if (q.valid() && f.is_switch(q.node)) per_port[p] = 0;
+  for (int parallel : {1, 2})
+    for (int lmc : {0, 1, 2}) {
+      Fabric f;
+      ASSERT_TRUE(GenerateFatTree2(4, 5, parallel, {}, &f).ok());
+      LidOptions lo;
+      lo.lmc = lmc;
+      ASSERT_TRUE(AssignLids(lo, &f).ok());
+      const RoutingOutput out = RouteOk("minhop", f);
+      for (NodeId leaf : f.switches()) {
+        if (f.name(leaf).rfind("leaf", 0) != 0) continue;
+        std::map<int, int> per_port;
+        for (int p = 1; p <= f.num_ports(leaf); ++p) {
+          const PortRef q = f.peer({leaf, p});
+          if (q.valid() && f.is_switch(q.node)) per_port[p] = 0;
+        }
+        ASSERT_EQ(per_port.size(), 4u * parallel);
+        for (const PortRef& e : f.Endpoints()) {
+          if (f.peer(e).node == leaf) continue;
+          ++per_port.at(out.lfts.port(f.switch_index(leaf), f.base_lid(e)));
+        }
+        int lo = 1 << 30, hi = 0;
+        for (const auto& [port, n] : per_port) lo = std::min(lo, n), hi = std::max(hi, n);
+        EXPECT_LE(hi - lo, 1) << f.name(leaf) << " parallel " << parallel << " lmc " << lmc;
       }
-      ASSERT_EQ(per_port.size(), 4u * parallel);
-      for (const PortRef& e : f.Endpoints()) {
-        if (f.peer(e).node == leaf) continue;
-        ++per_port.at(out.lfts.port(f.switch_index(leaf), f.base_lid(e)));
-      }
-      int lo = 1 << 30, hi = 0;
-      for (const auto& [port, n] : per_port) lo = std::min(lo, n), hi = std::max(hi, n);
-      EXPECT_LE(hi - lo, 1) << f.name(leaf) << " parallel " << parallel;
     }
-  }
 }
 
 // With LMC, the LIDs of one HCA port leave each remote leaf by different up-ports.

@@ -18,9 +18,14 @@
 // HCA-attached switch is smallest (lowest index on ties); with one root every connected pair
 // has a legal route. The roots used are put into the notes.
 //
-// Switch LIDs (management traffic, on VL15, outside the deadlock question) take a legal route
-// when there is one and the shortest path otherwise: with several roots, one top switch cannot
-// reach another without going down and up again.
+// A switch with no legal route to a destination is one no legal endpoint route ever enters
+// (the rest of a legal route is legal from every switch on it). It still gets a shortest-path
+// entry, so that switch-originated traffic (management on VL15, outside the deadlock question,
+// e.g. traps to the SM) arrives: with several roots one top switch cannot reach another, or an
+// HCA below a failed link, without going down and up again. That fallback cannot loop: it
+// descends in hop count until it meets a switch with a legal route, which never leads back.
+// HCA-attached switches are the exception for HCA destinations: a missing legal route there is
+// a disconnected pair (an error, or a hole with allow_disconnected), not something to paper over.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -225,7 +230,7 @@ class UpDownEngine : public RoutingEngine {
         in.allow_disconnected, "no legal up*/down* route", &result.notes));
 
     // Plain hop counts, only towards switches that some switch cannot reach legally (see the
-    // top comment): with several roots, the other roots.
+    // top comment).
     std::vector<std::vector<int>> plain(n);
     const int workers = WorkerCount(in.threads, n, 16);
     ParallelFor(workers, n, 16, [&](int, size_t t) {
@@ -249,7 +254,7 @@ class UpDownEngine : public RoutingEngine {
             }
             return;
           }
-          if (!to_switch) return;
+          if (!to_switch && g.hcas_on_switch[s] > 0) return;
           const std::vector<int>& hops = plain[t];
           if (hops[s] <= 0) return;
           for (int a = g.arc_begin[s]; a < g.arc_begin[s + 1]; ++a) {
