@@ -13,5 +13,6 @@ std::function<int()> SetupConvertLfts(CLI::App* cmd);
 std::function<int()> SetupDiffLfts(CLI::App* cmd);
 std::function<int()> SetupJobMix(CLI::App* cmd);
 std::function<int()> SetupCompare(CLI::App* cmd);
+std::function<int()> SetupRoute(CLI::App* cmd);
 
 }  // namespace sarcli

@@ -30,6 +30,7 @@ const Subcommand kSubcommands[] = {
      sarcli::SetupJobMix},
     {"compare", "our engines and OpenSM's real ones on one fabric and job mix, side by side",
      sarcli::SetupCompare},
+    {"route", "compute and check routing tables with an engine", sarcli::SetupRoute},
 };
 
 }  // namespace

@@ -1,0 +1,123 @@
+// Helpers for the engine tests (header-only; not part of libsar): fabrics to route, and checks
+// written against the Fabric and LftSet APIs only, independent of the engines' own code.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sar/deadlock.h"
+#include "sar/engine.h"
+#include "sar/failures.h"
+#include "sar/generate.h"
+#include "sar/lids.h"
+#include "sar/trace.h"
+
+namespace sar::enginetest {
+
+inline Fabric Pgft(const PgftSpec& spec, int lmc) {
+  Fabric f;
+  EXPECT_TRUE(GeneratePgft(spec, {}, &f).ok());
+  LidOptions lo;
+  lo.lmc = lmc;
+  EXPECT_TRUE(AssignLids(lo, &f).ok());
+  return f;
+}
+
+/// A small random PGFT (height 2 or 3, a few children and parents, some parallel cables).
+inline PgftSpec RandomSpec(std::mt19937_64* rng) {
+  auto pick = [rng](int lo, int hi) { return lo + static_cast<int>((*rng)() % (hi - lo + 1)); };
+  PgftSpec s;
+  s.height = pick(2, 3);
+  for (int l = 0; l < s.height; ++l) {
+    s.m.push_back(pick(2, 4));
+    s.w.push_back(l == 0 ? 1 : pick(1, 3));
+    s.p.push_back(l == 0 ? 1 : pick(1, 2));
+  }
+  return s;
+}
+
+/// `f` with random switch-to-switch cables and switches removed, HCAs kept connected. Returns
+/// false (and leaves *out alone) if the generator could not find such failures.
+inline bool Degrade(const Fabric& f, int links, int switches, uint64_t seed, Fabric* out) {
+  RandomFailureOptions o;
+  o.num_links = links;
+  o.num_switches = switches;
+  o.seed = seed;
+  FailureSet fs;
+  if (!PickRandomFailures(f, o, &fs).ok()) return false;
+  return ApplyFailures(f, fs, out).ok();
+}
+
+inline RoutingOutput RouteOk(const std::string& engine, const Fabric& f, RoutingInput in = {}) {
+  in.fabric = &f;
+  RoutingOutput out;
+  const Status s = MakeRoutingEngine(engine)->Route(in, &out);
+  EXPECT_TRUE(s.ok()) << engine << ": " << s.ToString();
+  return out;
+}
+
+inline TraceReport Trace(const Fabric& f, const LftSet& lfts) {
+  TraceReport r;
+  TraceOptions o;
+  o.max_examples = 3;
+  EXPECT_TRUE(TraceAll(f, lfts, o, &r).ok());
+  return r;
+}
+
+/// Walks the tables from every switch to every LID (switch and HCA LIDs, all 2^LMC) whose
+/// owner it is cabled to; returns the number of walks that do not arrive, and counts in *longer
+/// the arrivals that took more switch hops than the BFS distance.
+inline int BadSwitchRoutes(const Fabric& f, const LftSet& lfts, int* longer) {
+  int bad = 0;
+  *longer = 0;
+  for (Lid lid = 1; lid <= f.max_lid(); ++lid) {
+    const PortRef owner = f.lid_owner(lid);
+    if (!owner.valid()) continue;
+    const NodeId target = f.is_switch(owner.node) ? owner.node : f.peer(owner).node;
+    if (target == kNoNode || !f.is_switch(target)) continue;
+    std::vector<int> dist(f.num_nodes(), -1);  // switch hops to the target's switch
+    std::vector<NodeId> queue{target};
+    dist[target] = 0;
+    for (size_t i = 0; i < queue.size(); ++i) {
+      for (int p = 1; p <= f.num_ports(queue[i]); ++p) {
+        const PortRef q = f.peer({queue[i], p});
+        if (q.valid() && f.is_switch(q.node) && dist[q.node] < 0) {
+          dist[q.node] = dist[queue[i]] + 1;
+          queue.push_back(q.node);
+        }
+      }
+    }
+    for (NodeId from : f.switches()) {
+      if (dist[from] < 0) continue;
+      NodeId at = from;
+      int hops = 0;
+      bool arrived = false;
+      for (; hops <= f.num_switches(); ++hops) {
+        const int port = lfts.port(f.switch_index(at), lid);
+        if (port == LftSet::kNoRoute) break;
+        if (port == 0) {
+          arrived = PortRef{at, 0} == owner;
+          break;
+        }
+        const PortRef next = f.peer({at, port});
+        if (!next.valid()) break;
+        if (!f.is_switch(next.node)) {
+          arrived = next == owner;
+          break;
+        }
+        at = next.node;
+      }
+      if (!arrived) {
+        ++bad;
+      } else if (hops > dist[from]) {
+        ++*longer;
+      }
+    }
+  }
+  return bad;
+}
+
+}  // namespace sar::enginetest

@@ -1,0 +1,186 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "engines/engine_test_util.h"
+#include "test_fabrics.h"
+
+namespace sar {
+namespace {
+
+using enginetest::BadSwitchRoutes;
+using enginetest::Pgft;
+using enginetest::RouteOk;
+using enginetest::Trace;
+
+PgftSpec Spec(int h, std::vector<int> m, std::vector<int> w, std::vector<int> p) {
+  return PgftSpec{h, std::move(m), std::move(w), std::move(p)};
+}
+
+TEST(MinHop, IntactFatTreesDeliverEveryLidOnShortestPaths) {
+  const std::vector<PgftSpec> specs = {
+      Spec(2, {4, 4}, {1, 4}, {1, 1}),           // FT(2;4,4)
+      Spec(2, {4, 3}, {1, 4}, {1, 2}),           // parallel cables
+      Spec(3, {2, 2, 3}, {1, 2, 2}, {1, 2, 1}),  // Dmodc Fig. 1
+      Spec(3, {4, 4, 4}, {1, 4, 4}, {1, 1, 1}),  // 4-ary-3-tree
+  };
+  for (const PgftSpec& spec : specs) {
+    for (int lmc = 0; lmc <= 2; ++lmc) {
+      SCOPED_TRACE("height " + std::to_string(spec.height) + " lmc " + std::to_string(lmc));
+      const Fabric f = Pgft(spec, lmc);
+      const RoutingOutput out = RouteOk("minhop", f);
+      EXPECT_EQ(out.num_layers, 1);
+      EXPECT_EQ(out.layers.size(), 0u);
+      const TraceReport r = Trace(f, out.lfts);
+      EXPECT_TRUE(r.valid());
+      EXPECT_EQ(r.delivered, r.pairs);
+      EXPECT_EQ(r.non_min_hop, 0u);
+      int longer = 0;
+      EXPECT_EQ(BadSwitchRoutes(f, out.lfts, &longer), 0);
+      EXPECT_EQ(longer, 0);
+    }
+  }
+}
+
+// Counting the tables directly: on FT(2;M0,M1) a leaf sends the base LIDs of every HCA on
+// other leaves up, so its up-ports (parallel cables included) each carry the same number, +-1,
+// also with LMC (the base LIDs are what the EFI and most traffic use).
+TEST(MinHop, LeafUpPortsCarryEqualShares) {
+  for (int parallel : {1, 2})
+    for (int lmc : {0, 1, 2}) {
+      Fabric f;
+      ASSERT_TRUE(GenerateFatTree2(4, 5, parallel, {}, &f).ok());
+      LidOptions lo;
+      lo.lmc = lmc;
+      ASSERT_TRUE(AssignLids(lo, &f).ok());
+      const RoutingOutput out = RouteOk("minhop", f);
+      for (NodeId leaf : f.switches()) {
+        if (f.name(leaf).rfind("leaf", 0) != 0) continue;
+        std::map<int, int> per_port;
+        for (int p = 1; p <= f.num_ports(leaf); ++p) {
+          const PortRef q = f.peer({leaf, p});
+          if (q.valid() && f.is_switch(q.node)) per_port[p] = 0;
+        }
+        ASSERT_EQ(per_port.size(), 4u * parallel);
+        for (const PortRef& e : f.Endpoints()) {
+          if (f.peer(e).node == leaf) continue;
+          ++per_port.at(out.lfts.port(f.switch_index(leaf), f.base_lid(e)));
+        }
+        int lo = 1 << 30, hi = 0;
+        for (const auto& [port, n] : per_port) lo = std::min(lo, n), hi = std::max(hi, n);
+        EXPECT_LE(hi - lo, 1) << f.name(leaf) << " parallel " << parallel << " lmc " << lmc;
+      }
+    }
+}
+
+// With LMC, the LIDs of one HCA port leave each remote leaf by different up-ports.
+TEST(MinHop, LmcLidsTakeDifferentPorts) {
+  for (int lmc = 1; lmc <= 2; ++lmc) {
+    Fabric f;
+    ASSERT_TRUE(GenerateFatTree2(4, 4, 1, {}, &f).ok());
+    LidOptions lo;
+    lo.lmc = lmc;
+    ASSERT_TRUE(AssignLids(lo, &f).ok());
+    const RoutingOutput out = RouteOk("minhop", f);
+    for (const PortRef& e : f.Endpoints()) {
+      for (NodeId leaf : f.switches()) {
+        if (f.name(leaf).rfind("leaf", 0) != 0 || f.peer(e).node == leaf) continue;
+        std::set<int> ports;
+        for (int i = 0; i < (1 << lmc); ++i) {
+          ports.insert(out.lfts.port(f.switch_index(leaf), f.base_lid(e) + i));
+        }
+        EXPECT_EQ(ports.size(), static_cast<size_t>(1 << lmc)) << f.name(e.node);
+      }
+    }
+  }
+}
+
+TEST(MinHop, RandomDegradedPgftsStayValidAndMinimal) {
+  std::mt19937_64 rng(7);
+  int routed = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const PgftSpec spec = enginetest::RandomSpec(&rng);
+    const Fabric intact = Pgft(spec, static_cast<int>(seed % 3));
+    Fabric f;
+    if (!enginetest::Degrade(intact, 1 + static_cast<int>(seed % 4), static_cast<int>(seed % 2),
+                             seed, &f)) {
+      continue;
+    }
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const RoutingOutput out = RouteOk("minhop", f);
+    const TraceReport r = Trace(f, out.lfts);
+    EXPECT_TRUE(r.valid()) << (r.examples.empty() ? "" : r.examples[0]);
+    EXPECT_EQ(r.non_min_hop, 0u);
+    int longer = 0;
+    EXPECT_EQ(BadSwitchRoutes(f, out.lfts, &longer), 0);
+    EXPECT_EQ(longer, 0);
+    ++routed;
+  }
+  EXPECT_GE(routed, 20);  // the failure picker finds most requests possible
+}
+
+TEST(MinHop, IrregularFabricsAndThreadCountsAgree) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const Fabric f = testfab::RandomIrregular(seed);
+    RoutingInput one;
+    one.threads = 1;
+    RoutingInput many;
+    many.threads = 4;
+    const RoutingOutput a = RouteOk("minhop", f, one);
+    const RoutingOutput b = RouteOk("minhop", f, many);
+    EXPECT_TRUE(a.lfts == b.lfts) << "seed " << seed;
+    const TraceReport r = Trace(f, a.lfts);
+    EXPECT_TRUE(r.valid()) << "seed " << seed;
+    EXPECT_EQ(r.non_min_hop, 0u) << "seed " << seed;
+  }
+}
+
+// Two fat-trees side by side share no cable.
+Fabric TwoIslands() {
+  Fabric f;
+  std::vector<NodeId> sw;
+  for (int i = 0; i < 4; ++i)
+    sw.push_back(testfab::AddSwitch(&f, 8, testfab::Numbered("sw", i, 2)));
+  for (int i = 0; i < 4; ++i) {
+    testfab::Cable(&f, testfab::AddHost(&f, 1, testfab::Numbered("h", i, 4)), sw[i]);
+  }
+  testfab::Cable(&f, sw[0], sw[1]);
+  testfab::Cable(&f, sw[2], sw[3]);
+  testfab::AssignTestLids(&f, 0);
+  return f;
+}
+
+TEST(MinHop, DisconnectedFabricFailsNamingAPairUnlessAllowed) {
+  const Fabric f = TwoIslands();
+  RoutingInput in;
+  in.fabric = &f;
+  RoutingOutput out;
+  const Status s = MakeRoutingEngine("minhop")->Route(in, &out);
+  EXPECT_EQ(s.code(), Status::Code::kFailed);
+  EXPECT_NE(s.message().find("cannot reach"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("h000"), std::string::npos) << s.message();
+
+  in.allow_disconnected = true;
+  ASSERT_TRUE(MakeRoutingEngine("minhop")->Route(in, &out).ok());
+  EXPECT_FALSE(out.notes.empty());
+  const TraceReport r = Trace(f, out.lfts);
+  EXPECT_EQ(r.loops, 0u);
+  EXPECT_EQ(r.unreachable, 8u);  // 2 hosts x 2 hosts, both ways
+  EXPECT_EQ(r.delivered, 4u);
+}
+
+TEST(MinHop, RejectsBadInput) {
+  RoutingOutput out;
+  EXPECT_EQ(MakeRoutingEngine("minhop")->Route({}, &out).code(), Status::Code::kInvalidArgument);
+  const Fabric f = TwoIslands();
+  RoutingInput in;
+  in.fabric = &f;
+  in.num_vls = 16;
+  EXPECT_EQ(MakeRoutingEngine("minhop")->Route(in, &out).code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace sar

@@ -1,0 +1,80 @@
+#include "sar/node_classes.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "io/text_util.h"
+#include "sar/io/file_util.h"
+
+namespace sar {
+
+Status ReadGuidFile(const std::string& path, std::vector<Guid>* guids) {
+  std::string text;
+  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  std::vector<Guid> result;
+  io::LineReader lines(text);
+  std::string_view line;
+  while (lines.Next(&line)) {
+    const std::vector<std::string_view> words = io::SplitWords(io::StripComment(line));
+    if (words.empty()) continue;
+    uint64_t guid = 0;
+    // OpenSM's cn_guid_file takes "0x..." or bare hex; a bare token is always hex here too.
+    std::string_view token = words[0];
+    if (token.size() > 2 && token[0] == '0' && (token[1] == 'x' || token[1] == 'X')) {
+      token.remove_prefix(2);
+    }
+    if (words.size() != 1 || !io::ParseHexDigits(token, &guid) || guid == 0) {
+      return io::ExpectedAt(path, lines.line_number(), "one GUID (hex) per line", io::Trim(line));
+    }
+    result.push_back(guid);
+  }
+  *guids = std::move(result);
+  return Status::OK();
+}
+
+Status MakeNodeClasses(const Fabric& fabric, const std::vector<Guid>* cn,
+                       const std::vector<Guid>* io, NodeClasses* out,
+                       std::vector<std::string>* unknown) {
+  // Each GUID to the HCA it names (node GUID or any port GUID); kNoNode if none.
+  auto hca_of = [&fabric](Guid g) {
+    NodeId n = fabric.FindByNodeGuid(g);
+    if (n == kNoNode) n = fabric.FindByPortGuid(g).node;
+    return n != kNoNode && !fabric.is_switch(n) ? n : kNoNode;
+  };
+  std::unordered_set<Guid> reported;
+  auto mark = [&](const std::vector<Guid>& list, std::vector<uint8_t>* in_list) {
+    in_list->assign(fabric.num_nodes(), 0);
+    for (Guid g : list) {
+      const NodeId n = hca_of(g);
+      if (n != kNoNode) {
+        (*in_list)[n] = 1;
+      } else if (unknown != nullptr && reported.insert(g).second) {
+        unknown->push_back(GuidString(g));
+      }
+    }
+  };
+  std::vector<uint8_t> in_cn, in_io;
+  if (cn != nullptr) mark(*cn, &in_cn);
+  if (io != nullptr) mark(*io, &in_io);
+
+  NodeClasses result;
+  result.of_node.assign(fabric.num_nodes(), NodeClass::kOther);
+  for (NodeId h : fabric.hcas()) {
+    const bool storage = io != nullptr && in_io[h];
+    const bool compute = cn != nullptr && in_cn[h];
+    if (storage && compute) {
+      return Status::InvalidArgument("HCA '" + fabric.name(h) + "' (" +
+                                     GuidString(fabric.node_guid(h)) +
+                                     ") is listed as both compute and storage");
+    }
+    if (storage) {
+      result.of_node[h] = NodeClass::kStorage;
+    } else if (compute || cn == nullptr) {
+      result.of_node[h] = NodeClass::kCompute;
+    }
+  }
+  *out = std::move(result);
+  return Status::OK();
+}
+
+}  // namespace sar
