@@ -24,8 +24,8 @@ Fabric Generated(const std::string& spec_text, int lmc = 0) {
 }
 
 TEST(Dfsssp, FatTreesAreMinHopDeliveredAndDeadlockFree) {
-  for (const char* spec : {"ft2:6,5", "ft2:4,8", "kary:4,3", "pgft:3;4,4,2;1,4,4;1,1,1",
-                           "pgft:2;4,3;1,2;1,2"}) {
+  for (const char* spec :
+       {"ft2:6,5", "ft2:4,8", "kary:4,3", "pgft:3;4,4,2;1,4,4;1,1,1", "pgft:2;4,3;1,2;1,2"}) {
     SCOPED_TRACE(spec);
     const Fabric f = Generated(spec);
     RoutingOutput out;

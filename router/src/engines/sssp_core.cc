@@ -150,11 +150,19 @@ void SsspRouter::Run(const SsspStep& step) {
       for (int u = s; u != root && next_[u] < 0; u = graph_.arc_to[next_[u]]) {
         next_[u] = choice_[u];
       }
-      for (int u = s; u != root; u = graph_.arc_to[next_[u]]) w_[next_[u]] += job_count_[s];
+      for (int u = s; u != root; u = graph_.arc_to[next_[u]]) {
+        w_[next_[u]] += job_count_[s];
+        t_[next_[u]] += all_count_[s];
+      }
+      all_count_[s] = 0;  // its routes are counted in t_ already
     }
   }
 
-  // Every other switch: Dijkstra on the shortest-path DAG, nearest switches first.
+  // Every other switch: Dijkstra on the shortest-path DAG, nearest switches first. In the job
+  // phase these switches carry no intra-job route to this destination, so their choice cannot
+  // change the weights; they balance all routes instead (another deliberate difference: with
+  // the job weights first they would pile every other route onto the job-free channels).
+  total_first_ = step.intra_job;
   cost_[root] = Cost{};
   for (size_t i = 1; i < order_.size(); ++i) {
     const int u = order_[i];
@@ -177,6 +185,7 @@ void SsspRouter::Run(const SsspStep& step) {
     }
     lfts_.set_port(s, lid, port);
   }
+  total_first_ = false;
 
   // Raise the weights by the routes each channel now carries (subtree sums, farthest first).
   for (size_t i = 0; i < order_.size(); ++i) acc_[order_[i]] = all_count_[order_[i]];

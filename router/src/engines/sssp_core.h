@@ -41,7 +41,10 @@ class SsspRouter {
     uint64_t w = 0;
     uint64_t t = 0;
   };
-  static bool Less(const Cost& a, const Cost& b) { return a.w != b.w ? a.w < b.w : a.t < b.t; }
+  bool Less(const Cost& a, const Cost& b) const {
+    if (total_first_) return a.t != b.t ? a.t < b.t : a.w < b.w;
+    return a.w != b.w ? a.w < b.w : a.t < b.t;
+  }
 
   void Bfs(int root);
   int Key(int s, int arc) const;
@@ -53,9 +56,10 @@ class SsspRouter {
   const Fabric& fabric_;
   SwitchGraph graph_;
   LftSet lfts_;
-  std::vector<uint64_t> w_;  // per arc: the DFSSSP weight (routes that count)
-  std::vector<uint64_t> t_;  // per arc: every route placed so far (tie-breaker)
-  uint64_t counter_ = 0;     // steps so far: drives the round-robin tie-break
+  std::vector<uint64_t> w_;   // per arc: the DFSSSP weight (routes that count)
+  std::vector<uint64_t> t_;   // per arc: every route placed so far (tie-breaker)
+  uint64_t counter_ = 0;      // steps so far: drives the round-robin tie-break
+  bool total_first_ = false;  // compare all routes before the DFSSSP weight
 
   std::vector<std::vector<int>> job_members_;
   std::vector<std::vector<int>> jobs_of_dest_;
