@@ -292,16 +292,29 @@ void Layerer::Fill(VirtualLayers* out) const {
     }
   }
   std::sort(sources.begin(), sources.end());
-  for (const auto& [src_lid, e] : sources) {
-    const size_t slot = slot_of_switch_[leaf_[e]];
-    const NodeId node = endpoints_[e].node;
-    for (size_t d = 0; d < dests_.size(); ++d) {
+  // Per source slot, the layer of its route to each destination (kNone: no switch-to-switch
+  // channel), contiguous so the pair loop below streams.
+  constexpr uint8_t kNone = 0xFF;
+  const size_t num_dests = dests_.size();
+  std::vector<uint8_t> by_slot(slots_ * num_dests, kNone);
+  std::vector<NodeId> dest_node(num_dests);
+  for (size_t d = 0; d < num_dests; ++d) {
+    dest_node[d] = endpoints_[dests_[d].second].node;
+    for (size_t slot = 0; slot < slots_; ++slot) {
       const size_t r = d * slots_ + slot;
-      if (offset_[r + 1] == offset_[r]) continue;
-      const auto [dst_lid, dest] = dests_[d];
-      if (endpoints_[dest].node == node) continue;
-      const int l = layer_[r];
-      out->set(src_lid, dst_lid, base_[l] + static_cast<int>((src_lid + dst_lid) % split_[l]));
+      if (offset_[r + 1] > offset_[r]) by_slot[slot * num_dests + d] = layer_[r];
+    }
+  }
+  for (const auto& [src_lid, e] : sources) {
+    const uint8_t* row = &by_slot[slot_of_switch_[leaf_[e]] * num_dests];
+    const NodeId node = endpoints_[e].node;
+    for (size_t d = 0; d < num_dests; ++d) {
+      const uint8_t l = row[d];
+      if (l == kNone || dest_node[d] == node) continue;
+      const Lid dst_lid = dests_[d].first;
+      const int k = split_[l];
+      out->set(src_lid, dst_lid,
+               k == 1 ? base_[l] : base_[l] + static_cast<int>((src_lid + dst_lid) % k));
     }
   }
 }

@@ -57,21 +57,23 @@ void SsspRouter::Bfs(int root) {
 
 // Among equally good arcs, switch s takes its (counter_ mod degree)-th one onward, so that
 // consecutive destinations fan out over parallel cables and spines the way d-mod-k does.
-int SsspRouter::Key(int s, int arc) const {
-  const int deg = graph_.degree(s);
-  const int local = arc - graph_.arc_begin[s];
-  return static_cast<int>((local + deg - static_cast<int>(counter_ % deg)) % deg);
-}
-
 void SsspRouter::ChooseArc(int s) {
+  const int begin = graph_.arc_begin[s];
+  const int deg = graph_.degree(s);
+  const int start = deg == 0 ? 0 : static_cast<int>(counter_ % static_cast<uint64_t>(deg));
+  const int want = hops_[s] - 1;
   int best = -1;
+  int best_key = 0;
   Cost best_cost;
-  for (int a = graph_.arc_begin[s]; a < graph_.arc_begin[s + 1]; ++a) {
+  for (int local = 0; local < deg; ++local) {
+    const int a = begin + local;
     const int t = graph_.arc_to[a];
-    if (hops_[t] != hops_[s] - 1) continue;
+    if (hops_[t] != want) continue;
     const Cost c{cost_[t].w + w_[a], cost_[t].t + t_[a]};
-    if (best < 0 || Less(c, best_cost) || (!Less(best_cost, c) && Key(s, a) < Key(s, best))) {
+    const int key = local >= start ? local - start : local + deg - start;
+    if (best < 0 || Less(c, best_cost) || (!Less(best_cost, c) && key < best_key)) {
       best = a;
+      best_key = key;
       best_cost = c;
     }
   }

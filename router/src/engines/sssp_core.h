@@ -47,7 +47,6 @@ class SsspRouter {
   }
 
   void Bfs(int root);
-  int Key(int s, int arc) const;
   // Best arc of unassigned switch `s` towards the root, given the costs of its DAG successors.
   void ChooseArc(int s);
   Cost CostFrom(int s);  // memoised over the current source (epoch_), intra-job mode
