@@ -1,14 +1,33 @@
-// Placeholder until the dfsssp engine lands: it fails clearly rather than route.
+// DFSSSP (Domke, Hoefler, Nagel): per destination LID a shortest-path tree over the switch
+// multigraph whose edge weights count the routes already placed on each channel, then virtual
+// layers for deadlock freedom. Destinations go compute nodes first, then storage, then the
+// rest, then switch LIDs, as OpenSM's dfsssp orders them.
 #include "engines/engines.h"
+#include "engines/sssp_core.h"
 
 namespace sar::internal {
 namespace {
 
+void PlanDfsssp(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* steps) {
+  const SwitchGraph& g = router->graph();
+  const NodeClasses none;
+  const NodeClasses& classes = in.classes != nullptr ? *in.classes : none;
+  for (NodeClass cls : {NodeClass::kCompute, NodeClass::kStorage, NodeClass::kOther}) {
+    for (int e = 0; e < g.num_endpoint_dests; ++e) {
+      if (classes.get(g.dests[e].node) != cls) continue;
+      for (int k = 0; k < g.dests[e].num_lids; ++k) steps->push_back({e, k, false});
+    }
+  }
+  for (int e = g.num_endpoint_dests; e < static_cast<int>(g.dests.size()); ++e) {
+    steps->push_back({e, 0, false});
+  }
+}
+
 class DfssspEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "dfsssp"; }
-  Status Route(const RoutingInput&, RoutingOutput*) const override {
-    return Status::Failed("the dfsssp engine is not built yet");
+  Status Route(const RoutingInput& in, RoutingOutput* out) const override {
+    return RouteSssp(in, PlanDfsssp, out);
   }
 };
 

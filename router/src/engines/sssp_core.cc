@@ -1,0 +1,277 @@
+#include "engines/sssp_core.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "sar/virtual_layers.h"
+
+namespace sar::internal {
+
+SsspRouter::SsspRouter(const Fabric& fabric)
+    : fabric_(fabric), graph_(BuildSwitchGraph(fabric)), lfts_(fabric) {
+  const size_t arcs = graph_.arc_to.size();
+  const int n = graph_.num_switches;
+  w_.assign(arcs, 0);
+  t_.assign(arcs, 0);
+  hops_.assign(n, -1);
+  next_.assign(n, -1);
+  cost_.assign(n, Cost{});
+  memo_.assign(n, 0);
+  choice_.assign(n, -1);
+  all_count_.assign(n, 0);
+  job_count_.assign(n, 0);
+  acc_.assign(n, 0);
+  dests_of_node_.assign(fabric.num_nodes(), {});
+  for (int e = 0; e < graph_.num_endpoint_dests; ++e) {
+    dests_of_node_[graph_.dests[e].node].push_back(e);
+  }
+  jobs_of_dest_.assign(graph_.num_endpoint_dests, {});
+  seen_.assign(graph_.num_endpoint_dests, 0);
+}
+
+void SsspRouter::SetJobs(std::vector<std::vector<int>> members) {
+  job_members_ = std::move(members);
+  for (auto& jobs : jobs_of_dest_) jobs.clear();
+  for (int j = 0; j < static_cast<int>(job_members_.size()); ++j) {
+    for (int e : job_members_[j]) jobs_of_dest_[e].push_back(j);
+  }
+}
+
+void SsspRouter::Bfs(int root) {
+  bfs_root_ = root;
+  std::fill(hops_.begin(), hops_.end(), -1);
+  order_.clear();
+  hops_[root] = 0;
+  order_.push_back(root);
+  for (size_t head = 0; head < order_.size(); ++head) {
+    const int s = order_[head];
+    for (int a = graph_.arc_begin[s]; a < graph_.arc_begin[s + 1]; ++a) {
+      const int t = graph_.arc_to[a];
+      if (hops_[t] >= 0) continue;
+      hops_[t] = hops_[s] + 1;
+      order_.push_back(t);
+    }
+  }
+}
+
+// Among equally good arcs, switch s takes its (counter_ mod degree)-th one onward, so that
+// consecutive destinations fan out over parallel cables and spines the way d-mod-k does.
+void SsspRouter::ChooseArc(int s) {
+  const int begin = graph_.arc_begin[s];
+  const int deg = graph_.degree(s);
+  const int start = deg == 0 ? 0 : static_cast<int>(counter_ % static_cast<uint64_t>(deg));
+  const int want = hops_[s] - 1;
+  int best = -1;
+  int best_key = 0;
+  Cost best_cost;
+  for (int local = 0; local < deg; ++local) {
+    const int a = begin + local;
+    const int t = graph_.arc_to[a];
+    if (hops_[t] != want) continue;
+    const Cost c{cost_[t].w + w_[a], cost_[t].t + t_[a]};
+    const int key = local >= start ? local - start : local + deg - start;
+    if (best < 0 || Less(c, best_cost) || (!Less(best_cost, c) && key < best_key)) {
+      best = a;
+      best_key = key;
+      best_cost = c;
+    }
+  }
+  choice_[s] = best;
+  cost_[s] = best_cost;
+}
+
+SsspRouter::Cost SsspRouter::CostFrom(int s) {
+  if (s == bfs_root_) return Cost{};
+  if (memo_[s] == epoch_) return cost_[s];
+  if (next_[s] >= 0) {
+    const int a = next_[s];
+    const Cost rest = CostFrom(graph_.arc_to[a]);
+    cost_[s] = Cost{rest.w + w_[a], rest.t + t_[a]};
+  } else {
+    // Successors first (they are one hop nearer the root), then the same choice as the
+    // final pass makes.
+    for (int a = graph_.arc_begin[s]; a < graph_.arc_begin[s + 1]; ++a) {
+      const int t = graph_.arc_to[a];
+      if (hops_[t] == hops_[s] - 1) CostFrom(t);
+    }
+    cost_[bfs_root_] = Cost{};
+    ChooseArc(s);
+  }
+  memo_[s] = epoch_;
+  return cost_[s];
+}
+
+void SsspRouter::CountSources(const Destination& d, bool intra_job) {
+  // Every HCA port is a source except the destination's own node (its routes stay inside it).
+  for (int s = 0; s < graph_.num_switches; ++s) all_count_[s] = graph_.hcas_on_switch[s];
+  if (!d.is_switch) {
+    for (int e : dests_of_node_[d.node]) {
+      if (graph_.dests[e].sw >= 0) --all_count_[graph_.dests[e].sw];
+    }
+  }
+  for (int s : job_switches_) job_count_[s] = 0;
+  job_switches_.clear();
+  if (!intra_job || d.is_switch) return;
+  ++seen_epoch_;
+  const int self = static_cast<int>(&d - graph_.dests.data());
+  for (int j : jobs_of_dest_[self]) {
+    for (int m : job_members_[j]) {
+      if (seen_[m] == seen_epoch_) continue;  // shares several jobs: still one route
+      seen_[m] = seen_epoch_;
+      const Destination& src = graph_.dests[m];
+      if (src.node == d.node || src.sw < 0) continue;
+      if (job_count_[src.sw]++ == 0) job_switches_.push_back(src.sw);
+    }
+  }
+}
+
+void SsspRouter::Run(const SsspStep& step) {
+  const Destination& d = graph_.dests[step.dest];
+  const Lid lid = d.base_lid + static_cast<Lid>(step.lid_offset);
+  if (d.sw < 0 || d.base_lid == 0 || lid > lfts_.max_lid()) return;
+  if (bfs_root_ != d.sw) Bfs(d.sw);
+  const int root = d.sw;
+  std::fill(next_.begin(), next_.end(), -1);
+  CountSources(d, step.intra_job);
+
+  if (step.intra_job) {
+    // Deliberate difference from Algorithm 1 (which computes the whole tree, then raises the
+    // weights): the tree grows one source switch at a time, largest job group first, and each
+    // switch's intra-job routes raise the weights before the next switch chooses. Within one
+    // destination the routes from different leaves then spread over different spines, which
+    // is what lowers the effective EFI of the down channels into the destination's leaf; a
+    // switch already on the tree keeps its choice, so the result is still one tree per LID.
+    std::sort(job_switches_.begin(), job_switches_.end(), [this](int a, int b) {
+      return job_count_[a] != job_count_[b] ? job_count_[a] > job_count_[b] : a < b;
+    });
+    for (int s : job_switches_) {
+      if (s == root || hops_[s] < 0) continue;
+      ++epoch_;
+      CostFrom(s);
+      for (int u = s; u != root && next_[u] < 0; u = graph_.arc_to[next_[u]]) {
+        next_[u] = choice_[u];
+      }
+      for (int u = s; u != root; u = graph_.arc_to[next_[u]]) {
+        w_[next_[u]] += job_count_[s];
+        t_[next_[u]] += all_count_[s];
+      }
+      all_count_[s] = 0;  // its routes are counted in t_ already
+    }
+  }
+
+  // Every other switch: Dijkstra on the shortest-path DAG, nearest switches first. In the job
+  // phase these switches carry no intra-job route to this destination, so their choice cannot
+  // change the weights; they balance all routes instead (another deliberate difference: with
+  // the job weights first they would pile every other route onto the job-free channels).
+  total_first_ = step.intra_job;
+  cost_[root] = Cost{};
+  for (size_t i = 1; i < order_.size(); ++i) {
+    const int u = order_[i];
+    if (next_[u] < 0) {
+      ChooseArc(u);
+      next_[u] = choice_[u];
+    } else {
+      const int a = next_[u];
+      const Cost& rest = cost_[graph_.arc_to[a]];
+      cost_[u] = Cost{rest.w + w_[a], rest.t + t_[a]};
+    }
+  }
+
+  for (int s = 0; s < graph_.num_switches; ++s) {
+    uint8_t port = LftSet::kNoRoute;
+    if (s == root) {
+      port = d.sw_port;
+    } else if (next_[s] >= 0) {
+      port = graph_.arc_port[next_[s]];
+    }
+    lfts_.set_port(s, lid, port);
+  }
+  total_first_ = false;
+
+  // Raise the weights by the routes each channel now carries (subtree sums, farthest first).
+  for (size_t i = 0; i < order_.size(); ++i) acc_[order_[i]] = all_count_[order_[i]];
+  for (size_t i = order_.size(); i-- > 1;) {
+    const int u = order_[i];
+    const int a = next_[u];
+    t_[a] += acc_[u];
+    if (!step.intra_job) w_[a] += acc_[u];
+    acc_[graph_.arc_to[a]] += acc_[u];
+  }
+  ++counter_;
+}
+
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Fails (or notes, with allow_disconnected) when some endpoint cannot reach another.
+Status CheckConnected(const RoutingInput& in, const SwitchGraph& g,
+                      std::vector<std::string>* notes) {
+  const Fabric& f = *in.fabric;
+  std::vector<int> component;
+  SwitchComponents(g, &component);
+  auto comp = [&](int e) { return g.dests[e].sw < 0 ? -1 - e : component[g.dests[e].sw]; };
+  if (g.num_endpoint_dests < 2) return Status::OK();
+  uint64_t placed = 0;
+  for (int e = 0; e < g.num_endpoint_dests; ++e) {
+    if (comp(e) == comp(0)) continue;
+    if (!in.allow_disconnected) {
+      return Status::Failed("fabric is disconnected: " + f.name(g.dests[0].node) +
+                            " cannot reach " + f.name(g.dests[e].node));
+    }
+    ++placed;
+  }
+  if (placed > 0) {
+    std::vector<uint64_t> per_comp(g.num_switches + g.num_endpoint_dests, 0);
+    for (int e = 0; e < g.num_endpoint_dests; ++e) {
+      const int c = comp(e);
+      ++per_comp[c >= 0 ? c : g.num_switches + (-1 - c)];
+    }
+    uint64_t pairs = 0;
+    const uint64_t n = g.num_endpoint_dests;
+    for (uint64_t k : per_comp) pairs += k * (n - k);
+    notes->push_back("fabric is disconnected: " + std::to_string(pairs) +
+                     " ordered endpoint pairs have no route (left kNoRoute)");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out) {
+  if (in.fabric == nullptr) return Status::InvalidArgument("no fabric given");
+  if (in.num_vls < 1 || in.num_vls > 15) {
+    return Status::InvalidArgument("num_vls must be 1..15, got " + std::to_string(in.num_vls));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  RoutingOutput result;
+  SsspRouter router(*in.fabric);
+  SAR_RETURN_IF_ERROR(CheckConnected(in, router.graph(), &result.notes));
+  std::vector<SsspStep> steps;
+  plan(in, &router, &steps);
+  for (const SsspStep& step : steps) router.Run(step);
+  result.lfts = router.TakeLfts();
+  result.paths_ms = MsSince(start);
+
+  const auto layer_start = std::chrono::steady_clock::now();
+  LayerOptions options;
+  options.max_layers = in.num_vls;
+  options.threads = in.threads;
+  LayerStats stats;
+  SAR_RETURN_IF_ERROR(
+      AssignVirtualLayers(*in.fabric, result.lfts, options, &result.layers, &stats));
+  result.layers_ms = MsSince(layer_start);
+  result.num_layers = std::max(1, stats.layers_used);
+  result.notes.push_back("virtual layers: " + std::to_string(stats.layers_needed) +
+                         " needed for deadlock freedom, " + std::to_string(stats.layers_used) +
+                         " used after balancing (" + std::to_string(stats.cycles_broken) +
+                         " cycles broken, " + std::to_string(stats.routes) + " switch routes)");
+  *out = std::move(result);
+  return Status::OK();
+}
+
+}  // namespace sar::internal

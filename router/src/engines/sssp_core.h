@@ -1,0 +1,92 @@
+// The shared body of the dfsssp and sar engines: single-source shortest-path trees over the switch
+// multigraph, one destination LID at a time, with edge weights that count the routes already
+// placed on each channel (DFSSSP, Domke et al.), then virtual layers for deadlock freedom.
+//
+// The engines differ only in the order of destinations and in which routes raise the weights,
+// so each engine is a planner that lists SsspSteps; RouteSssp does the rest.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "engines/switch_graph.h"
+#include "sar/engine.h"
+#include "sar/lft.h"
+
+namespace sar::internal {
+
+struct SsspStep {
+  int dest = 0;        // index into SwitchGraph::dests
+  int lid_offset = 0;  // which of the destination's 2^lmc LIDs
+  /// SAR's job phase: only routes from sources that share a job with the destination raise the
+  /// weights, and the tree is grown one source switch at a time (see SsspRouter::Run).
+  bool intra_job = false;
+};
+
+class SsspRouter {
+ public:
+  explicit SsspRouter(const Fabric& fabric);
+
+  const SwitchGraph& graph() const { return graph_; }
+  /// Jobs as lists of endpoint destination indices (dests[0, num_endpoint_dests)).
+  void SetJobs(std::vector<std::vector<int>> members);
+  /// Routes one destination LID from every switch and raises the weights.
+  void Run(const SsspStep& step);
+  LftSet TakeLfts() { return std::move(lfts_); }
+
+ private:
+  // Path cost, compared lexicographically: hops are fixed by the BFS order (every path taken is
+  // a shortest one), then the DFSSSP weight, then all routes on the path, then a round-robin key.
+  struct Cost {
+    uint64_t w = 0;
+    uint64_t t = 0;
+  };
+  bool Less(const Cost& a, const Cost& b) const {
+    if (total_first_) return a.t != b.t ? a.t < b.t : a.w < b.w;
+    return a.w != b.w ? a.w < b.w : a.t < b.t;
+  }
+
+  void Bfs(int root);
+  // Best arc of unassigned switch `s` towards the root, given the costs of its DAG successors.
+  void ChooseArc(int s);
+  Cost CostFrom(int s);  // memoised over the current source (epoch_), intra-job mode
+  void CountSources(const Destination& d, bool intra_job);
+
+  const Fabric& fabric_;
+  SwitchGraph graph_;
+  LftSet lfts_;
+  std::vector<uint64_t> w_;   // per arc: the DFSSSP weight (routes that count)
+  std::vector<uint64_t> t_;   // per arc: every route placed so far (tie-breaker)
+  uint64_t counter_ = 0;      // steps so far: drives the round-robin tie-break
+  bool total_first_ = false;  // compare all routes before the DFSSSP weight
+
+  std::vector<std::vector<int>> job_members_;
+  std::vector<std::vector<int>> jobs_of_dest_;
+  std::vector<std::vector<int>> dests_of_node_;  // endpoint dest indices per NodeId
+
+  // Per-step scratch.
+  int bfs_root_ = -1;
+  std::vector<int> order_;  // switches by increasing hops from the root (reachable only)
+  std::vector<int> hops_;
+  std::vector<int> next_;  // per switch: arc chosen towards the root, -1 = none
+  std::vector<Cost> cost_;
+  std::vector<uint32_t> memo_;  // per switch: epoch_ when cost_/choice_ were computed
+  std::vector<int> choice_;
+  uint32_t epoch_ = 0;
+  std::vector<uint64_t> all_count_;  // per switch: source endpoints for this destination
+  std::vector<uint64_t> job_count_;  // per switch: sources sharing a job with it
+  std::vector<uint64_t> acc_;        // per switch: routes through it (subtree sums)
+  std::vector<int> job_switches_;
+  std::vector<uint32_t> seen_;  // per endpoint dest: epoch of the last job count
+  uint32_t seen_epoch_ = 0;
+};
+
+/// Fills `steps` in routing order; may call SetJobs on the router.
+using SsspPlanner =
+    std::function<void(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* steps)>;
+
+/// The engine body: checks the input (num_vls, connectivity), runs the planned steps, assigns
+/// virtual layers with in.num_vls, and reports times and notes.
+Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out);
+
+}  // namespace sar::internal

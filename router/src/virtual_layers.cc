@@ -1,0 +1,380 @@
+#include "sar/virtual_layers.h"
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <utility>
+
+#include "trace_parallel.h"
+
+namespace sar {
+namespace {
+
+// Routes are read per (source switch, destination LID): every HCA on a leaf follows the same
+// switch path to a LID, so the channel dependency graph (CDG) only needs one route per leaf.
+// CDG nodes are the switch-to-switch channels; the dependency c1 -> c2 has c2 leaving the
+// switch c1 enters, so it is numbered edge_base_[c1] + (c2's position among that switch's
+// outgoing channels), giving dense per-layer counters of the routes using each dependency.
+class Layerer {
+ public:
+  Layerer(const Fabric& fabric, const LftSet& lfts, const LayerOptions& opts)
+      : fabric_(fabric), lfts_(lfts), opts_(opts) {}
+
+  Status Run(VirtualLayers* out, LayerStats* stats);
+
+ private:
+  void Prepare();
+  // Walks the routes to dests_[d]; fills lengths (pass 0) or channels and counts (pass 1).
+  void Walk(size_t d, bool fill, std::vector<uint32_t>* counts, std::vector<int32_t>* next);
+  Status BreakCycles(int layer, bool last);
+  void BuildEdgeIndex();
+  void Move(uint32_t route, int from, int to);
+  uint32_t EdgeOf(int32_t c1, int32_t c2) const { return edge_base_[c1] + local_[c2]; }
+  void Balance(int needed);
+  void Fill(VirtualLayers* out) const;
+
+  const Fabric& fabric_;
+  const LftSet& lfts_;
+  const LayerOptions& opts_;
+
+  // Channels.
+  std::vector<int32_t> compact_;    // per port slot: inter-switch channel index or -1
+  std::vector<PortId> channel_;     // per channel: its port slot
+  std::vector<int32_t> head_;       // per channel: switch index it enters
+  std::vector<int32_t> local_;      // per channel: position among its own switch's channels
+  std::vector<int32_t> out_begin_;  // per switch: its channels in out_chan_
+  std::vector<int32_t> out_chan_;
+  std::vector<uint32_t> edge_base_;  // per channel
+  uint32_t num_edges_ = 0;
+
+  // Sources and destinations.
+  std::vector<PortRef> endpoints_;
+  std::vector<int32_t> leaf_;               // per endpoint: switch index or -1
+  std::vector<std::vector<int>> of_node_;   // per node: its endpoints
+  std::vector<int32_t> slot_of_switch_;     // per switch: source slot or -1
+  std::vector<int32_t> switch_of_slot_;     // per source slot
+  std::vector<uint32_t> endpoints_on_;      // per source slot: endpoints cabled there
+  std::vector<uint64_t> lids_on_;           // per source slot: source LIDs there
+  std::vector<std::pair<Lid, int>> dests_;  // (LID, endpoint), by LID
+  size_t slots_ = 0;
+
+  // Routes: r = dest index * slots_ + slot; channels_[offset_[r], offset_[r + 1]).
+  std::vector<uint64_t> offset_;
+  std::vector<int32_t> channels_;
+  std::vector<uint8_t> layer_;
+  std::atomic<bool> loop_{false};
+  std::atomic<size_t> loop_dest_{0};
+
+  // Per layer: routes using each dependency; the routes of each dependency (built lazily).
+  std::vector<std::vector<uint32_t>> count_;
+  std::vector<uint64_t> edge_route_begin_;
+  std::vector<uint32_t> edge_routes_;
+  uint64_t cycles_ = 0;
+  std::vector<int> split_;  // per needed layer after balancing: how many layers it spreads over
+  std::vector<int> base_;   // per needed layer: first layer of its spread
+};
+
+void Layerer::Prepare() {
+  const int n = fabric_.num_switches();
+  compact_.assign(fabric_.num_port_slots(), -1);
+  out_begin_.assign(n + 1, 0);
+  for (int s = 0; s < n; ++s) {
+    const NodeId node = fabric_.switches()[s];
+    out_begin_[s] = static_cast<int32_t>(out_chan_.size());
+    for (int p = 1; p <= fabric_.num_ports(node); ++p) {
+      const PortId id = fabric_.port_id(node, p);
+      if (!fabric_.is_inter_switch(id)) continue;
+      compact_[id] = static_cast<int32_t>(channel_.size());
+      local_.push_back(static_cast<int32_t>(out_chan_.size()) - out_begin_[s]);
+      out_chan_.push_back(compact_[id]);
+      channel_.push_back(id);
+      head_.push_back(fabric_.switch_index(fabric_.port_node(fabric_.peer_id(id))));
+    }
+  }
+  out_begin_[n] = static_cast<int32_t>(out_chan_.size());
+  edge_base_.resize(channel_.size());
+  for (size_t c = 0; c < channel_.size(); ++c) {
+    edge_base_[c] = num_edges_;
+    num_edges_ += out_begin_[head_[c] + 1] - out_begin_[head_[c]];
+  }
+
+  endpoints_ = fabric_.Endpoints();
+  slot_of_switch_.assign(n, -1);
+  of_node_.assign(fabric_.num_nodes(), {});
+  for (size_t e = 0; e < endpoints_.size(); ++e) {
+    of_node_[endpoints_[e].node].push_back(static_cast<int>(e));
+    const PortRef peer = fabric_.peer(endpoints_[e]);
+    const int s = fabric_.is_switch(peer.node) ? fabric_.switch_index(peer.node) : -1;
+    leaf_.push_back(s);
+    const Lid base = fabric_.base_lid(endpoints_[e]);
+    const int lids = base == 0 ? 0 : 1 << fabric_.lmc(endpoints_[e]);
+    for (int k = 0; k < lids; ++k) dests_.push_back({base + k, static_cast<int>(e)});
+    if (s < 0) continue;
+    if (slot_of_switch_[s] < 0) {
+      slot_of_switch_[s] = static_cast<int32_t>(switch_of_slot_.size());
+      switch_of_slot_.push_back(s);
+      endpoints_on_.push_back(0);
+      lids_on_.push_back(0);
+    }
+    ++endpoints_on_[slot_of_switch_[s]];
+    lids_on_[slot_of_switch_[s]] += lids;
+  }
+  std::sort(dests_.begin(), dests_.end());
+  slots_ = switch_of_slot_.size();
+}
+
+void Layerer::Walk(size_t d, bool fill, std::vector<uint32_t>* counts, std::vector<int32_t>* next) {
+  const auto [lid, dest] = dests_[d];
+  const NodeId dest_node = endpoints_[dest].node;
+  const int n = fabric_.num_switches();
+  // The next inter-switch channel of every switch towards `lid` (-1: the route leaves the
+  // switch fabric or ends here).
+  for (int s = 0; s < n; ++s) {
+    const uint8_t port = lfts_.port(s, lid);
+    const NodeId node = fabric_.switches()[s];
+    (*next)[s] =
+        port == 0 || port > fabric_.num_ports(node) ? -1 : compact_[fabric_.port_id(node, port)];
+  }
+  for (size_t slot = 0; slot < slots_; ++slot) {
+    const size_t r = d * slots_ + slot;
+    const int src = switch_of_slot_[slot];
+    // Live if some endpoint on this switch belongs to another node than the destination.
+    uint32_t own = 0;
+    for (int e : of_node_[dest_node]) own += leaf_[e] == src;
+    const bool live = own < endpoints_on_[slot];
+    uint64_t length = 0;
+    uint64_t at = fill ? offset_[r] : 0;
+    int32_t prev = -1;
+    int s = src;
+    int steps = 0;
+    while (live) {
+      const int32_t c = (*next)[s];
+      if (c < 0) break;
+      if (++steps > n) {  // more hops than switches: the route loops
+        loop_.store(true);
+        loop_dest_.store(d);
+        break;
+      }
+      if (fill) {
+        channels_[at++] = c;
+        if (prev >= 0) ++(*counts)[EdgeOf(prev, c)];
+      }
+      prev = c;
+      ++length;
+      s = head_[c];
+    }
+    if (!fill) offset_[r + 1] = length;
+  }
+}
+
+void Layerer::BuildEdgeIndex() {
+  edge_route_begin_.assign(num_edges_ + 1, 0);
+  const size_t routes = offset_.size() - 1;
+  for (size_t r = 0; r < routes; ++r) {
+    for (uint64_t i = offset_[r] + 1; i < offset_[r + 1]; ++i) {
+      ++edge_route_begin_[EdgeOf(channels_[i - 1], channels_[i]) + 1];
+    }
+  }
+  for (uint32_t e = 0; e < num_edges_; ++e) edge_route_begin_[e + 1] += edge_route_begin_[e];
+  edge_routes_.resize(edge_route_begin_[num_edges_]);
+  std::vector<uint64_t> at(edge_route_begin_.begin(), edge_route_begin_.end() - 1);
+  for (size_t r = 0; r < routes; ++r) {
+    for (uint64_t i = offset_[r] + 1; i < offset_[r + 1]; ++i) {
+      edge_routes_[at[EdgeOf(channels_[i - 1], channels_[i])]++] = static_cast<uint32_t>(r);
+    }
+  }
+}
+
+void Layerer::Move(uint32_t route, int from, int to) {
+  layer_[route] = static_cast<uint8_t>(to);
+  if (count_[to].empty()) count_[to].assign(num_edges_, 0);
+  for (uint64_t i = offset_[route] + 1; i < offset_[route + 1]; ++i) {
+    const uint32_t e = EdgeOf(channels_[i - 1], channels_[i]);
+    --count_[from][e];
+    ++count_[to][e];
+  }
+}
+
+// Depth-first search over the dependencies the layer's routes use. A cycle found on the stack is
+// broken at its weakest dependency: the routes using it move to the next layer, which only
+// removes dependencies here, so the search resumes below the first stack edge that vanished.
+Status Layerer::BreakCycles(int layer, bool last) {
+  enum : uint8_t { kWhite, kGray, kBlack };
+  const std::vector<uint32_t>& count = count_[layer];
+  std::vector<uint8_t> color(channel_.size(), kWhite);
+  struct Frame {
+    int32_t c;
+    int32_t next;  // position of the next dependency to try among head's channels
+  };
+  std::vector<Frame> stack;
+  for (size_t root = 0; root < channel_.size(); ++root) {
+    if (color[root] != kWhite) continue;
+    color[root] = kGray;
+    stack.push_back({static_cast<int32_t>(root), 0});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const int h = head_[top.c];
+      const int deg = out_begin_[h + 1] - out_begin_[h];
+      while (top.next < deg && count[edge_base_[top.c] + top.next] == 0) ++top.next;
+      if (top.next == deg) {
+        color[top.c] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      const int32_t u = out_chan_[out_begin_[h] + top.next];
+      ++top.next;
+      if (color[u] == kWhite) {
+        color[u] = kGray;
+        stack.push_back({u, 0});
+        continue;
+      }
+      if (color[u] == kBlack) continue;
+      // A cycle: stack from u to the top, closed by top -> u.
+      if (last) {
+        return Status::Failed("deadlock-free routing needs more than " +
+                              std::to_string(opts_.max_layers) +
+                              " virtual layers: a cycle remains in the channel dependency "
+                              "graph of layer " +
+                              std::to_string(layer));
+      }
+      size_t start = stack.size() - 1;
+      while (stack[start].c != u) --start;
+      uint32_t weakest = EdgeOf(top.c, u);
+      for (size_t i = start; i + 1 < stack.size(); ++i) {
+        const uint32_t e = EdgeOf(stack[i].c, stack[i + 1].c);
+        if (count[e] < count[weakest]) weakest = e;
+      }
+      if (edge_route_begin_.empty()) BuildEdgeIndex();
+      for (uint64_t i = edge_route_begin_[weakest]; i < edge_route_begin_[weakest + 1]; ++i) {
+        if (layer_[edge_routes_[i]] == layer) Move(edge_routes_[i], layer, layer + 1);
+      }
+      ++cycles_;
+      for (size_t i = start; i + 1 < stack.size(); ++i) {
+        if (count[EdgeOf(stack[i].c, stack[i + 1].c)] != 0) continue;
+        for (size_t j = i + 1; j < stack.size(); ++j) color[stack[j].c] = kWhite;
+        stack.resize(i + 1);
+        break;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// As OpenSM's dfsssp: hand the unused layers to the layers with the most pairs per layer; a
+// subset of an acyclic layer's routes is acyclic, so splitting never creates a cycle.
+void Layerer::Balance(int needed) {
+  std::vector<uint64_t> pairs(needed, 0);
+  for (size_t r = 0; r + 1 < offset_.size(); ++r) {
+    if (offset_[r + 1] > offset_[r]) pairs[layer_[r]] += lids_on_[r % slots_];
+  }
+  split_.assign(needed, 1);
+  if (opts_.balance) {
+    for (int extra = needed; extra < opts_.max_layers; ++extra) {
+      int most = 0;
+      for (int l = 1; l < needed; ++l) {
+        if (pairs[l] * split_[most] > pairs[most] * split_[l]) most = l;
+      }
+      if (pairs[most] == 0) break;
+      ++split_[most];
+    }
+  }
+  base_.assign(needed, 0);
+  for (int l = 1; l < needed; ++l) base_[l] = base_[l - 1] + split_[l - 1];
+}
+
+void Layerer::Fill(VirtualLayers* out) const {
+  std::vector<std::pair<Lid, int>> sources;  // (LID, endpoint)
+  for (size_t e = 0; e < endpoints_.size(); ++e) {
+    const Lid base = fabric_.base_lid(endpoints_[e]);
+    if (base == 0 || leaf_[e] < 0) continue;
+    for (Lid k = 0; k < (Lid{1} << fabric_.lmc(endpoints_[e])); ++k) {
+      sources.push_back({base + k, static_cast<int>(e)});
+    }
+  }
+  std::sort(sources.begin(), sources.end());
+  // Per source slot, the layer of its route to each destination (kNone: no switch-to-switch
+  // channel), contiguous so the pair loop below streams.
+  constexpr uint8_t kNone = 0xFF;
+  const size_t num_dests = dests_.size();
+  std::vector<uint8_t> by_slot(slots_ * num_dests, kNone);
+  std::vector<NodeId> dest_node(num_dests);
+  for (size_t d = 0; d < num_dests; ++d) {
+    dest_node[d] = endpoints_[dests_[d].second].node;
+    for (size_t slot = 0; slot < slots_; ++slot) {
+      const size_t r = d * slots_ + slot;
+      if (offset_[r + 1] > offset_[r]) by_slot[slot * num_dests + d] = layer_[r];
+    }
+  }
+  for (const auto& [src_lid, e] : sources) {
+    const uint8_t* row = &by_slot[slot_of_switch_[leaf_[e]] * num_dests];
+    const NodeId node = endpoints_[e].node;
+    for (size_t d = 0; d < num_dests; ++d) {
+      const uint8_t l = row[d];
+      if (l == kNone || dest_node[d] == node) continue;
+      const Lid dst_lid = dests_[d].first;
+      const int k = split_[l];
+      out->set(src_lid, dst_lid,
+               k == 1 ? base_[l] : base_[l] + static_cast<int>((src_lid + dst_lid) % k));
+    }
+  }
+}
+
+Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
+  if (opts_.max_layers < 1 || opts_.max_layers > 15) {
+    return Status::InvalidArgument("max_layers must be 1..15, got " +
+                                   std::to_string(opts_.max_layers));
+  }
+  SAR_RETURN_IF_ERROR(lfts_.CheckFits(fabric_));
+  Prepare();
+  const size_t routes = dests_.size() * slots_;
+  offset_.assign(routes + 1, 0);
+  const int workers = internal::WorkerCount(opts_.threads, dests_.size(), 32);
+  std::vector<std::vector<int32_t>> next(workers, std::vector<int32_t>(fabric_.num_switches(), -1));
+  std::vector<std::vector<uint32_t>> counts(workers);
+  internal::ParallelFor(workers, dests_.size(), 32,
+                        [&](int w, size_t d) { Walk(d, false, nullptr, &next[w]); });
+  if (loop_.load()) {
+    return Status::Failed("the route to LID " + std::to_string(dests_[loop_dest_.load()].first) +
+                          " loops; virtual layers cannot make a looping route deadlock-free");
+  }
+  for (size_t r = 0; r < routes; ++r) offset_[r + 1] += offset_[r];
+  channels_.resize(offset_[routes]);
+  for (auto& c : counts) c.assign(num_edges_, 0);
+  internal::ParallelFor(workers, dests_.size(), 32,
+                        [&](int w, size_t d) { Walk(d, true, &counts[w], &next[w]); });
+  count_.assign(opts_.max_layers, {});
+  count_[0] = std::move(counts[0]);
+  for (int w = 1; w < workers; ++w) {
+    for (uint32_t e = 0; e < num_edges_; ++e) count_[0][e] += counts[w][e];
+  }
+  layer_.assign(routes, 0);
+
+  int needed = 1;
+  for (int l = 0; l < opts_.max_layers; ++l) {
+    if (count_[l].empty()) break;
+    needed = l + 1;
+    SAR_RETURN_IF_ERROR(BreakCycles(l, l + 1 == opts_.max_layers));
+  }
+  Balance(needed);
+
+  *out = VirtualLayers();
+  Fill(out);
+  if (stats != nullptr) {
+    stats->layers_needed = needed;
+    stats->layers_used = base_[needed - 1] + split_[needed - 1];
+    stats->routes = 0;
+    for (size_t r = 0; r < routes; ++r) stats->routes += offset_[r + 1] > offset_[r];
+    stats->cycles_broken = cycles_;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status AssignVirtualLayers(const Fabric& fabric, const LftSet& lfts, const LayerOptions& opts,
+                           VirtualLayers* out, LayerStats* stats) {
+  Layerer layerer(fabric, lfts, opts);
+  return layerer.Run(out, stats);
+}
+
+}  // namespace sar
