@@ -11,5 +11,6 @@ std::function<int()> SetupInfo(CLI::App* cmd);
 std::function<int()> SetupEval(CLI::App* cmd);
 std::function<int()> SetupConvertLfts(CLI::App* cmd);
 std::function<int()> SetupDiffLfts(CLI::App* cmd);
+std::function<int()> SetupFors(CLI::App* cmd);
 
 }  // namespace sarcli

@@ -26,6 +26,7 @@ const Subcommand kSubcommands[] = {
      sarcli::SetupConvertLfts},
     {"diff-lfts", "compare two LFT dumps entry for entry (exit 1 if they differ)",
      sarcli::SetupDiffLfts},
+    {"fors", "FORS all-to-all schedule, spine routing and LMC tables for FT(2;M0,M1)", sarcli::SetupFors},
 };
 
 }  // namespace

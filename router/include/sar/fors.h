@@ -65,13 +65,13 @@ struct ForsOptions {
 };
 
 struct ForsStats {
-  int f = 0;                    // bandwidth reduction
-  int failed_spines = 0;        // m: spines with at least one failed link
-  int64_t inter_phases = 0;     // P_f
+  int f = 0;                       // bandwidth reduction
+  int failed_spines = 0;           // m: spines with at least one failed link
+  int64_t inter_phases = 0;        // P_f
   int64_t intra_extra_phases = 0;  // phases added because intra-leaf pairs did not fit
-  int64_t split_phases = 0;     // phases added because a phase had no conflict-free routing
-  int64_t sat_phases = 0;       // phases that needed the SAT solver
-  int64_t unsat_phases = 0;     // of those, proved infeasible (or out of budget) and split
+  int64_t split_phases = 0;        // phases added because a phase had no conflict-free routing
+  int64_t sat_phases = 0;          // phases that needed the SAT solver
+  int64_t unsat_phases = 0;        // of those, proved infeasible (or out of budget) and split
   RouteMethod method = RouteMethod::kNone;
 };
 

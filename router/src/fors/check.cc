@@ -49,8 +49,8 @@ Status CheckPlan(int m0, int m1, const std::vector<FailedLink>& failed,
       u = stamp;
       int64_t& w = down[static_cast<size_t>(ld) * m0 + t.spine];
       if (w == stamp) {
-        return Status::Failed(what + "shares link spine " + std::to_string(t.spine) +
-                              " -> leaf " + std::to_string(ld));
+        return Status::Failed(what + "shares link spine " + std::to_string(t.spine) + " -> leaf " +
+                              std::to_string(ld));
       }
       w = stamp;
     }

@@ -51,8 +51,9 @@ Status ParseFailedLinks(std::string_view text, const std::string& source, int m0
     }
     const FailedLink link{static_cast<int>(values[0]), static_cast<int>(values[1])};
     uint8_t& s = seen[static_cast<size_t>(link.leaf) * m0 + link.spine];
-    if (s) return Status::Corruption(where + "duplicate failed link " + std::to_string(link.leaf) +
-                                     " " + std::to_string(link.spine));
+    if (s)
+      return Status::Corruption(where + "duplicate failed link " + std::to_string(link.leaf) + " " +
+                                std::to_string(link.spine));
     s = 1;
     out->push_back(link);
   }
@@ -75,8 +76,8 @@ int BandwidthReduction(int m0, int m1, const std::vector<FailedLink>& links) {
   const std::vector<uint8_t> mask = FailedMask(m0, m1, links);
   int f = 0;
   for (int leaf = 0; leaf < m1; ++leaf) {
-    f = std::max(f, static_cast<int>(std::count(mask.begin() + leaf * m0,
-                                                mask.begin() + (leaf + 1) * m0, 1)));
+    f = std::max(f, static_cast<int>(
+                        std::count(mask.begin() + leaf * m0, mask.begin() + (leaf + 1) * m0, 1)));
   }
   return f;
 }

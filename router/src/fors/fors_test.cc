@@ -1,4 +1,6 @@
 // FORS schedule and routing, checked against the paper's lemmas and by an independent counter.
+#include "sar/fors.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -6,7 +8,6 @@
 #include <set>
 
 #include "fors/list_edge_colouring.h"
-#include "sar/fors.h"
 
 namespace sar {
 namespace {
@@ -98,8 +99,8 @@ void ExpectGoodPlan(int m0, int m1, const std::vector<FailedLink>& failed, ForsP
   EXPECT_EQ(plan.stats.f, f);
   ASSERT_TRUE(CheckPlan(m0, m1, failed, plan.phases).ok())
       << CheckPlan(m0, m1, failed, plan.phases).ToString();
-  EXPECT_EQ(plan.num_phases(), plan.stats.inter_phases + plan.stats.intra_extra_phases +
-                                   plan.stats.split_phases);
+  EXPECT_EQ(plan.num_phases(),
+            plan.stats.inter_phases + plan.stats.intra_extra_phases + plan.stats.split_phases);
   // At least P - 1 phases are needed (each server sends P - 1 times, once per phase), and the
   // inter-leaf part alone needs P_f.
   EXPECT_GE(plan.num_phases(), static_cast<int64_t>(m0) * m1 - 1);
@@ -229,8 +230,8 @@ bool BruteForce(const fors_internal::ColouringProblem& p, std::vector<int>* c, s
     (*c)[e] = k;
     bool ok = !p.forbids(p.edges[e].first, k) && !p.forbids(p.edges[e].second, k);
     for (size_t x = 0; ok && x < e; ++x) {
-      ok = !((*c)[x] == k && (p.edges[x].first == p.edges[e].first ||
-                              p.edges[x].second == p.edges[e].second));
+      ok = !((*c)[x] == k &&
+             (p.edges[x].first == p.edges[e].first || p.edges[x].second == p.edges[e].second));
     }
     if (ok && BruteForce(p, c, e + 1)) return true;
   }

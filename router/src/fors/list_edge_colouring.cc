@@ -225,8 +225,7 @@ SatOutcome ColourBySat(const ColouringProblem& p, int64_t conflict_limit,
     }
   }
   if (conflict_limit > 0) {
-    solver.limit("conflicts",
-                 static_cast<int>(std::min<int64_t>(conflict_limit, 1 << 30)));
+    solver.limit("conflicts", static_cast<int>(std::min<int64_t>(conflict_limit, 1 << 30)));
   }
   const int result = solver.solve();
   if (result == 20) return SatOutcome::kInfeasible;

@@ -15,52 +15,61 @@ using fors_internal::ColouringProblem;
 
 // Servers sit at the same index on every leaf and the schedule only shifts leaves, so one leaf's
 // intra-leaf pairs fit exactly where any other leaf's do: colour leaf 0 (colours = phases, busy
-// phases forbidden) and copy. Pairs that find no idle slot go to extra phases (colours past P_f,
-// free everywhere, so Koenig guarantees max-degree many suffice).
-Status FitIntraLeaf(int m0, int m1, std::vector<std::vector<Transfer>>* phases,
-                    ForsStats* stats) {
+// phases forbidden) and copy. If the idle slots cannot hold all M0-1 sends (or receives) of a
+// server, k extra phases (colours free everywhere) are added, starting from the lower bound
+// max(M0-1 - idle slots) and growing until the colouring succeeds; with M0-1 extra phases it
+// always does (Koenig), which is also the fallback.
+Status FitIntraLeaf(int m0, int m1, int64_t sat_conflict_limit,
+                    std::vector<std::vector<Transfer>>* phases, ForsStats* stats) {
   if (m0 < 2) return Status::OK();
   const int num_inter = static_cast<int>(phases->size());
-  ColouringProblem prob;
-  prob.num_vertices = 2 * m0;
-  prob.num_colours = num_inter;
-  prob.forbidden.assign(static_cast<size_t>(2 * m0) * std::max(num_inter, 1), 0);
+  std::vector<uint8_t> busy(static_cast<size_t>(2 * m0) * num_inter, 0);
   for (int p = 0; p < num_inter; ++p) {
     for (const Transfer& t : (*phases)[p]) {
-      prob.forbidden[static_cast<size_t>(t.src % m0) * num_inter + p] = 1;
-      prob.forbidden[static_cast<size_t>(m0 + t.dst % m0) * num_inter + p] = 1;
+      busy[static_cast<size_t>(t.src % m0) * num_inter + p] = 1;
+      busy[static_cast<size_t>(m0 + t.dst % m0) * num_inter + p] = 1;
     }
   }
+  int lower = 0;
+  for (int v = 0; v < 2 * m0; ++v) {
+    int idle = 0;
+    for (int p = 0; p < num_inter; ++p) idle += !busy[static_cast<size_t>(v) * num_inter + p];
+    lower = std::max(lower, m0 - 1 - idle);
+  }
+  ColouringProblem prob;
+  prob.num_vertices = 2 * m0;
   for (int a = 0; a < m0; ++a) {
     for (int b = 0; b < m0; ++b) {
       if (a != b) prob.edges.emplace_back(a, m0 + b);
     }
   }
   std::vector<int> colour;
-  if (num_inter > 0) {
-    fors_internal::ColourByAlternatingPaths(prob, 1, &colour);
-  } else {
-    colour.assign(prob.edges.size(), -1);
-  }
-  ColouringProblem rest;
-  rest.num_vertices = 2 * m0;
-  std::vector<int> rest_ids, degree(2 * m0, 0);
-  for (size_t e = 0; e < prob.edges.size(); ++e) {
-    if (colour[e] != -1) continue;
-    rest_ids.push_back(static_cast<int>(e));
-    rest.edges.push_back(prob.edges[e]);
-    rest.num_colours = std::max({rest.num_colours, ++degree[prob.edges[e].first],
-                                 ++degree[prob.edges[e].second]});
-  }
-  if (!rest.edges.empty()) {
-    std::vector<int> rest_colour;
-    if (fors_internal::ColourByAlternatingPaths(rest, 2, &rest_colour) != 0) {
-      return Status::Failed("internal: intra-leaf pairs could not be packed into extra phases");
+  int extra = lower;
+  for (;; ++extra) {
+    prob.num_colours = num_inter + extra;
+    prob.forbidden.assign(static_cast<size_t>(2 * m0) * prob.num_colours, 0);
+    for (int v = 0; v < 2 * m0; ++v) {
+      std::copy_n(busy.begin() + static_cast<size_t>(v) * num_inter, num_inter,
+                  prob.forbidden.begin() + static_cast<size_t>(v) * prob.num_colours);
     }
-    for (size_t i = 0; i < rest_ids.size(); ++i) colour[rest_ids[i]] = num_inter + rest_colour[i];
-    stats->intra_extra_phases = rest.num_colours;
-    phases->resize(num_inter + rest.num_colours);
+    if (fors_internal::ColourByAlternatingPaths(prob, 1 + extra, &colour) == 0) break;
+    if (fors_internal::ColourBySat(prob, sat_conflict_limit, &colour) ==
+        fors_internal::SatOutcome::kColoured) {
+      break;
+    }
+    if (extra >= m0 - 1) {
+      // Koenig fallback: all intra-leaf pairs in m0-1 phases of their own.
+      prob.num_colours = m0 - 1;
+      prob.forbidden.clear();
+      if (fors_internal::ColourByAlternatingPaths(prob, 1, &colour) != 0) {
+        return Status::Failed("internal: intra-leaf pairs could not be packed");
+      }
+      for (int& c : colour) c += num_inter;
+      break;
+    }
   }
+  stats->intra_extra_phases = extra;
+  phases->resize(num_inter + extra);
   for (size_t e = 0; e < prob.edges.size(); ++e) {
     const int a = prob.edges[e].first, b = prob.edges[e].second - m0;
     for (int leaf = 0; leaf < m1; ++leaf) {
@@ -169,7 +178,6 @@ class PhaseRouter {
   bool all_algorithm2_ = true;
 };
 
-
 // Transfers that no conflict-free routing could keep in their phase: first-fit into extra
 // phases appended at the end (a server sends and receives once per phase, each leaf-spine link
 // carries one flow per direction). An empty phase always takes a transfer because every pair of
@@ -188,8 +196,11 @@ void PackLeftovers(int m0, int m1, const std::vector<uint8_t>& failed,
     bool placed = false;
     for (size_t x = 0; x <= extra.size() && !placed; ++x) {
       if (x == extra.size()) {
-        extra.push_back({{}, std::vector<uint8_t>(n, 0), std::vector<uint8_t>(n, 0),
-                         std::vector<uint8_t>(n, 0), std::vector<uint8_t>(n, 0)});
+        extra.push_back({{},
+                         std::vector<uint8_t>(n, 0),
+                         std::vector<uint8_t>(n, 0),
+                         std::vector<uint8_t>(n, 0),
+                         std::vector<uint8_t>(n, 0)});
       }
       Extra& e = extra[x];
       if (e.sending[t.src] || e.receiving[t.dst]) continue;
@@ -243,7 +254,7 @@ Status PlanFors(const ForsOptions& o, ForsPlan* out) {
   plan.stats.inter_phases = o.m1 > 1 ? InterLeafPhases(o.m0, o.m1, f) : 0;
   std::vector<std::vector<Transfer>> phases = InterLeafSchedule(o.m0, o.m1, f);
   if (o.m1 < 2) phases.clear();
-  SAR_RETURN_IF_ERROR(FitIntraLeaf(o.m0, o.m1, &phases, &plan.stats));
+  SAR_RETURN_IF_ERROR(FitIntraLeaf(o.m0, o.m1, o.sat_conflict_limit, &phases, &plan.stats));
 
   PhaseRouter router(o, failed, f);
   plan.stats.failed_spines = router.failed_spines();
@@ -256,9 +267,9 @@ Status PlanFors(const ForsOptions& o, ForsPlan* out) {
   }
   PackLeftovers(o.m0, o.m1, failed, leftovers, &plan.phases, &plan.stats);
   const bool any_inter = plan.stats.inter_phases > 0;
-  plan.stats.method = !any_inter                  ? RouteMethod::kNone
-                      : router.all_algorithm2()   ? RouteMethod::kAlgorithm2
-                                                  : RouteMethod::kExact;
+  plan.stats.method = !any_inter                ? RouteMethod::kNone
+                      : router.all_algorithm2() ? RouteMethod::kAlgorithm2
+                                                : RouteMethod::kExact;
   *out = std::move(plan);
   return Status::OK();
 }

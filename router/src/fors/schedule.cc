@@ -34,8 +34,8 @@ std::vector<std::vector<Transfer>> InterLeafSchedule(int m0, int m1, int f) {
       if (phase >= static_cast<int64_t>(phases.size())) phases.resize(phase + 1);
       for (int gamma = 0; gamma < m1; ++gamma) {
         const int64_t s = static_cast<int64_t>(gamma) * m0 + alpha;
-        const int64_t d = (d_leaf * m0 + d_server + (gamma + 1) * static_cast<int64_t>(m0)) %
-                          p_servers;
+        const int64_t d =
+            (d_leaf * m0 + d_server + (gamma + 1) * static_cast<int64_t>(m0)) % p_servers;
         phases[phase].push_back({static_cast<int32_t>(s), static_cast<int32_t>(d), -1});
       }
     }
