@@ -93,6 +93,25 @@ def run_case(sr, w, name, m0, m1, failed, unlink):
     check(transfers == m0 * m1 * (m0 * m1 - 1), f"LID table has {transfers} transfers")
     p = sar_it.run(base + ["--verify-lfts", res.switches_lfts], expect=0)
     check("conflict-free through these tables" in p.stdout, p.stdout)
+    # The walk must be able to fail: two phase-0 transfers of one leaf on the same spine.
+    rows = list(csv.DictReader(open(out["lids"])))
+    spine = {(r["phase"], r["src"], r["dst"]): int(r["spine"])
+             for r in csv.DictReader(open(out["sched"]))}
+    inter = [r for r in rows if r["phase"] == "0" and spine[("0", r["src"], r["dst"])] >= 0]
+    a = inter[0]
+    b = next(r for r in inter[1:] if int(r["src"]) // m0 == int(a["src"]) // m0)
+    sa, sb = spine[("0", a["src"], a["dst"])], spine[("0", b["src"], b["dst"])]
+    b["dlid"] = str(int(b["dlid"]) - sb + sa)
+    bad = os.path.join(d, "bad-lids.csv")
+    with open(bad, "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=["phase", "src", "dst", "dlid"])
+        wr.writeheader()
+        wr.writerows(rows)
+    try:
+        walk_phases(ours, tables, bad)
+        check(False, "the walk missed a shared link")
+    except sar_it.CheckFailed as e:
+        check("used twice" in str(e), f"unexpected walk failure: {e}")
     print(f"{name}: {transfers} transfers in {phases} phases, conflict-free on the switches")
 
 

@@ -105,6 +105,10 @@ void ExpectGoodPlan(int m0, int m1, const std::vector<FailedLink>& failed, ForsP
   // inter-leaf part alone needs P_f.
   EXPECT_GE(plan.num_phases(), static_cast<int64_t>(m0) * m1 - 1);
   EXPECT_EQ(plan.stats.inter_phases, InterLeafPhases(m0, m1, f));
+  // Theorem 1: with f > floor(M0/M1) the intra-leaf pairs fit into the idle slots.
+  if (f > m0 / m1) {
+    EXPECT_EQ(plan.stats.intra_extra_phases, 0);
+  }
   if (plan_out) *plan_out = std::move(plan);
 }
 
