@@ -151,7 +151,7 @@ std::function<int()> SetupFors(CLI::App* c) {
   auto a = std::make_shared<ForsArgs>();
   ForsArgs& g = *a;
   c->add_option("--spines", g.m0, "M0: spines = servers per leaf")->check(CLI::Range(1, 64));
-  c->add_option("--leaves", g.m1, "M1: leaves")->check(CLI::Range(1, 1024));
+  c->add_option("--leaves", g.m1, "M1: leaves")->check(CLI::Range(1, 8192));
   c->add_option("--failed-links", g.failed_links, "file of failed '<leaf> <spine>' lines");
   c->add_option("--schedule-out", g.schedule_out, "write phase,src,dst,spine CSV");
   c->add_option("--lfts-out", g.lfts_out, "write the LMC tables (OpenSM file-engine dump)");

@@ -55,6 +55,9 @@ enum class RouteMethod : uint8_t {
   kExact,       // list edge colouring: alternating paths, then CaDiCaL (SAT) where needed
 };
 
+/// Largest FT(2) PlanFors accepts (servers); the all-pairs plan has P(P-1) transfers.
+inline constexpr int64_t kMaxForsServers = 8192;
+
 struct ForsOptions {
   int m0 = 0;  // spines = servers per leaf
   int m1 = 0;  // leaves

@@ -11,7 +11,7 @@ Status CheckPlan(int m0, int m1, const std::vector<FailedLink>& failed,
   const int64_t n = static_cast<int64_t>(m0) * m1;
   std::vector<uint8_t> broken(static_cast<size_t>(m0) * m1, 0);
   for (const FailedLink& l : failed) broken[static_cast<size_t>(l.leaf) * m0 + l.spine] = 1;
-  std::vector<uint8_t> done(static_cast<size_t>(n * n), 0);
+  std::vector<bool> done(static_cast<size_t>(n * n), false);  // bits: P^2 can be large
   // Stamps (phase + 1) avoid clearing per phase.
   std::vector<int64_t> sent(n, 0), received(n, 0);
   std::vector<int64_t> up(static_cast<size_t>(m0) * m1, 0), down(static_cast<size_t>(m0) * m1, 0);
@@ -23,9 +23,9 @@ Status CheckPlan(int m0, int m1, const std::vector<FailedLink>& failed,
       if (t.src < 0 || t.src >= n || t.dst < 0 || t.dst >= n || t.src == t.dst) {
         return Status::Failed(what + "is not a pair of distinct servers");
       }
-      uint8_t& d = done[static_cast<size_t>(t.src) * n + t.dst];
-      if (d) return Status::Failed(what + "is scheduled a second time");
-      d = 1;
+      const size_t pair = static_cast<size_t>(t.src) * n + t.dst;
+      if (done[pair]) return Status::Failed(what + "is scheduled a second time");
+      done[pair] = true;
       if (sent[t.src] == stamp) return Status::Failed(what + ": source sends twice in the phase");
       if (received[t.dst] == stamp) {
         return Status::Failed(what + ": destination receives twice in the phase");

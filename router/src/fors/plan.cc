@@ -222,9 +222,10 @@ void PackLeftovers(int m0, int m1, const std::vector<uint8_t>& failed,
 }  // namespace
 
 Status PlanFors(const ForsOptions& o, ForsPlan* out) {
-  if (o.m0 < 1 || o.m1 < 1 || o.m0 > 64 || o.m1 > 1024) {
-    return Status::InvalidArgument("FT(2;M0,M1) needs 1 <= M0 <= 64 and 1 <= M1 <= 1024, got M0=" +
-                                   std::to_string(o.m0) + " M1=" + std::to_string(o.m1));
+  if (o.m0 < 1 || o.m1 < 1 || o.m0 > 64 || static_cast<int64_t>(o.m0) * o.m1 > kMaxForsServers) {
+    return Status::InvalidArgument(
+        "FT(2;M0,M1) needs 1 <= M0 <= 64, M1 >= 1 and M0*M1 <= " + std::to_string(kMaxForsServers) +
+        ", got M0=" + std::to_string(o.m0) + " M1=" + std::to_string(o.m1));
   }
   for (const FailedLink& l : o.failed) {
     if (l.leaf < 0 || l.leaf >= o.m1 || l.spine < 0 || l.spine >= o.m0) {
