@@ -13,6 +13,7 @@ PACKAGES=(
   # test bed: real OpenSM on a simulated fabric
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags
   python3
+  libcadical-dev  # FORS: SAT solver for the exact spine assignment
 )
 
 missing=()

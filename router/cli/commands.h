@@ -14,5 +14,6 @@ std::function<int()> SetupDiffLfts(CLI::App* cmd);
 std::function<int()> SetupJobMix(CLI::App* cmd);
 std::function<int()> SetupCompare(CLI::App* cmd);
 std::function<int()> SetupRoute(CLI::App* cmd);
+std::function<int()> SetupFors(CLI::App* cmd);
 
 }  // namespace sarcli

@@ -31,6 +31,8 @@ const Subcommand kSubcommands[] = {
     {"compare", "our engines and OpenSM's real ones on one fabric and job mix, side by side",
      sarcli::SetupCompare},
     {"route", "compute and check routing tables with an engine", sarcli::SetupRoute},
+    {"fors", "FORS all-to-all schedule, spine routing and LMC tables for FT(2;M0,M1)",
+     sarcli::SetupFors},
 };
 
 }  // namespace
