@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -217,6 +218,29 @@ void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
   Judge(f, lfts, jobs, a.threads, row);
 }
 
+// A floor no routing can beat: all intra-job routes leaving a switch's HCAs for other switches
+// share that switch's switch-to-switch channels, so one of them carries at least the average.
+uint64_t EffectiveEfiLowerBound(const sar::Fabric& f, const std::vector<sar::ResolvedJob>& jobs) {
+  std::vector<uint64_t> leaving(f.num_switches(), 0);
+  for (const sar::ResolvedJob& j : jobs) {
+    std::vector<uint64_t> on_switch(f.num_switches(), 0);
+    for (const sar::PortRef& e : j.endpoints) {
+      const sar::PortRef peer = f.peer(e);
+      if (f.is_switch(peer.node)) ++on_switch[f.switch_index(peer.node)];
+    }
+    const uint64_t n = j.endpoints.size();
+    for (int s = 0; s < f.num_switches(); ++s) leaving[s] += on_switch[s] * (n - on_switch[s]);
+  }
+  uint64_t bound = 0;
+  for (int s = 0; s < f.num_switches(); ++s) {
+    uint64_t channels = 0;
+    const sar::NodeId sw = f.switches()[s];
+    for (int p = 1; p <= f.num_ports(sw); ++p) channels += f.is_inter_switch(f.port_id(sw, p));
+    if (channels > 0) bound = std::max(bound, (leaving[s] + channels - 1) / channels);
+  }
+  return bound;
+}
+
 int RunCompare(const CompareArgs& a) {
   sar::Fabric f;
   sar::Status s = LoadFabric(a.fabric, &f);
@@ -277,6 +301,8 @@ int RunCompare(const CompareArgs& a) {
   out["topology"] = a.fabric.topology;
   out["jobs"] = jobs.size();
   out["multi_switch_jobs"] = multi;
+  const uint64_t bound = EffectiveEfiLowerBound(f, jobs);
+  out["effective_efi_lower_bound"] = bound;
   Json table = Json::array();
   for (const Row& r : rows) {
     all_ok = all_ok && r.ok && r.valid;
@@ -301,8 +327,10 @@ int RunCompare(const CompareArgs& a) {
   if (a.json) {
     std::cout << out.dump(2) << "\n";
   } else {
-    std::printf("%s: %zu jobs, %d span two or more leaf switches\n", a.fabric.topology.c_str(),
-                jobs.size(), multi);
+    std::printf(
+        "%s: %zu jobs, %d span two or more leaf switches; no routing has max effective EFI "
+        "below %llu\n",
+        a.fabric.topology.c_str(), jobs.size(), multi, static_cast<unsigned long long>(bound));
     std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s\n", "engine", "valid", "effEFImax",
                 "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms", "layers");
     for (const Row& r : rows) {

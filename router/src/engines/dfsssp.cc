@@ -12,10 +12,17 @@ void PlanDfsssp(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep
   const SwitchGraph& g = router->graph();
   const NodeClasses none;
   const NodeClasses& classes = in.classes != nullptr ? *in.classes : none;
-  for (NodeClass cls : {NodeClass::kCompute, NodeClass::kStorage, NodeClass::kOther}) {
-    for (int e = 0; e < g.num_endpoint_dests; ++e) {
-      if (classes.get(g.dests[e].node) != cls) continue;
-      for (int k = 0; k < g.dests[e].num_lids; ++k) steps->push_back({e, k, false});
+  // Base LIDs of every class first, then the extra LMC LIDs: the base LIDs are what hosts use
+  // by default (and what the EFI counts), so they get the balance LMC 0 would give them, and the
+  // extra LIDs then take the channels the weights show as least used.
+  for (bool extra : {false, true}) {
+    for (NodeClass cls : {NodeClass::kCompute, NodeClass::kStorage, NodeClass::kOther}) {
+      for (int e = 0; e < g.num_endpoint_dests; ++e) {
+        if (classes.get(g.dests[e].node) != cls) continue;
+        for (int k = extra ? 1 : 0; k < (extra ? g.dests[e].num_lids : 1); ++k) {
+          steps->push_back({e, k, false});
+        }
+      }
     }
   }
   for (int e = g.num_endpoint_dests; e < static_cast<int>(g.dests.size()); ++e) {

@@ -58,11 +58,15 @@ void PlanSar(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* 
   // Lines 11-16: storage, then the rest (compute, other, remaining LMC LIDs of job nodes).
   const NodeClasses none;
   const NodeClasses& classes = in.classes != nullptr ? *in.classes : none;
-  for (NodeClass cls : {NodeClass::kStorage, NodeClass::kCompute, NodeClass::kOther}) {
-    for (int e = 0; e < g.num_endpoint_dests; ++e) {
-      if (classes.get(g.dests[e].node) != cls) continue;
-      for (int k = largest[e] > 0 ? 1 : 0; k < g.dests[e].num_lids; ++k) {
-        steps->push_back({e, k, false});
+  // Base LIDs before extra LMC LIDs, as in DFSSSP's plan (dfsssp.cc).
+  for (bool extra : {false, true}) {
+    for (NodeClass cls : {NodeClass::kStorage, NodeClass::kCompute, NodeClass::kOther}) {
+      for (int e = 0; e < g.num_endpoint_dests; ++e) {
+        if (classes.get(g.dests[e].node) != cls) continue;
+        if (!extra && largest[e] > 0) continue;  // routed in the job phase
+        for (int k = extra ? 1 : 0; k < (extra ? g.dests[e].num_lids : 1); ++k) {
+          steps->push_back({e, k, false});
+        }
       }
     }
   }

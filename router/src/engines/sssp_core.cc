@@ -55,12 +55,12 @@ void SsspRouter::Bfs(int root) {
   }
 }
 
-// Among equally good arcs, switch s takes its (counter_ mod degree)-th one onward, so that
+// Among equally good arcs, switch s takes its (rr_key_ mod degree)-th one onward, so that
 // consecutive destinations fan out over parallel cables and spines the way d-mod-k does.
 void SsspRouter::ChooseArc(int s) {
   const int begin = graph_.arc_begin[s];
   const int deg = graph_.degree(s);
-  const int start = deg == 0 ? 0 : static_cast<int>(counter_ % static_cast<uint64_t>(deg));
+  const int start = deg == 0 ? 0 : static_cast<int>(rr_key_ % static_cast<uint64_t>(deg));
   const int want = hops_[s] - 1;
   int best = -1;
   int best_key = 0;
@@ -134,6 +134,16 @@ void SsspRouter::Run(const SsspStep& step) {
   const int root = d.sw;
   std::fill(next_.begin(), next_.end(), -1);
   CountSources(d, step.intra_job);
+  // The round-robin key: the step count for a base LID; base key + offset for the extra LMC
+  // LIDs, so that the LIDs of one port start their tie-breaks on different arcs even when they
+  // are routed far apart (base LIDs first, extra LIDs later).
+  if (base_key_.empty()) base_key_.assign(graph_.dests.size(), kNoKey);
+  if (step.lid_offset == 0 || base_key_[step.dest] == kNoKey) {
+    rr_key_ = counter_;
+    if (step.lid_offset == 0) base_key_[step.dest] = counter_;
+  } else {
+    rr_key_ = base_key_[step.dest] + static_cast<uint64_t>(step.lid_offset);
+  }
 
   if (step.intra_job) {
     // Deliberate difference from Algorithm 1 (which computes the whole tree, then raises the

@@ -55,10 +55,13 @@ class SsspRouter {
   const Fabric& fabric_;
   SwitchGraph graph_;
   LftSet lfts_;
-  std::vector<uint64_t> w_;   // per arc: the DFSSSP weight (routes that count)
-  std::vector<uint64_t> t_;   // per arc: every route placed so far (tie-breaker)
-  uint64_t counter_ = 0;      // steps so far: drives the round-robin tie-break
-  bool total_first_ = false;  // compare all routes before the DFSSSP weight
+  std::vector<uint64_t> w_;  // per arc: the DFSSSP weight (routes that count)
+  std::vector<uint64_t> t_;  // per arc: every route placed so far (tie-breaker)
+  uint64_t counter_ = 0;     // steps so far
+  uint64_t rr_key_ = 0;      // this step's round-robin tie-break key (see Run)
+  static constexpr uint64_t kNoKey = ~uint64_t{0};
+  std::vector<uint64_t> base_key_;  // per dest: rr_key_ of its base LID step
+  bool total_first_ = false;        // compare all routes before the DFSSSP weight
 
   std::vector<std::vector<int>> job_members_;
   std::vector<std::vector<int>> jobs_of_dest_;
