@@ -195,8 +195,8 @@ def main():
             print_table(title, table)
             bounds = [r["effective_efi_lower_bound"] for r in results
                       if "effective_efi_lower_bound" in r]
-            print(f"  lower bound of max effective EFI (intra-job routes leaving a leaf / its "
-                  f"uplinks), mean over mixes: {mean(bounds):.2f}")
+            print(f"  lower bound of max effective EFI for any destination-based routing "
+                  f"(sar-route compare), mean over mixes: {mean(bounds):.2f}")
             for text, met in check_targets(fabric, pct, results, table):
                 print(f"  [{'met' if met else 'NOT met'}] {text}")
                 all_met = all_met and met

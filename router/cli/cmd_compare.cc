@@ -218,25 +218,36 @@ void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
   Judge(f, lfts, jobs, a.threads, row);
 }
 
-// A floor no routing can beat: all intra-job routes leaving a switch's HCAs for other switches
-// share that switch's switch-to-switch channels, so one of them carries at least the average.
+// A floor no destination-based routing can beat, from each switch's own HCAs: every route from
+// them to an HCA elsewhere leaves over one of the switch's c switch-to-switch channels, and all
+// n_j of a job's sources on the switch reach one destination over the same channel (the switch
+// has one LFT entry per LID). So some channel carries at least the average, ceil(sum/c), and for
+// each job at least n_j * ceil(destinations elsewhere / c).
 uint64_t EffectiveEfiLowerBound(const sar::Fabric& f, const std::vector<sar::ResolvedJob>& jobs) {
-  std::vector<uint64_t> leaving(f.num_switches(), 0);
+  const int num_sw = f.num_switches();
+  std::vector<uint64_t> channels(num_sw, 0);
+  for (int s = 0; s < num_sw; ++s) {
+    const sar::NodeId sw = f.switches()[s];
+    for (int p = 1; p <= f.num_ports(sw); ++p) channels[s] += f.is_inter_switch(f.port_id(sw, p));
+  }
+  std::vector<uint64_t> leaving(num_sw, 0);
+  uint64_t bound = 0;
   for (const sar::ResolvedJob& j : jobs) {
-    std::vector<uint64_t> on_switch(f.num_switches(), 0);
+    std::vector<uint64_t> on_switch(num_sw, 0);
     for (const sar::PortRef& e : j.endpoints) {
       const sar::PortRef peer = f.peer(e);
       if (f.is_switch(peer.node)) ++on_switch[f.switch_index(peer.node)];
     }
     const uint64_t n = j.endpoints.size();
-    for (int s = 0; s < f.num_switches(); ++s) leaving[s] += on_switch[s] * (n - on_switch[s]);
+    for (int s = 0; s < num_sw; ++s) {
+      if (on_switch[s] == 0 || channels[s] == 0) continue;
+      const uint64_t elsewhere = n - on_switch[s];
+      leaving[s] += on_switch[s] * elsewhere;
+      bound = std::max(bound, on_switch[s] * ((elsewhere + channels[s] - 1) / channels[s]));
+    }
   }
-  uint64_t bound = 0;
-  for (int s = 0; s < f.num_switches(); ++s) {
-    uint64_t channels = 0;
-    const sar::NodeId sw = f.switches()[s];
-    for (int p = 1; p <= f.num_ports(sw); ++p) channels += f.is_inter_switch(f.port_id(sw, p));
-    if (channels > 0) bound = std::max(bound, (leaving[s] + channels - 1) / channels);
+  for (int s = 0; s < num_sw; ++s) {
+    if (channels[s] > 0) bound = std::max(bound, (leaving[s] + channels[s] - 1) / channels[s]);
   }
   return bound;
 }
