@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Route a generated fat-tree with the real OpenSM on ibsim and judge what lands in the switches.
+"""Route a generated fat-tree with sar and with the real OpenSM on ibsim; judge what lands in the switches.
 
-For each OpenSM engine: start ibsim + OpenSM (scripts/sar_testbed.py), read the LFTs back from
-the simulated switches with dump_fts, and evaluate them with `sar-route eval` against a job mix
-placed the way a busy SLURM fragments a machine. Prints one table; leaves nothing running.
+For each of our engines (`sar-route route`, default sar and dfsssp): compute the tables for a job
+mix placed the way a busy SLURM fragments a machine (`sar-route jobmix`), load them into stock
+OpenSM through its `file` routing engine, and read them back from the simulated switches. For each
+OpenSM engine: let OpenSM route and read its tables back the same way. Every set of tables is then
+judged by `sar-route eval` (validity, deadlock freedom with our virtual layers, EFI, effective
+EFI, dark fiber, per-job EFI). Prints one table per fabric; leaves nothing running.
 """
 import argparse
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -16,28 +18,6 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sar_testbed  # noqa: E402
-
-
-def write_job_mix(topology_info, path, seed):
-    """Jobs of 2..64 hosts, placed best-fit across leaves with holes, as SLURM does on a busy day."""
-    hosts = topology_info["hcas"]
-    rng = random.Random(seed)
-    free = list(range(hosts))
-    lines = ["# hostname jobid (demo mix, seed %d)" % seed]
-    job = 1000
-    while len(free) > hosts // 5:
-        size = min(rng.choice([2, 4, 8, 12, 16, 24, 32, 48, 64]), len(free))
-        start = rng.randrange(0, len(free) - size + 1)
-        members = free[start:start + size]
-        del free[start:start + size]
-        # leave a hole now and then, like finished jobs do
-        if free and rng.random() < 0.3:
-            free.pop(rng.randrange(len(free)))
-        job += 1
-        lines += ["h%05d %d" % (h, job) for h in members]
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return job - 1000
 
 
 def run(cmd, **kw):
@@ -56,40 +36,67 @@ def scenario(args, out, fail_links):
     if r.returncode != 0:
         sys.exit("sar-route gen failed:\n" + r.stderr)
     info = json.loads(run([args.sar_route, "info", "--topology", topo, "--lids", g2l, "--json"]).stdout)
-    njobs = write_job_mix(info, jobs, args.seed)
+    r = run([args.sar_route, "jobmix", "--topology", topo, "--lids", g2l, "--seed", str(args.seed),
+             "-o", jobs])
+    if r.returncode != 0:
+        sys.exit("sar-route jobmix failed:\n" + r.stderr)
+    with open(jobs) as f:
+        njobs = len({line.split()[1] for line in f if line.strip() and not line.startswith("#")})
     print("fabric %s%s: %d switches, %d HCAs, %d cables; %d jobs in %s"
           % (args.fabric, " with %d failed links" % fail_links if fail_links else "",
              info["switches"], info["hcas"], info["cables"], njobs, jobs))
-    print("routing with the real OpenSM on ibsim, reading tables back from the switches ...\n")
+    print("routing with sar and with the real OpenSM on ibsim, reading tables back from the "
+          "switches ...\n")
 
     rows = []
     with sar_testbed.Testbed(topo, os.path.join(out, "testbed"), guid2lid=g2l) as bed:
-        for engine in args.engines.split(","):
+        runs = [("sar:" + e, e) for e in args.ours.split(",") if e]
+        runs += [("opensm:" + e, None) for e in args.engines.split(",") if e]
+        for label, ours in runs:
+            layers = None
+            ms = None
             try:
-                res = bed.route(engine)
+                if ours:
+                    lfts = os.path.join(out, ours + ".lfts")
+                    layers = os.path.join(out, ours + ".layers")
+                    r = run([args.sar_route, "route", "--engine", ours, "--topology", topo,
+                             "--lids", g2l, "--jobs", jobs, "-o", lfts, "--sl-out", layers,
+                             "--json"])
+                    if r.returncode != 0:
+                        print("%-14s failed: %s" % (label, r.stderr.strip()))
+                        continue
+                    ms = json.loads(r.stdout)["timing_ms"]["route_ms"]
+                    res = bed.route("file", lfts_file=lfts)
+                else:
+                    res = bed.route(label.split(":", 1)[1])
+                    ms = res.routing_time_s * 1000 if res.routing_time_s is not None else None
             except sar_testbed.TestbedError as e:
-                print("%-8s skipped: %s" % (engine, str(e).splitlines()[0]))
+                print("%-14s skipped: %s" % (label, str(e).splitlines()[0]))
                 continue
-            ev = run([args.sar_route, "eval", "--topology", topo, "--lids", g2l,
-                      "--lfts", res.switches_lfts, "--jobs", jobs, "--json"])
+            cmd = [args.sar_route, "eval", "--topology", topo, "--lids", g2l,
+                   "--lfts", res.switches_lfts, "--jobs", jobs, "--json"]
+            if layers:
+                cmd += ["--layers", layers]
+            ev = run(cmd)
             if ev.returncode not in (0, 1):
-                print("%-8s eval failed: %s" % (engine, ev.stderr.strip()))
+                print("%-14s eval failed: %s" % (label, ev.stderr.strip()))
                 continue
             m = json.loads(ev.stdout)
             per_job = [j["efi_max"] for j in m["jobs"] if j["leaf_switches"] >= 2]
-            ms = res.routing_time_s * 1000 if res.routing_time_s is not None else None
-            rows.append((engine, m, ms, per_job))
+            rows.append((label, m, ms, per_job))
 
     hdr = ("engine", "valid", "min-hop", "EFI max", "eff.EFI max", "eff.EFI mean", "dark fiber",
-           "job EFI max (mean)", "OpenSM ms")
-    print("%-8s %6s %8s %8s %12s %13s %11s %19s %10s" % hdr)
+           "job EFI max (mean)", "route ms")
+    print("%-14s %6s %8s %8s %12s %13s %11s %19s %10s" % hdr)
     for engine, m, ms, per_job in rows:
-        print("%-8s %6s %8s %8d %12d %13.2f %10.1f%% %19.1f %10s" % (
-            engine, "yes" if m["valid"] else "NO", "yes" if m["non_min_hop"] == 0 else "no",
+        valid = m["valid"] and m["deadlock_free"] is not False
+        print("%-14s %6s %8s %8d %12d %13.2f %10.1f%% %19.1f %10s" % (
+            engine, "yes" if valid else "NO", "yes" if m["non_min_hop"] == 0 else "no",
             m["efi"]["max"], m["effective_efi"]["max"], m["effective_efi"]["mean"],
             100 * m["dark_fiber"], sum(per_job) / len(per_job) if per_job else 0.0,
             "%.1f" % ms if ms is not None else "-"))
-    return bool(rows) and all(m["valid"] for _, m, _, _ in rows)
+    return bool(rows) and all(m["valid"] and m["deadlock_free"] is not False
+                              for _, m, _, _ in rows)
 
 
 def main():
@@ -97,6 +104,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sar-route", required=True, help="path to the sar-route binary")
     ap.add_argument("--fabric", default="ft2:20,18", help="generator spec (default ft2:20,18, 360 hosts)")
+    ap.add_argument("--ours", default="sar,dfsssp",
+                    help="our engines: tables from sar-route route, loaded through OpenSM's file engine")
     ap.add_argument("--engines", default="ftree,updn,minhop,dfsssp", help="OpenSM engines to run")
     ap.add_argument("--seed", type=int, default=7, help="seed of the job mix and of failures")
     ap.add_argument("--fail-links", default="0,6",
@@ -111,9 +120,11 @@ def main():
     for n in [int(x) for x in args.fail_links.split(",")]:
         ok &= scenario(args, os.path.join(root, "fail%d" % n), n)
         print()
-    print("EFI: routes per switch-to-switch channel (all HCA pairs); effective EFI: only pairs in")
-    print("one job; dark fiber: channels no intra-job route uses. Files: %s"
-          % (root if keep else "(removed)"))
+    print("sar:X = our engine X's tables, loaded by OpenSM's file engine and read back from the")
+    print("switches (valid includes deadlock freedom with its virtual layers); opensm:X = OpenSM's")
+    print("engine X. EFI: routes per switch-to-switch channel (all HCA pairs); effective EFI: only")
+    print("pairs in one job; dark fiber: channels no intra-job route uses. route ms: ours from")
+    print("sar-route, OpenSM's from its log. Files: %s" % (root if keep else "(removed)"))
     if not keep:
         shutil.rmtree(root, ignore_errors=True)
     return 0 if ok else 1
