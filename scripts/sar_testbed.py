@@ -242,7 +242,8 @@ class Testbed:
         with open(self.ibsim_log, "wb") as out:
             self._ibsim = subprocess.Popen(
                 _with_parent_death_signal(["ibsim", "-s", *self.ibsim_args, self.topology]),
-                stdin=self._fifo_fd, stdout=out, stderr=subprocess.STDOUT, env=self.env())
+                stdin=self._fifo_fd, stdout=out, stderr=subprocess.STDOUT, env=self.env(),
+                cwd=self.workdir)  # umad2sim leaves sys-<pid>/ in the working directory
         deadline = time.monotonic() + self.ready_timeout
         while True:
             if "Network simulator ready" in _tail(self.ibsim_log, 200):
@@ -341,7 +342,7 @@ class Testbed:
         t0 = time.monotonic()
         with open(os.path.join(run_dir, "opensm.out"), "wb") as out:
             proc = subprocess.Popen(_with_parent_death_signal(cmd), stdout=out,
-                                    stderr=subprocess.STDOUT, env=env)
+                                    stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
         try:
             self._wait_opensm(proc, result, engine, t0, timeout)
         finally:
@@ -406,7 +407,7 @@ class Testbed:
             raise TestbedError("ibsim is not running")
         try:
             p = subprocess.run(_with_parent_death_signal(["ibsim-run", *argv]), env=self.env(),
-                               capture_output=True, timeout=timeout)
+                               capture_output=True, timeout=timeout, cwd=self.workdir)
         except subprocess.TimeoutExpired:
             raise self._error(f"{argv[0]} timed out after {timeout} s")
         out = p.stdout.decode(errors="replace")
