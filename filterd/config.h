@@ -1,0 +1,54 @@
+// sar-filterd's configuration, read from YAML. Every option is documented, with its default, in
+// config/sar-filterd.yaml; this struct mirrors it one to one.
+#pragma once
+
+#include <string>
+
+#include "filter.h"
+#include "sar/status.h"
+
+namespace sar::filterd {
+
+struct Config {
+  // job_source
+  std::string source = "slurm";  // "slurm" (libslurm) or "replay"
+  std::string slurm_conf;        // libslurm's slurm.conf; empty = $SLURM_CONF
+  std::string replay_trace;      // trace file for source "replay"
+  double replay_start_s = 0;     // replay clock at daemon start
+  double replay_speed = 1;       // replay seconds per wall second
+  int poll_retries = 3;          // extra attempts after a failed poll
+  double retry_backoff_s = 0.5;  // first wait between attempts, doubled each time
+
+  // topology: exactly one of fabric / topology_conf
+  std::string fabric;         // ibnetdiscover / ibsim topology file
+  std::string node_name_map;  // optional, OpenSM node-name-map format
+  std::string topology_conf;  // SLURM topology.conf
+
+  FilterOptions filter;
+
+  // timing
+  double poll_interval_s = 10;
+  double settle_s = 0;
+  double min_reroute_interval_s = 30;
+
+  // action
+  std::string mapping_file = "/var/lib/sar/jobs.map";
+  std::string trigger = "signal";  // "signal", "console" or "none"
+  std::string opensm_pid_file = "/run/opensm.pid";
+  std::string console_host = "127.0.0.1";
+  int console_port = 10000;
+
+  // operations
+  std::string state_dir = "/var/lib/sar-filterd";
+  std::string control_socket;    // empty = none
+  std::string metrics_textfile;  // empty = none
+  std::string log_level = "info";
+  std::string log_file;  // empty = stderr
+};
+
+/// Reads and checks `path`. Unknown keys, wrong types and bad values fail with "path:line:".
+Status LoadConfig(const std::string& path, Config* out);
+/// The same from text (tests).
+Status ParseConfig(const std::string& text, const std::string& source, Config* out);
+
+}  // namespace sar::filterd
