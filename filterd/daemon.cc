@@ -107,6 +107,7 @@ bool Daemon::RunCycle(double now_s) {
   ++metrics_.polls;
   if (!PollWithRetries(&jobs)) {
     ++metrics_.poll_errors;
+    WriteMetrics();
     return false;
   }
   FilterResult filtered = FilterJobs(jobs, leaves_, config_.filter);
@@ -143,11 +144,14 @@ bool Daemon::RunCycle(double now_s) {
       if (!options_.dry_run) gate_.MarkRerouted(now_s);
       break;
   }
-  if (!config_.metrics_textfile.empty()) {
-    Status s = WriteMetricsTextfile(config_.metrics_textfile, metrics_);
-    if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
-  }
+  WriteMetrics();
   return rerouted;
+}
+
+void Daemon::WriteMetrics() {
+  if (config_.metrics_textfile.empty()) return;
+  Status s = WriteMetricsTextfile(config_.metrics_textfile, metrics_);
+  if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
 }
 
 bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {

@@ -42,6 +42,7 @@ class Daemon {
   void ReportUnknownHosts(const std::vector<std::string>& hosts);
   bool Reroute(const std::vector<MultiSwitchJob>& set);
   void Persist();
+  void WriteMetrics();
   std::string StatusLine() const;
 
   Config config_;
