@@ -97,10 +97,16 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
       {"settle_s", num(&c.settle_s, true)},
       {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true)},
       {"mapping_file", str(&c.mapping_file)},
-      {"trigger", one_of(&c.trigger, {"signal", "console", "none"})},
+      {"trigger", one_of(&c.trigger, {"signal", "console", "file", "none"})},
       {"opensm_pid_file", str(&c.opensm_pid_file)},
       {"console_host", str(&c.console_host)},
       {"console_port", integer(&c.console_port)},
+      {"guid2lid", str(&c.guid2lid)},
+      {"current_lfts", str(&c.current_lfts)},
+      {"lft_file", str(&c.lft_file)},
+      {"engine", str(&c.engine)},
+      {"num_vls", integer(&c.num_vls)},
+      {"routing_threads", integer(&c.routing_threads)},
       {"state_dir", str(&c.state_dir)},
       {"control_socket", str(&c.control_socket)},
       {"metrics_textfile", str(&c.metrics_textfile)},
@@ -122,6 +128,12 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
   if (c.source == "replay" && c.replay_trace.empty()) {
     return Status::Corruption(source + ": source 'replay' needs 'replay_trace'");
   }
+  if (c.trigger == "file" && (c.fabric.empty() || c.guid2lid.empty() || c.lft_file.empty())) {
+    return Status::Corruption(source +
+                              ": trigger 'file' needs 'fabric', 'guid2lid' and 'lft_file'");
+  }
+  if (c.num_vls < 1 || c.num_vls > 15)
+    return Status::Corruption(source + ": 'num_vls' must be 1..15");
   if (c.mapping_file.empty()) return Status::Corruption(source + ": 'mapping_file' is empty");
   if (c.filter.min_leaves < 1) return Status::Corruption(source + ": 'min_leaves' must be >= 1");
   return Status::OK();

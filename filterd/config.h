@@ -33,10 +33,18 @@ struct Config {
 
   // action
   std::string mapping_file = "/var/lib/sar/jobs.map";
-  std::string trigger = "signal";  // "signal", "console" or "none"
+  std::string trigger = "signal";  // "signal", "console", "file" or "none"
   std::string opensm_pid_file = "/run/opensm.pid";
   std::string console_host = "127.0.0.1";
   int console_port = 10000;
+
+  // routing with libsar: file mode, and the metrics --dry-run reports (need `fabric`)
+  std::string guid2lid;      // the subnet manager's LIDs (OpenSM's guid2lid file)
+  std::string current_lfts;  // the tables in use now (dump_lfts / OpenSM's LFT dump)
+  std::string lft_file = "/var/lib/sar/lfts.dump";  // file mode: written for OpenSM's file engine
+  std::string engine = "sar";
+  int num_vls = 8;
+  int routing_threads = 0;
 
   // operations
   std::string state_dir = "/var/lib/sar-filterd";

@@ -13,6 +13,7 @@
 #include "control_socket.h"
 #include "job_set_diff.h"
 #include "sar/io/job_file.h"
+#include "sar/io/lft_dump.h"
 #include "trigger.h"
 
 #ifdef SAR_HAVE_SYSTEMD
@@ -158,6 +159,7 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
   if (options_.dry_run) {
     spdlog::info("dry run: would write {} jobs to {} and trigger '{}'", set.size(),
                  config_.mapping_file, config_.trigger);
+    ReportDryRun(set);
     return true;
   }
   // The mapping must be whole on disk before the subnet manager is told to read it.
@@ -170,6 +172,8 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
     s = SignalPidFile(config_.opensm_pid_file, SIGUSR2);
   } else if (config_.trigger == "console") {
     s = ConsoleReroute(config_.console_host, config_.console_port, 2.0);
+  } else if (config_.trigger == "file") {
+    s = FileModeTrigger(set);
   }
   if (!s.ok()) {
     // The router still has the old set: keep it as such, so the next cycle tries again
@@ -188,6 +192,48 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
                config_.mapping_file, config_.trigger);
   Persist();
   return true;
+}
+
+void Daemon::ReportDryRun(const std::vector<MultiSwitchJob>& set) {
+  if (!planner_) {
+    spdlog::info("dry run: no routing data (set 'fabric', 'guid2lid', 'current_lfts') for EFI");
+    return;
+  }
+  RouteQuality now, now_new_jobs, after;
+  if (Status s = planner_->Evaluate(state_.router_set, &now); !s.ok()) {
+    spdlog::info("dry run: current tables not evaluated: {}", s.ToString());
+  } else if (planner_->Evaluate(set, &now_new_jobs).ok()) {
+    spdlog::info(
+        "dry run: current tables: max effective EFI {} -> {} and dark fiber {:.3f} -> {:.3f} "
+        "with the new jobs and no reroute",
+        now.max_effective_efi, now_new_jobs.max_effective_efi, now.dark_fiber,
+        now_new_jobs.dark_fiber);
+  }
+  LftSet tables;
+  if (Status s = planner_->Plan(set, &tables, &after); !s.ok()) {
+    spdlog::info("dry run: a reroute would fail and keep the last good tables: {}", s.ToString());
+    return;
+  }
+  spdlog::info(
+      "dry run: after a reroute: max effective EFI {} (now {}), dark fiber {:.3f} (now {:.3f})",
+      after.max_effective_efi, now_new_jobs.max_effective_efi, after.dark_fiber,
+      now_new_jobs.dark_fiber);
+}
+
+Status Daemon::FileModeTrigger(const std::vector<MultiSwitchJob>& set) {
+  if (!planner_) return Status::InvalidArgument("file mode without routing data");
+  LftSet tables;
+  RouteQuality quality;
+  Status s = planner_->Plan(set, &tables, &quality);
+  if (!s.ok()) {
+    return Status::Failed(s.message() + "; keeping the last good tables in " + config_.lft_file);
+  }
+  // OpenSM's file engine reads the whole file on SIGHUP: it must be complete before the signal.
+  SAR_RETURN_IF_ERROR(WriteLftDump(config_.lft_file, planner_->fabric(), tables));
+  SAR_RETURN_IF_ERROR(SignalPidFile(config_.opensm_pid_file, SIGHUP));
+  spdlog::info("file mode: new tables in {}: max effective EFI {}, dark fiber {:.3f}",
+               config_.lft_file, quality.max_effective_efi, quality.dark_fiber);
+  return planner_->SetCurrent(std::move(tables));
 }
 
 void Daemon::Persist() {

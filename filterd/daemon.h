@@ -15,6 +15,7 @@
 #include "job_source.h"
 #include "leaf_map.h"
 #include "reroute_gate.h"
+#include "route_planner.h"
 #include "state_store.h"
 
 namespace sar::filterd {
@@ -27,6 +28,9 @@ struct DaemonOptions {
 class Daemon {
  public:
   Daemon(Config config, DaemonOptions options, LeafMap leaves, std::unique_ptr<JobSource> source);
+
+  /// Routing for file mode and the dry run's metrics; optional otherwise.
+  void set_planner(std::unique_ptr<RoutePlanner> planner) { planner_ = std::move(planner); }
 
   /// Loads the state dir (an unreadable one is logged, not fatal).
   void Start();
@@ -41,6 +45,8 @@ class Daemon {
   bool PollWithRetries(std::vector<SourceJob>* jobs);
   void ReportUnknownHosts(const std::vector<std::string>& hosts);
   bool Reroute(const std::vector<MultiSwitchJob>& set);
+  void ReportDryRun(const std::vector<MultiSwitchJob>& set);
+  Status FileModeTrigger(const std::vector<MultiSwitchJob>& set);
   void Persist();
   void WriteMetrics();
   std::string StatusLine() const;
@@ -49,6 +55,7 @@ class Daemon {
   DaemonOptions options_;
   LeafMap leaves_;
   std::unique_ptr<JobSource> source_;
+  std::unique_ptr<RoutePlanner> planner_;
   RerouteGate gate_;
   DaemonMetrics metrics_;
 

@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "leaf_map.h"
 #include "replay_source.h"
+#include "route_planner.h"
 #include "sar/io/topology.h"
 #ifdef SAR_HAVE_SLURM
 #include "slurm_source.h"
@@ -96,6 +97,21 @@ int main(int argc, char** argv) {
     spdlog::critical("job source: {}", s.ToString());
     return kExitConfig;
   }
+  std::unique_ptr<RoutePlanner> planner;
+  if (!config.fabric.empty() && !config.guid2lid.empty()) {
+    PlannerOptions po{config.engine, config.num_vls, config.routing_threads};
+    if (Status s =
+            RoutePlanner::Open(config.fabric, config.guid2lid, config.current_lfts, po, &planner);
+        !s.ok()) {
+      // File mode cannot work without it; the dry run only loses its metrics.
+      if (config.trigger == "file") {
+        spdlog::critical("routing data: {}", s.ToString());
+        return kExitConfig;
+      }
+      spdlog::error("routing data: {} (dry-run metrics off)", s.ToString());
+    }
+  }
   Daemon daemon(std::move(config), options, std::move(leaves), std::move(source));
+  daemon.set_planner(std::move(planner));
   return daemon.Run();
 }
