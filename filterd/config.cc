@@ -77,8 +77,12 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
     });
   };
   const std::map<std::string, Setter> setters = {
-      {"source", one_of(&c.source, {"slurm", "replay"})},
+      {"source", one_of(&c.source, {"slurm", "squeue", "slurmrestd", "replay"})},
       {"slurm_conf", str(&c.slurm_conf)},
+      {"squeue_path", str(&c.squeue_path)},
+      {"slurmrestd_socket", str(&c.slurmrestd_socket)},
+      {"slurmrestd_api", str(&c.slurmrestd_api)},
+      {"source_timeout_s", num(&c.source_timeout_s, false)},
       {"replay_trace", str(&c.replay_trace)},
       {"replay_start_s", num(&c.replay_start_s, true)},
       {"replay_speed", num(&c.replay_speed, false)},
@@ -124,6 +128,9 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
   }
   if (c.fabric.empty() == c.topology_conf.empty()) {
     return Status::Corruption(source + ": set exactly one of 'fabric' and 'topology_conf'");
+  }
+  if (c.source == "slurmrestd" && c.slurmrestd_socket.empty()) {
+    return Status::Corruption(source + ": source 'slurmrestd' needs 'slurmrestd_socket'");
   }
   if (c.source == "replay" && c.replay_trace.empty()) {
     return Status::Corruption(source + ": source 'replay' needs 'replay_trace'");

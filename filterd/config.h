@@ -11,8 +11,12 @@ namespace sar::filterd {
 
 struct Config {
   // job_source
-  std::string source = "slurm";  // "slurm" (libslurm) or "replay"
-  std::string slurm_conf;        // libslurm's slurm.conf; empty = $SLURM_CONF
+  std::string source = "slurm";  // "slurm" (libslurm), "squeue", "slurmrestd" or "replay"
+  std::string slurm_conf;        // slurm.conf for libslurm and squeue; empty = $SLURM_CONF
+  std::string squeue_path = "squeue";
+  std::string slurmrestd_socket;  // UNIX socket of slurmrestd
+  std::string slurmrestd_api = "v0.0.38";
+  double source_timeout_s = 10;  // squeue / slurmrestd: give up after this long
   std::string replay_trace;      // trace file for source "replay"
   double replay_start_s = 0;     // replay clock at daemon start
   double replay_speed = 1;       // replay seconds per wall second

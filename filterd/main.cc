@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 
+#include "cli_sources.h"
 #include "config.h"
 #include "daemon.h"
 #include "leaf_map.h"
@@ -47,6 +48,15 @@ Status MakeSource(const Config& config, std::unique_ptr<JobSource>* out) {
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         },
         out);
+  }
+  if (config.source == "squeue") {
+    *out = MakeSqueueSource(config.squeue_path, config.slurm_conf, config.source_timeout_s);
+    return Status::OK();
+  }
+  if (config.source == "slurmrestd") {
+    *out = MakeSlurmrestdSource(config.slurmrestd_socket, config.slurmrestd_api,
+                                config.source_timeout_s);
+    return Status::OK();
   }
 #ifdef SAR_HAVE_SLURM
   *out = MakeSlurmSource(config.slurm_conf);

@@ -93,6 +93,7 @@ class SlurmTestbed:
         self.topology_conf = os.path.join(self.workdir, "etc", "topology.conf")
         self.ctld = None
         self.slurmds = []
+        self.restd = None
         self._rng = random.Random(os.getpid() ^ int(time.time() * 1000))
 
     # --- names -----------------------------------------------------------------------------
@@ -181,6 +182,25 @@ class SlurmTestbed:
                 raise self._error(f"slurmctld did not save its job state in {timeout} s")
             time.sleep(0.1)
 
+    def start_slurmrestd(self, timeout=15.0):
+        """slurmrestd on a UNIX socket (local auth; as root it needs disable_user_check).
+        Returns the socket path; GET /slurm/v0.0.38/jobs answers like `squeue --json`."""
+        sock = os.path.join(self.workdir, "run", "slurmrestd.sock")
+        env = dict(self.env(), SLURMRESTD_SECURITY="disable_user_check")
+        log = open(os.path.join(self.workdir, "log", "slurmrestd.out"), "a")
+        self.restd = subprocess.Popen(
+            ["slurmrestd", "-f", self.conf, "-a", "rest_auth/local", "-s", "openapi/v0.0.38",
+             f"unix:{sock}"], env=env, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(sock):
+            if self.restd.poll() is not None or time.monotonic() > deadline:
+                raise SlurmTestbedError("slurmrestd did not open its socket:\n" +
+                                        _tail(os.path.join(self.workdir, "log", "slurmrestd.out")))
+            time.sleep(0.1)
+        return sock
+
     def kill_controller(self):
         """SIGKILLs slurmctld (a crash, not a shutdown); the slurmds and jobs keep running."""
         if self.ctld and self.ctld.poll() is None:
@@ -188,7 +208,7 @@ class SlurmTestbed:
             self.ctld.wait(timeout=10)
 
     def stop(self):
-        procs = ([self.ctld] if self.ctld else []) + self.slurmds
+        procs = [p for p in (self.ctld, self.restd) if p] + self.slurmds
         for p in procs:
             if p.poll() is None:
                 try:
@@ -210,6 +230,7 @@ class SlurmTestbed:
                 except ProcessLookupError:
                     pass
         self.ctld = None
+        self.restd = None
         self.slurmds = []
         _live.discard(self)
 
