@@ -6,6 +6,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -102,6 +103,40 @@ void Daemon::ReportUnknownHosts(const std::vector<std::string>& hosts) {
                fresh.size(), list);
 }
 
+void Daemon::CompareNodeLists() {
+  // Once per run, after the scheduler first answered: a host list mismatch is a configuration
+  // fact the operator should see once, not a per-cycle error.
+  nodes_compared_ = true;
+  std::vector<std::string> slurm_nodes;
+  if (!source_->ListNodes(&slurm_nodes).ok()) return;
+  std::unordered_set<std::string> in_slurm(slurm_nodes.begin(), slurm_nodes.end());
+  std::vector<std::string> fabric_only;
+  for (const std::string& h : leaves_.Hosts()) {
+    if (!in_slurm.count(h)) fabric_only.push_back(h);
+  }
+  std::vector<std::string> slurm_only;
+  for (const std::string& n : slurm_nodes) {
+    if (leaves_.LeafOf(n) == LeafMap::kUnknown) slurm_only.push_back(n);
+  }
+  auto list = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    std::string s;
+    for (size_t i = 0; i < v.size() && i < 20; ++i) s += (i ? "," : "") + v[i];
+    return v.size() > 20 ? s + ",..." : s;
+  };
+  if (!fabric_only.empty()) {
+    spdlog::warn("topology: {} host(s) in the topology are not SLURM nodes: {}", fabric_only.size(),
+                 list(fabric_only));
+  }
+  if (!slurm_only.empty()) {
+    spdlog::warn(
+        "topology: {} SLURM node(s) are not in the topology (their jobs' leaf count "
+        "leaves them out): {}",
+        slurm_only.size(), list(slurm_only));
+  }
+  for (const std::string& n : slurm_only) reported_unknown_.insert(n);
+}
+
 bool Daemon::RunCycle(double now_s) {
   const double t0 = MonotonicSeconds();
   std::vector<SourceJob> jobs;
@@ -111,6 +146,7 @@ bool Daemon::RunCycle(double now_s) {
     WriteMetrics();
     return false;
   }
+  if (!nodes_compared_) CompareNodeLists();
   FilterResult filtered = FilterJobs(jobs, leaves_, config_.filter);
   ReportUnknownHosts(filtered.unknown_hosts);
   const JobSetDiff vs_router = DiffJobSets(state_.router_set, filtered.jobs);

@@ -44,6 +44,7 @@ class Daemon {
  private:
   bool PollWithRetries(std::vector<SourceJob>* jobs);
   void ReportUnknownHosts(const std::vector<std::string>& hosts);
+  void CompareNodeLists();
   bool Reroute(const std::vector<MultiSwitchJob>& set);
   void ReportDryRun(const std::vector<MultiSwitchJob>& set);
   Status FileModeTrigger(const std::vector<MultiSwitchJob>& set);
@@ -62,6 +63,7 @@ class Daemon {
   PersistentState state_;                      // what the router has
   std::vector<MultiSwitchJob> last_poll_set_;  // what the previous poll saw
   std::unordered_set<std::string> reported_unknown_;
+  bool nodes_compared_ = false;
 };
 
 }  // namespace sar::filterd

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "replay_source.h"
 #include "sar/io/job_file.h"
@@ -34,7 +37,12 @@ class FlakySource : public JobSource {
     }
     return inner_.Poll(out);
   }
+  Status ListNodes(std::vector<std::string>* out) override {
+    *out = nodes;
+    return Status::OK();
+  }
   bool fail = false;
+  std::vector<std::string> nodes;
 
  private:
   ReplaySource inner_;
@@ -163,6 +171,26 @@ TEST_F(DaemonTest, DryRunWritesNothing) {
   EXPECT_NE(stat(config_.state_dir.c_str(), &st), 0);
   EXPECT_EQ(DrainSignals(), 0);
   (void)src;
+}
+
+TEST_F(DaemonTest, HostListMismatchesAreReportedOnce) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  FlakySource* src = nullptr;
+  auto d = MakeDaemon(&src);
+  // SLURM knows n1..n9; the topology has n0..n7: n0 is fabric-only, n8 and n9 SLURM-only.
+  for (int i = 1; i <= 9; ++i) src->nodes.push_back("n" + std::to_string(i));
+  d->RunCycle(0);
+  d->RunCycle(1);
+  spdlog::set_default_logger(previous);
+  const std::string text = log.str();
+  EXPECT_NE(text.find("1 host(s) in the topology are not SLURM nodes: n0"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("2 SLURM node(s) are not in the topology"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not SLURM nodes"), text.rfind("not SLURM nodes")) << "reported twice";
+  EXPECT_EQ(d->metrics().unknown_hosts, 2);
 }
 
 }  // namespace

@@ -25,6 +25,11 @@ class JobSource {
   /// Replaces *out with every job holding nodes now. An error means the answer is incomplete
   /// (controller down, timeout, malformed reply); the caller must then not act on *out.
   virtual Status Poll(std::vector<SourceJob>* out) = 0;
+  /// Every node the scheduler knows, for the "in the fabric but not in SLURM" report. Sources
+  /// that cannot tell return NotFound.
+  virtual Status ListNodes(std::vector<std::string>* /*out*/) {
+    return Status::NotFound("this job source does not list nodes");
+  }
 };
 
 }  // namespace sar::filterd

@@ -46,6 +46,18 @@ class SlurmSource : public JobSource {
     slurm_free_job_info_msg(msg);
     return Status::OK();
   }
+
+  Status ListNodes(std::vector<std::string>* out) override {
+    node_info_msg_t* msg = nullptr;
+    if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+      return Status::IOError(std::string("slurm_load_node: ") + slurm_strerror(slurm_get_errno()));
+    }
+    for (uint32_t i = 0; i < msg->record_count; ++i) {
+      if (msg->node_array[i].name != nullptr) out->emplace_back(msg->node_array[i].name);
+    }
+    slurm_free_node_info_msg(msg);
+    return Status::OK();
+  }
 };
 
 }  // namespace
