@@ -16,7 +16,7 @@ struct Config {
   std::string squeue_path = "squeue";
   std::string slurmrestd_socket;  // UNIX socket of slurmrestd
   std::string slurmrestd_api = "v0.0.38";
-  double source_timeout_s = 10;  // squeue / slurmrestd: give up after this long
+  double source_timeout_s = 10;  // give up on a poll after this long (every source)
   std::string replay_trace;      // trace file for source "replay"
   double replay_start_s = 0;     // replay clock at daemon start
   double replay_speed = 1;       // replay seconds per wall second

@@ -1,4 +1,6 @@
 // sar-filterd: the filter daemon between SLURM and the subnet manager (docs/filterd.md).
+#include <pthread.h>
+#include <signal.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +15,7 @@
 #include "replay_source.h"
 #include "route_planner.h"
 #include "sar/io/topology.h"
+#include "timeout_source.h"
 #ifdef SAR_HAVE_SLURM
 #include "slurm_source.h"
 #endif
@@ -59,7 +62,9 @@ Status MakeSource(const Config& config, std::unique_ptr<JobSource>* out) {
     return Status::OK();
   }
 #ifdef SAR_HAVE_SLURM
-  *out = MakeSlurmSource(config.slurm_conf);
+  // libslurm has no per-call timeout of its own; put the configured one around it.
+  *out =
+      std::make_unique<TimeoutSource>(MakeSlurmSource(config.slurm_conf), config.source_timeout_s);
   return Status::OK();
 #else
   return Status::InvalidArgument("source 'slurm': this sar-filterd was built without libslurm");
@@ -101,6 +106,14 @@ int main(int argc, char** argv) {
   if (leaves.num_hosts() == 0) {
     spdlog::critical("topology: no host is cabled to a switch; nothing to filter");
     return kExitConfig;
+  }
+  if (!options.once) {
+    // Block the signals the event loop reads from a signalfd before any thread exists (the
+    // libslurm worker), so that no thread can take SIGTERM with its default action.
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+    pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   }
   std::unique_ptr<JobSource> source;
   if (Status s = MakeSource(config, &source); !s.ok()) {

@@ -201,6 +201,13 @@ class SlurmTestbed:
             time.sleep(0.1)
         return sock
 
+    def pause_controller(self):
+        """SIGSTOPs slurmctld: a controller that accepts connections but never answers."""
+        os.kill(self.ctld.pid, signal.SIGSTOP)
+
+    def resume_controller(self):
+        os.kill(self.ctld.pid, signal.SIGCONT)
+
     def kill_controller(self):
         """SIGKILLs slurmctld (a crash, not a shutdown); the slurmds and jobs keep running."""
         if self.ctld and self.ctld.poll() is None:
@@ -209,6 +216,8 @@ class SlurmTestbed:
 
     def stop(self):
         procs = [p for p in (self.ctld, self.restd) if p] + self.slurmds
+        if self.ctld and self.ctld.poll() is None:
+            os.kill(self.ctld.pid, signal.SIGCONT)  # in case a test left it paused
         for p in procs:
             if p.poll() is None:
                 try:

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """sar-filterd against a real SLURM when things go wrong, and its operational interfaces:
 
+  0. slurmctld hung (SIGSTOP): polls time out after source_timeout_s instead of blocking the
+     daemon; the control socket still answers; no reroute
   1. slurmctld SIGKILLed mid-run: polls fail, the daemon survives, no reroute on partial data;
      after the controller is back the unchanged job set causes no reroute either
   2. a daemon restart with the same state dir does not reroute
@@ -43,12 +45,25 @@ def body(args):
     with SlurmTestbed(os.path.join(w, "slurm"), num_nodes=64, nodes_per_leaf=16) as sb:
         opensm = it.FakeOpenSM(w, os.path.join(w, "jobs.map"))
         # libslurm itself spends ~4 s per poll on a dead controller; retries are unit-tested.
-        options = dict(it.base_options(w, sb, opensm), poll_retries=0)
+        options = dict(it.base_options(w, sb, opensm), poll_retries=0, source_timeout_s=1.0)
         d = it.Filterd(args.sar_filterd, w, options, sb.env(), name="run1")
         try:
             multi = sb.sbatch(nodelist="n[013-020]")
             sb.wait_state(multi, "RUNNING")
             it.wait_for(lambda: len(opensm.signals()) == 1, "the first reroute")
+
+            # 0. controller hung
+            sb.pause_controller()
+            try:
+                d.wait_polls(2, errors=True, timeout=15)
+                t0 = time.monotonic()
+                status = it.control(options["control_socket"], "status", timeout=3.0)
+                it.check(time.monotonic() - t0 < 2.5 and "poll_errors=" in status,
+                         f"control socket while the controller hangs: {status!r}")
+                it.check(d.alive() and len(opensm.signals()) == 1,
+                         f"reroute while the controller hung:\n{d.tail()}")
+            finally:
+                sb.resume_controller()
 
             # 1. controller killed (after it saved the running job, so that it comes back)
             sb.wait_state_saved()
