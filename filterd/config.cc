@@ -33,21 +33,11 @@ Status CheckPositive(double v, const std::string& key, const std::string& where,
   return Status::OK();
 }
 
-}  // namespace
+using Setter = std::function<Status(const YAML::Node&, const std::string&)>;
 
-Status ParseConfig(const std::string& text, const std::string& source, Config* out) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return Status::Corruption(Where(source, e.mark) + e.msg);
-  }
-  // An empty file keeps every default (and then fails the checks below: a topology is required).
-  if (!root.IsNull() && !root.IsMap())
-    return Status::Corruption(source + ":1: expected a mapping of options");
-
+// One setter per option, bound to *out. The single list of option names (ConfigKeys() too).
+std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
   Config& c = *out;
-  using Setter = std::function<Status(const YAML::Node&, const std::string&)>;
   auto str = [&](std::string* f) {
     return Setter(
         [&source, f](const YAML::Node& n, const std::string& k) { return Get(n, k, source, f); });
@@ -76,7 +66,7 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
       return Status::Corruption(Where(source, n.Mark()) + "'" + k + "' must be one of: " + list);
     });
   };
-  const std::map<std::string, Setter> setters = {
+  return {
       {"source", one_of(&c.source, {"slurm", "squeue", "slurmrestd", "replay"})},
       {"slurm_conf", str(&c.slurm_conf)},
       {"squeue_path", str(&c.squeue_path)},
@@ -94,8 +84,9 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
       {"min_leaves", integer(&c.filter.min_leaves)},
       {"min_time_limit_min", integer(&c.filter.min_time_limit_min)},
       {"min_nodes", integer(&c.filter.min_nodes)},
-      {"ignore_partitions", Setter([&](const YAML::Node& n, const std::string& k) {
-         return Get(n, k, source, &c.filter.ignore_partitions);
+      {"ignore_partitions", Setter([&source, f = &c.filter.ignore_partitions](const YAML::Node& n,
+                                                          const std::string& k) {
+         return Get(n, k, source, f);
        })},
       {"poll_interval_s", num(&c.poll_interval_s, false)},
       {"settle_s", num(&c.settle_s, true)},
@@ -118,6 +109,31 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
        one_of(&c.log_level, {"trace", "debug", "info", "warn", "error", "critical", "off"})},
       {"log_file", str(&c.log_file)},
   };
+}
+
+}  // namespace
+
+std::vector<std::string> ConfigKeys() {
+  Config dummy;
+  const std::string source;
+  std::vector<std::string> keys;
+  for (const auto& [key, setter] : Setters(&dummy, source)) keys.push_back(key);
+  return keys;
+}
+
+Status ParseConfig(const std::string& text, const std::string& source, Config* out) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Status::Corruption(Where(source, e.mark) + e.msg);
+  }
+  // An empty file keeps every default (and then fails the checks below: a topology is required).
+  if (!root.IsNull() && !root.IsMap())
+    return Status::Corruption(source + ":1: expected a mapping of options");
+
+  Config& c = *out;
+  const std::map<std::string, Setter> setters = Setters(out, source);
   for (const auto& kv : root.IsNull() ? YAML::Node(YAML::NodeType::Map) : root) {
     const std::string key = kv.first.Scalar();
     auto it = setters.find(key);

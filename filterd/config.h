@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "filter.h"
 #include "sar/status.h"
@@ -60,6 +61,8 @@ struct Config {
 
 /// Reads and checks `path`. Unknown keys, wrong types and bad values fail with "path:line:".
 Status LoadConfig(const std::string& path, Config* out);
+/// Every option name ParseConfig accepts, sorted.
+std::vector<std::string> ConfigKeys();
 /// The same from text (tests).
 Status ParseConfig(const std::string& text, const std::string& source, Config* out);
 
