@@ -12,6 +12,8 @@ PACKAGES=(
   clang libclang-rt-14-dev
   # test bed: real OpenSM on a simulated fabric
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags
+  # sar-filterd and its SLURM test bed
+  slurmctld slurmd slurm-client libslurm-dev libsystemd-dev
   python3
   libcadical-dev  # FORS: SAT solver for the exact spine assignment
 )

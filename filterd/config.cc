@@ -1,0 +1,171 @@
+#include "config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <map>
+
+#include "sar/io/file_util.h"
+
+namespace sar::filterd {
+namespace {
+
+std::string Where(const std::string& source, const YAML::Mark& mark) {
+  return source + ":" + std::to_string(mark.line + 1) + ": ";
+}
+
+// yaml-cpp reports errors by throwing; this is the one place they are caught and turned into a
+// Status, so nothing else in the daemon sees an exception.
+template <typename T>
+Status Get(const YAML::Node& node, const std::string& key, const std::string& source, T* out) {
+  try {
+    *out = node.as<T>();
+  } catch (const YAML::Exception&) {
+    return Status::Corruption(Where(source, node.Mark()) + "bad value for '" + key + "'");
+  }
+  return Status::OK();
+}
+
+Status CheckPositive(double v, const std::string& key, const std::string& where, bool allow_zero) {
+  if (v < 0 || (!allow_zero && v == 0)) {
+    return Status::Corruption(where + "'" + key + "' must be " + (allow_zero ? ">= 0" : "> 0"));
+  }
+  return Status::OK();
+}
+
+using Setter = std::function<Status(const YAML::Node&, const std::string&)>;
+
+// One setter per option, bound to *out. The single list of option names (ConfigKeys() too).
+std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
+  Config& c = *out;
+  auto str = [&](std::string* f) {
+    return Setter(
+        [&source, f](const YAML::Node& n, const std::string& k) { return Get(n, k, source, f); });
+  };
+  auto num = [&](double* f, bool allow_zero) {
+    return Setter([&source, f, allow_zero](const YAML::Node& n, const std::string& k) {
+      SAR_RETURN_IF_ERROR(Get(n, k, source, f));
+      return CheckPositive(*f, k, Where(source, n.Mark()), allow_zero);
+    });
+  };
+  auto integer = [&](auto* f) {
+    return Setter([&source, f](const YAML::Node& n, const std::string& k) {
+      SAR_RETURN_IF_ERROR(Get(n, k, source, f));
+      if (*f < 0) return Status::Corruption(Where(source, n.Mark()) + "'" + k + "' must be >= 0");
+      return Status::OK();
+    });
+  };
+  auto one_of = [&](std::string* f, std::vector<std::string> allowed) {
+    return Setter([&source, f, allowed](const YAML::Node& n, const std::string& k) {
+      SAR_RETURN_IF_ERROR(Get(n, k, source, f));
+      for (const std::string& a : allowed) {
+        if (*f == a) return Status::OK();
+      }
+      std::string list;
+      for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return Status::Corruption(Where(source, n.Mark()) + "'" + k + "' must be one of: " + list);
+    });
+  };
+  return {
+      {"source", one_of(&c.source, {"slurm", "squeue", "slurmrestd", "replay"})},
+      {"slurm_conf", str(&c.slurm_conf)},
+      {"squeue_path", str(&c.squeue_path)},
+      {"slurmrestd_socket", str(&c.slurmrestd_socket)},
+      {"slurmrestd_api", str(&c.slurmrestd_api)},
+      {"source_timeout_s", num(&c.source_timeout_s, false)},
+      {"replay_trace", str(&c.replay_trace)},
+      {"replay_start_s", num(&c.replay_start_s, true)},
+      {"replay_speed", num(&c.replay_speed, false)},
+      {"poll_retries", integer(&c.poll_retries)},
+      {"retry_backoff_s", num(&c.retry_backoff_s, true)},
+      {"fabric", str(&c.fabric)},
+      {"node_name_map", str(&c.node_name_map)},
+      {"topology_conf", str(&c.topology_conf)},
+      {"min_leaves", integer(&c.filter.min_leaves)},
+      {"min_time_limit_min", integer(&c.filter.min_time_limit_min)},
+      {"min_nodes", integer(&c.filter.min_nodes)},
+      {"ignore_partitions", Setter([&source, f = &c.filter.ignore_partitions](const YAML::Node& n,
+                                                          const std::string& k) {
+         return Get(n, k, source, f);
+       })},
+      {"poll_interval_s", num(&c.poll_interval_s, false)},
+      {"settle_s", num(&c.settle_s, true)},
+      {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true)},
+      {"mapping_file", str(&c.mapping_file)},
+      {"trigger", one_of(&c.trigger, {"signal", "console", "file", "none"})},
+      {"opensm_pid_file", str(&c.opensm_pid_file)},
+      {"console_host", str(&c.console_host)},
+      {"console_port", integer(&c.console_port)},
+      {"guid2lid", str(&c.guid2lid)},
+      {"current_lfts", str(&c.current_lfts)},
+      {"lft_file", str(&c.lft_file)},
+      {"engine", str(&c.engine)},
+      {"num_vls", integer(&c.num_vls)},
+      {"routing_threads", integer(&c.routing_threads)},
+      {"state_dir", str(&c.state_dir)},
+      {"control_socket", str(&c.control_socket)},
+      {"metrics_textfile", str(&c.metrics_textfile)},
+      {"log_level",
+       one_of(&c.log_level, {"trace", "debug", "info", "warn", "error", "critical", "off"})},
+      {"log_file", str(&c.log_file)},
+  };
+}
+
+}  // namespace
+
+std::vector<std::string> ConfigKeys() {
+  Config dummy;
+  const std::string source;
+  std::vector<std::string> keys;
+  for (const auto& [key, setter] : Setters(&dummy, source)) keys.push_back(key);
+  return keys;
+}
+
+Status ParseConfig(const std::string& text, const std::string& source, Config* out) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return Status::Corruption(Where(source, e.mark) + e.msg);
+  }
+  // An empty file keeps every default (and then fails the checks below: a topology is required).
+  if (!root.IsNull() && !root.IsMap())
+    return Status::Corruption(source + ":1: expected a mapping of options");
+
+  Config& c = *out;
+  const std::map<std::string, Setter> setters = Setters(out, source);
+  for (const auto& kv : root.IsNull() ? YAML::Node(YAML::NodeType::Map) : root) {
+    const std::string key = kv.first.Scalar();
+    auto it = setters.find(key);
+    if (it == setters.end()) {
+      return Status::Corruption(Where(source, kv.first.Mark()) + "unknown option '" + key + "'");
+    }
+    SAR_RETURN_IF_ERROR(it->second(kv.second, key));
+  }
+  if (c.fabric.empty() == c.topology_conf.empty()) {
+    return Status::Corruption(source + ": set exactly one of 'fabric' and 'topology_conf'");
+  }
+  if (c.source == "slurmrestd" && c.slurmrestd_socket.empty()) {
+    return Status::Corruption(source + ": source 'slurmrestd' needs 'slurmrestd_socket'");
+  }
+  if (c.source == "replay" && c.replay_trace.empty()) {
+    return Status::Corruption(source + ": source 'replay' needs 'replay_trace'");
+  }
+  if (c.trigger == "file" && (c.fabric.empty() || c.guid2lid.empty() || c.lft_file.empty())) {
+    return Status::Corruption(source +
+                              ": trigger 'file' needs 'fabric', 'guid2lid' and 'lft_file'");
+  }
+  if (c.num_vls < 1 || c.num_vls > 15)
+    return Status::Corruption(source + ": 'num_vls' must be 1..15");
+  if (c.mapping_file.empty()) return Status::Corruption(source + ": 'mapping_file' is empty");
+  if (c.filter.min_leaves < 1) return Status::Corruption(source + ": 'min_leaves' must be >= 1");
+  return Status::OK();
+}
+
+Status LoadConfig(const std::string& path, Config* out) {
+  std::string text;
+  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  return ParseConfig(text, path, out);
+}
+
+}  // namespace sar::filterd

@@ -1,0 +1,69 @@
+// sar-filterd's configuration, read from YAML. Every option is documented, with its default, in
+// config/sar-filterd.yaml; this struct mirrors it one to one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "filter.h"
+#include "sar/status.h"
+
+namespace sar::filterd {
+
+struct Config {
+  // job_source
+  std::string source = "slurm";  // "slurm" (libslurm), "squeue", "slurmrestd" or "replay"
+  std::string slurm_conf;        // slurm.conf for libslurm and squeue; empty = $SLURM_CONF
+  std::string squeue_path = "squeue";
+  std::string slurmrestd_socket;  // UNIX socket of slurmrestd
+  std::string slurmrestd_api = "v0.0.38";
+  double source_timeout_s = 10;  // give up on a poll after this long (every source)
+  std::string replay_trace;      // trace file for source "replay"
+  double replay_start_s = 0;     // replay clock at daemon start
+  double replay_speed = 1;       // replay seconds per wall second
+  int poll_retries = 3;          // extra attempts after a failed poll
+  double retry_backoff_s = 0.5;  // first wait between attempts, doubled each time
+
+  // topology: exactly one of fabric / topology_conf
+  std::string fabric;         // ibnetdiscover / ibsim topology file
+  std::string node_name_map;  // optional, OpenSM node-name-map format
+  std::string topology_conf;  // SLURM topology.conf
+
+  FilterOptions filter;
+
+  // timing
+  double poll_interval_s = 10;
+  double settle_s = 0;
+  double min_reroute_interval_s = 30;
+
+  // action
+  std::string mapping_file = "/var/lib/sar/jobs.map";
+  std::string trigger = "signal";  // "signal", "console", "file" or "none"
+  std::string opensm_pid_file = "/run/opensm.pid";
+  std::string console_host = "127.0.0.1";
+  int console_port = 10000;
+
+  // routing with libsar: file mode, and the metrics --dry-run reports (need `fabric`)
+  std::string guid2lid;      // the subnet manager's LIDs (OpenSM's guid2lid file)
+  std::string current_lfts;  // the tables in use now (dump_lfts / OpenSM's LFT dump)
+  std::string lft_file = "/var/lib/sar/lfts.dump";  // file mode: written for OpenSM's file engine
+  std::string engine = "sar";
+  int num_vls = 8;
+  int routing_threads = 0;
+
+  // operations
+  std::string state_dir = "/var/lib/sar-filterd";
+  std::string control_socket;    // empty = none
+  std::string metrics_textfile;  // empty = none
+  std::string log_level = "info";
+  std::string log_file;  // empty = stderr
+};
+
+/// Reads and checks `path`. Unknown keys, wrong types and bad values fail with "path:line:".
+Status LoadConfig(const std::string& path, Config* out);
+/// Every option name ParseConfig accepts, sorted.
+std::vector<std::string> ConfigKeys();
+/// The same from text (tests).
+Status ParseConfig(const std::string& text, const std::string& source, Config* out);
+
+}  // namespace sar::filterd

@@ -1,0 +1,73 @@
+#include "config.h"
+
+#include <gtest/gtest.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace sar::filterd {
+namespace {
+
+TEST(Config, ReadsEveryOptionOfTheShippedExample) {
+  // The documented example must parse, and every key in it must be one the parser knows.
+  std::ifstream in(std::string(SAR_SOURCE_DIR) + "/config/sar-filterd.yaml");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  Config c;
+  Status s = ParseConfig(text.str(), "sar-filterd.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(c.source, "slurm");
+}
+
+TEST(Config, TheExampleDocumentsEveryOption) {
+  // Independent of the parser: the top-level keys as yaml-cpp reads them from the shipped file.
+  const YAML::Node root = YAML::LoadFile(std::string(SAR_SOURCE_DIR) + "/config/sar-filterd.yaml");
+  std::vector<std::string> documented;
+  for (const auto& kv : root) documented.push_back(kv.first.Scalar());
+  std::sort(documented.begin(), documented.end());
+  EXPECT_EQ(documented, ConfigKeys());
+}
+
+TEST(Config, ValuesAndDefaults) {
+  Config c;
+  Status s = ParseConfig(
+      "topology_conf: /etc/slurm/topology.conf\nmin_leaves: 3\nignore_partitions: [debug, gpu]\n"
+      "settle_s: 2.5\ntrigger: none\n",
+      "x.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(c.filter.min_leaves, 3);
+  EXPECT_EQ(c.filter.ignore_partitions, (std::vector<std::string>{"debug", "gpu"}));
+  EXPECT_DOUBLE_EQ(c.settle_s, 2.5);
+  EXPECT_EQ(c.trigger, "none");
+  EXPECT_EQ(c.poll_interval_s, Config().poll_interval_s);
+}
+
+// Each malformed config names the line of the offending key or value.
+TEST(Config, ErrorsCarryFileAndLine) {
+  const struct {
+    const char* text;
+    const char* where;
+  } cases[] = {
+      {"fabric: f.topo\nbogus: 1\n", "x.yaml:2:"},
+      {"fabric: f.topo\n\npoll_interval_s: -3\n", "x.yaml:3:"},
+      {"fabric: f.topo\nmin_leaves: many\n", "x.yaml:2:"},
+      {"fabric: f.topo\ntrigger: telepathy\n", "x.yaml:2:"},
+      {"fabric: [unclosed\n", "x.yaml:"},
+      {"poll_interval_s: 5\n", "set exactly one"},
+      {"fabric: a\ntopology_conf: b\n", "set exactly one"},
+      {"fabric: a\nsource: replay\n", "replay_trace"},
+  };
+  for (const auto& c : cases) {
+    Config config;
+    Status s = ParseConfig(c.text, "x.yaml", &config);
+    EXPECT_FALSE(s.ok()) << c.text;
+    EXPECT_NE(s.message().find(c.where), std::string::npos) << c.text << " -> " << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace sar::filterd

@@ -1,0 +1,73 @@
+#include "control_socket.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace sar::filterd {
+
+ControlSocket::~ControlSocket() {
+  if (fd_ >= 0) {
+    close(fd_);
+    unlink(path_.c_str());
+  }
+}
+
+Status ControlSocket::Open(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) {
+    return Status::InvalidArgument(path + ": socket path too long");
+  }
+  addr.sun_family = AF_UNIX;
+  memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd_ < 0) return Status::IOError(path + ": socket: " + strerror(errno));
+  unlink(path.c_str());
+  // Bind under a umask that leaves the socket owner-only from its first moment, not after a
+  // chmod race.
+  const mode_t old_mask = umask(0177);
+  const int rc = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  umask(old_mask);
+  if (rc != 0 || listen(fd_, 16) != 0) {
+    Status s = Status::IOError(path + ": bind/listen: " + strerror(errno));
+    close(fd_);
+    fd_ = -1;
+    return s;
+  }
+  path_ = path;
+  return Status::OK();
+}
+
+void ControlSocket::ServeOne(const std::string& status, bool* poll_now) {
+  const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (conn < 0) return;
+  // A hook writes one short line; do not let a stuck client hold the daemon for long.
+  std::string line;
+  char buf[256];
+  pollfd pfd{conn, POLLIN, 0};
+  while (line.find('\n') == std::string::npos && line.size() < 1024 && poll(&pfd, 1, 1000) == 1) {
+    const ssize_t n = read(conn, buf, sizeof(buf));
+    if (n <= 0) break;
+    line.append(buf, static_cast<size_t>(n));
+  }
+  line = line.substr(0, line.find('\n'));
+  std::string command = line.substr(0, line.find(' '));
+  std::string reply;
+  if (command == "poll" || command == "job-start" || command == "job-end") {
+    *poll_now = true;
+    reply = "ok\n";
+  } else if (command == "status") {
+    reply = status + "\n";
+  } else {
+    reply = "error: unknown command\n";
+  }
+  (void)!send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
+  close(conn);
+}
+
+}  // namespace sar::filterd

@@ -1,0 +1,349 @@
+#include "daemon.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "control_socket.h"
+#include "job_set_diff.h"
+#include "sar/io/job_file.h"
+#include "sar/io/lft_dump.h"
+#include "trigger.h"
+
+#ifdef SAR_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+namespace sar::filterd {
+namespace {
+
+double MonotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double UnixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string Describe(const MultiSwitchJob& job) {
+  std::string hosts;
+  for (size_t i = 0; i < job.hosts.size() && i < 8; ++i) hosts += (i ? "," : "") + job.hosts[i];
+  if (job.hosts.size() > 8) hosts += ",...";
+  return fmt::format("job {} ({} hosts: {})", job.id, job.hosts.size(), hosts);
+}
+
+void Notify([[maybe_unused]] const char* state) {
+#ifdef SAR_HAVE_SYSTEMD
+  sd_notify(0, state);
+#endif
+}
+
+}  // namespace
+
+Daemon::Daemon(Config config, DaemonOptions options, LeafMap leaves,
+               std::unique_ptr<JobSource> source)
+    : config_(std::move(config)),
+      options_(options),
+      leaves_(std::move(leaves)),
+      source_(std::move(source)),
+      gate_(options.once ? 0 : config_.settle_s,
+            options.once ? 0 : config_.min_reroute_interval_s) {}
+
+void Daemon::Start() {
+  Status s = LoadState(config_.state_dir, &state_);
+  if (!s.ok()) {
+    spdlog::error("state: {} (starting as if nothing had been handed to the router)", s.ToString());
+    state_ = PersistentState();
+  } else if (state_.has_router_set) {
+    spdlog::info("state: the router has {} multi-switch jobs from a previous run",
+                 state_.router_set.size());
+    // Translate the last reroute's wall time into the monotonic clock the gate uses, so the
+    // minimum interval also holds across a restart.
+    gate_.MarkRerouted(MonotonicSeconds() - (UnixSeconds() - state_.last_reroute_unix_s));
+  }
+  last_poll_set_ = state_.router_set;
+  metrics_.last_reroute_unix_s = state_.last_reroute_unix_s;
+}
+
+bool Daemon::PollWithRetries(std::vector<SourceJob>* jobs) {
+  double wait = config_.retry_backoff_s;
+  for (int attempt = 0;; ++attempt) {
+    const double t0 = MonotonicSeconds();
+    Status s = source_->Poll(jobs);
+    metrics_.last_poll_seconds = MonotonicSeconds() - t0;
+    if (s.ok()) return true;
+    if (attempt >= config_.poll_retries) {
+      spdlog::error("poll: {} failed {} times, last: {}; no reroute on partial data",
+                    source_->name(), attempt + 1, s.ToString());
+      return false;
+    }
+    spdlog::warn("poll: {}: {}; retry in {:.2f} s", source_->name(), s.ToString(), wait);
+    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    wait *= 2;
+  }
+}
+
+void Daemon::ReportUnknownHosts(const std::vector<std::string>& hosts) {
+  std::vector<std::string> fresh;
+  for (const std::string& h : hosts) {
+    if (reported_unknown_.insert(h).second) fresh.push_back(h);
+  }
+  if (fresh.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < fresh.size() && i < 20; ++i) list += (i ? "," : "") + fresh[i];
+  if (fresh.size() > 20) list += ",...";
+  spdlog::warn("topology: {} host(s) of running jobs are not in the topology (ignored): {}",
+               fresh.size(), list);
+}
+
+void Daemon::CompareNodeLists() {
+  // Once per run, after the scheduler first answered: a host list mismatch is a configuration
+  // fact the operator should see once, not a per-cycle error.
+  nodes_compared_ = true;
+  std::vector<std::string> slurm_nodes;
+  if (!source_->ListNodes(&slurm_nodes).ok()) return;
+  std::unordered_set<std::string> in_slurm(slurm_nodes.begin(), slurm_nodes.end());
+  std::vector<std::string> fabric_only;
+  for (const std::string& h : leaves_.Hosts()) {
+    if (!in_slurm.count(h)) fabric_only.push_back(h);
+  }
+  std::vector<std::string> slurm_only;
+  for (const std::string& n : slurm_nodes) {
+    if (leaves_.LeafOf(n) == LeafMap::kUnknown) slurm_only.push_back(n);
+  }
+  auto list = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    std::string s;
+    for (size_t i = 0; i < v.size() && i < 20; ++i) s += (i ? "," : "") + v[i];
+    return v.size() > 20 ? s + ",..." : s;
+  };
+  if (!fabric_only.empty()) {
+    spdlog::warn("topology: {} host(s) in the topology are not SLURM nodes: {}", fabric_only.size(),
+                 list(fabric_only));
+  }
+  if (!slurm_only.empty()) {
+    spdlog::warn(
+        "topology: {} SLURM node(s) are not in the topology (their jobs' leaf count "
+        "leaves them out): {}",
+        slurm_only.size(), list(slurm_only));
+  }
+  for (const std::string& n : slurm_only) reported_unknown_.insert(n);
+}
+
+bool Daemon::RunCycle(double now_s) {
+  const double t0 = MonotonicSeconds();
+  std::vector<SourceJob> jobs;
+  ++metrics_.polls;
+  if (!PollWithRetries(&jobs)) {
+    ++metrics_.poll_errors;
+    WriteMetrics();
+    return false;
+  }
+  FilterResult filtered = FilterJobs(jobs, leaves_, config_.filter);
+  ReportUnknownHosts(filtered.unknown_hosts);
+  const JobSetDiff vs_router = DiffJobSets(state_.router_set, filtered.jobs);
+  const bool moved = DiffJobSets(last_poll_set_, filtered.jobs).changed();
+  last_poll_set_ = filtered.jobs;
+  metrics_.running_jobs = static_cast<int64_t>(jobs.size());
+  metrics_.multi_switch_jobs = static_cast<int64_t>(filtered.jobs.size());
+  metrics_.unknown_hosts = static_cast<int64_t>(reported_unknown_.size());
+  metrics_.last_cycle_seconds = MonotonicSeconds() - t0;
+  if (!nodes_compared_) {
+    CompareNodeLists();  // one extra RPC, kept out of the cycle time
+    metrics_.unknown_hosts = static_cast<int64_t>(reported_unknown_.size());
+  }
+
+  spdlog::info(
+      "cycle: {} running, {} multi-switch; vs router: +{} -{} (poll {:.1f} ms, cycle {:.1f} ms)",
+      jobs.size(), filtered.jobs.size(), vs_router.added.size(), vs_router.removed.size(),
+      metrics_.last_poll_seconds * 1e3, metrics_.last_cycle_seconds * 1e3);
+  for (const MultiSwitchJob& j : vs_router.added) spdlog::info("  + {}", Describe(j));
+  for (const MultiSwitchJob& j : vs_router.removed) spdlog::info("  - {}", Describe(j));
+
+  bool rerouted = false;
+  switch (gate_.Decide(vs_router.changed(), moved, now_s)) {
+    case RerouteGate::Decision::kNothing:
+      spdlog::info("no reroute: the multi-switch host sets are those the router has");
+      break;
+    case RerouteGate::Decision::kWaitSettle:
+      spdlog::info("no reroute yet: waiting for the job set to settle ({} s)", config_.settle_s);
+      break;
+    case RerouteGate::Decision::kWaitInterval:
+      spdlog::info("no reroute yet: the last one was under {} s ago",
+                   config_.min_reroute_interval_s);
+      break;
+    case RerouteGate::Decision::kReroute:
+      rerouted = Reroute(filtered.jobs);
+      if (!options_.dry_run) gate_.MarkRerouted(now_s);
+      break;
+  }
+  WriteMetrics();
+  return rerouted;
+}
+
+void Daemon::WriteMetrics() {
+  if (config_.metrics_textfile.empty()) return;
+  Status s = WriteMetricsTextfile(config_.metrics_textfile, metrics_);
+  if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
+}
+
+bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
+  if (options_.dry_run) {
+    spdlog::info("dry run: would write {} jobs to {} and trigger '{}'", set.size(),
+                 config_.mapping_file, config_.trigger);
+    ReportDryRun(set);
+    return true;
+  }
+  // The mapping must be whole on disk before the subnet manager is told to read it.
+  Status s = WriteJobMapping(config_.mapping_file, ToJobMapping(set));
+  if (!s.ok()) {
+    spdlog::error("reroute: mapping not written, not triggering: {}", s.ToString());
+    return false;
+  }
+  if (config_.trigger == "signal") {
+    s = SignalPidFile(config_.opensm_pid_file, SIGUSR2);
+  } else if (config_.trigger == "console") {
+    s = ConsoleReroute(config_.console_host, config_.console_port, 2.0);
+  } else if (config_.trigger == "file") {
+    s = FileModeTrigger(set);
+  }
+  if (!s.ok()) {
+    // The router still has the old set: keep it as such, so the next cycle tries again
+    // (throttled by the minimum interval).
+    ++metrics_.trigger_errors;
+    spdlog::error("reroute: mapping written ({} jobs) but trigger '{}' failed: {}", set.size(),
+                  config_.trigger, s.ToString());
+    return false;
+  }
+  ++metrics_.reroutes;
+  state_.router_set = set;
+  state_.has_router_set = true;
+  state_.last_reroute_unix_s = UnixSeconds();
+  metrics_.last_reroute_unix_s = state_.last_reroute_unix_s;
+  spdlog::info("reroute: wrote {} multi-switch jobs to {}, triggered '{}'", set.size(),
+               config_.mapping_file, config_.trigger);
+  Persist();
+  return true;
+}
+
+void Daemon::ReportDryRun(const std::vector<MultiSwitchJob>& set) {
+  if (!planner_) {
+    spdlog::info("dry run: no routing data (set 'fabric', 'guid2lid', 'current_lfts') for EFI");
+    return;
+  }
+  RouteQuality now, now_new_jobs, after;
+  if (Status s = planner_->Evaluate(state_.router_set, &now); !s.ok()) {
+    spdlog::info("dry run: current tables not evaluated: {}", s.ToString());
+  } else if (planner_->Evaluate(set, &now_new_jobs).ok()) {
+    spdlog::info(
+        "dry run: current tables: max effective EFI {} -> {} and dark fiber {:.3f} -> {:.3f} "
+        "with the new jobs and no reroute",
+        now.max_effective_efi, now_new_jobs.max_effective_efi, now.dark_fiber,
+        now_new_jobs.dark_fiber);
+  }
+  LftSet tables;
+  if (Status s = planner_->Plan(set, &tables, &after); !s.ok()) {
+    spdlog::info("dry run: a reroute would fail and keep the last good tables: {}", s.ToString());
+    return;
+  }
+  spdlog::info(
+      "dry run: after a reroute: max effective EFI {} (now {}), dark fiber {:.3f} (now {:.3f})",
+      after.max_effective_efi, now_new_jobs.max_effective_efi, after.dark_fiber,
+      now_new_jobs.dark_fiber);
+}
+
+Status Daemon::FileModeTrigger(const std::vector<MultiSwitchJob>& set) {
+  if (!planner_) return Status::InvalidArgument("file mode without routing data");
+  LftSet tables;
+  RouteQuality quality;
+  Status s = planner_->Plan(set, &tables, &quality);
+  if (!s.ok()) {
+    return Status::Failed(s.message() + "; keeping the last good tables in " + config_.lft_file);
+  }
+  // OpenSM's file engine reads the whole file on SIGHUP: it must be complete before the signal.
+  SAR_RETURN_IF_ERROR(WriteLftDump(config_.lft_file, planner_->fabric(), tables));
+  SAR_RETURN_IF_ERROR(SignalPidFile(config_.opensm_pid_file, SIGHUP));
+  spdlog::info("file mode: new tables in {}: max effective EFI {}, dark fiber {:.3f}",
+               config_.lft_file, quality.max_effective_efi, quality.dark_fiber);
+  return planner_->SetCurrent(std::move(tables));
+}
+
+void Daemon::Persist() {
+  Status s = SaveState(config_.state_dir, state_);
+  if (!s.ok())
+    spdlog::error("state: not saved ({}); a restart may reroute once more", s.ToString());
+}
+
+std::string Daemon::StatusLine() const {
+  return fmt::format("polls={} poll_errors={} reroutes={} running_jobs={} multi_switch_jobs={}",
+                     metrics_.polls, metrics_.poll_errors, metrics_.reroutes, metrics_.running_jobs,
+                     metrics_.multi_switch_jobs);
+}
+
+int Daemon::Run() {
+  Start();
+  if (options_.once) {
+    RunCycle(MonotonicSeconds());
+    return metrics_.poll_errors > 0 ? 1 : 0;
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  const int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+  ControlSocket control;
+  if (!config_.control_socket.empty()) {
+    Status s = control.Open(config_.control_socket);
+    if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
+  }
+  Notify("READY=1");
+  spdlog::info("sar-filterd running: source {}, {} hosts on {} leaves, poll every {} s",
+               source_->name(), leaves_.num_hosts(), leaves_.num_leaves(), config_.poll_interval_s);
+
+  double next_poll = MonotonicSeconds();
+  for (;;) {
+    double now = MonotonicSeconds();
+    if (now >= next_poll) {
+      RunCycle(now);
+      next_poll = MonotonicSeconds() + config_.poll_interval_s;
+      // While a change waits for the settle delay or the interval, look again sooner.
+    }
+    pollfd fds[2] = {{sig_fd, POLLIN, 0}, {control.fd(), POLLIN, 0}};
+    const int timeout_ms = static_cast<int>(std::ceil((next_poll - MonotonicSeconds()) * 1e3));
+    if (poll(fds, control.fd() >= 0 ? 2 : 1, timeout_ms > 0 ? timeout_ms : 0) < 0) continue;
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo info{};
+      if (read(sig_fd, &info, sizeof(info)) == sizeof(info)) {
+        if (info.ssi_signo == SIGHUP) {
+          spdlog::info("SIGHUP: polling now");
+          next_poll = 0;
+        } else {
+          spdlog::info("signal {}: exiting", info.ssi_signo);
+          Notify("STOPPING=1");
+          close(sig_fd);
+          return 0;
+        }
+      }
+    }
+    if (control.fd() >= 0 && (fds[1].revents & POLLIN)) {
+      bool poll_now = false;
+      control.ServeOne(StatusLine(), &poll_now);
+      if (poll_now) {
+        spdlog::info("control socket: poll requested");
+        next_poll = 0;
+      }
+    }
+  }
+}
+
+}  // namespace sar::filterd

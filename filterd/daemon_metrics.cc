@@ -1,0 +1,40 @@
+#include "daemon_metrics.h"
+
+#include <fmt/format.h>
+
+#include "sar/io/file_util.h"
+
+namespace sar::filterd {
+namespace {
+
+template <typename T>
+void Add(std::string* out, const char* name, const char* type, const char* help, T value) {
+  *out +=
+      fmt::format("# HELP sar_filterd_{0} {1}\n# TYPE sar_filterd_{0} {2}\nsar_filterd_{0} {3}\n",
+                  name, help, type, value);
+}
+
+}  // namespace
+
+std::string FormatPrometheus(const DaemonMetrics& m) {
+  std::string out;
+  Add(&out, "polls_total", "counter", "Job source polls.", m.polls);
+  Add(&out, "poll_errors_total", "counter", "Polls that failed after all retries.", m.poll_errors);
+  Add(&out, "reroutes_total", "counter", "Mapping writes followed by a trigger.", m.reroutes);
+  Add(&out, "trigger_errors_total", "counter", "Failed subnet manager triggers.", m.trigger_errors);
+  Add(&out, "poll_duration_seconds", "gauge", "Last job source call.", m.last_poll_seconds);
+  Add(&out, "cycle_duration_seconds", "gauge", "Last poll + filter + diff.", m.last_cycle_seconds);
+  Add(&out, "running_jobs", "gauge", "Jobs holding nodes at the last poll.", m.running_jobs);
+  Add(&out, "multi_switch_jobs", "gauge", "Jobs spanning >= min_leaves leaf switches.",
+      m.multi_switch_jobs);
+  Add(&out, "unknown_hosts", "gauge", "Hosts of running jobs the topology lacks.", m.unknown_hosts);
+  Add(&out, "last_reroute_timestamp_seconds", "gauge", "Unix time of the last reroute.",
+      m.last_reroute_unix_s);
+  return out;
+}
+
+Status WriteMetricsTextfile(const std::string& path, const DaemonMetrics& m) {
+  return WriteFileAtomic(path, FormatPrometheus(m));
+}
+
+}  // namespace sar::filterd

@@ -1,0 +1,197 @@
+#include "daemon.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "replay_source.h"
+#include "sar/io/job_file.h"
+#include "test_util.h"
+
+namespace sar::filterd {
+namespace {
+
+// Two leaves of four hosts: n0..n3 on leaf0, n4..n7 on leaf1.
+LeafMap TwoLeaves() {
+  LeafMap m;
+  for (int i = 0; i < 8; ++i) m.Add("n" + std::to_string(i), i < 4 ? "leaf0" : "leaf1");
+  return m;
+}
+
+// A source that replays a trace and can be told to fail, like a controller that went away.
+class FlakySource : public JobSource {
+ public:
+  FlakySource(std::vector<TraceJob> trace, const double* now)
+      : inner_(std::move(trace), [now] { return *now; }) {}
+  const char* name() const override { return "flaky"; }
+  Status Poll(std::vector<SourceJob>* out) override {
+    if (fail) {
+      out->push_back({"partial", "", -1, {"n0", "n7"}});  // what a half answer might hold
+      return Status::IOError("controller down");
+    }
+    return inner_.Poll(out);
+  }
+  Status ListNodes(std::vector<std::string>* out) override {
+    *out = nodes;
+    return Status::OK();
+  }
+  bool fail = false;
+  std::vector<std::string> nodes;
+
+ private:
+  ReplaySource inner_;
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sigemptyset(&usr2_);
+    sigaddset(&usr2_, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &usr2_, nullptr);  // counted with sigtimedwait below
+    std::ofstream(dir_.Join("opensm.pid")) << getpid() << "\n";
+    config_.fabric = "unused";
+    config_.mapping_file = dir_.Join("jobs.map");
+    config_.state_dir = dir_.Join("state");
+    config_.opensm_pid_file = dir_.Join("opensm.pid");
+    config_.poll_retries = 1;
+    config_.retry_backoff_s = 0;
+    config_.settle_s = 0;
+    config_.min_reroute_interval_s = 0;
+    ASSERT_TRUE(ParseJobTrace("0 - single n[0-1]\n"
+                              "10 20 multi n[2-5]\n"
+                              "20 30 again n[2-5]\n",
+                              "t", &trace_)
+                    .ok());
+  }
+  void TearDown() override {
+    DrainSignals();
+    sigprocmask(SIG_UNBLOCK, &usr2_, nullptr);
+  }
+  int DrainSignals() {
+    int n = 0;
+    timespec zero{0, 0};
+    while (sigtimedwait(&usr2_, nullptr, &zero) == SIGUSR2) ++n;
+    return n;
+  }
+  std::unique_ptr<Daemon> MakeDaemon(FlakySource** source) {
+    auto src = std::make_unique<FlakySource>(trace_, &now_);
+    *source = src.get();
+    auto d = std::make_unique<Daemon>(config_, DaemonOptions{}, TwoLeaves(), std::move(src));
+    d->Start();
+    return d;
+  }
+  std::vector<std::string> MappedHosts() {
+    JobMapping m;
+    EXPECT_TRUE(ReadJobMapping(config_.mapping_file, &m).ok());
+    std::vector<std::string> hosts;
+    for (const Job& j : m.jobs) hosts.insert(hosts.end(), j.hosts.begin(), j.hosts.end());
+    return hosts;
+  }
+
+  TempDir dir_;
+  Config config_;
+  std::vector<TraceJob> trace_;
+  double now_ = 0;
+  sigset_t usr2_;
+};
+
+TEST_F(DaemonTest, RerouteOnlyWhenTheMultiSwitchHostSetsChange) {
+  FlakySource* src = nullptr;
+  auto d = MakeDaemon(&src);
+  struct stat st {};
+
+  now_ = 0;  // one single-leaf job
+  EXPECT_FALSE(d->RunCycle(now_));
+  EXPECT_NE(stat(config_.mapping_file.c_str(), &st), 0) << "no mapping written";
+  EXPECT_EQ(DrainSignals(), 0);
+
+  now_ = 10;  // a job across both leaves
+  EXPECT_TRUE(d->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 1);
+  EXPECT_EQ(MappedHosts(), (std::vector<std::string>{"n2", "n3", "n4", "n5"}));
+
+  now_ = 15;  // nothing new
+  EXPECT_FALSE(d->RunCycle(now_));
+  now_ = 20;  // same hosts, new job id
+  EXPECT_FALSE(d->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 0);
+
+  src->fail = true;  // controller down: survive, change nothing
+  now_ = 30;
+  EXPECT_FALSE(d->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 0);
+  EXPECT_EQ(d->metrics().poll_errors, 1u);
+  EXPECT_EQ(MappedHosts(), (std::vector<std::string>{"n2", "n3", "n4", "n5"}));
+
+  src->fail = false;  // back; the multi-leaf job has ended meanwhile
+  EXPECT_TRUE(d->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 1);
+  EXPECT_TRUE(MappedHosts().empty());
+  EXPECT_EQ(d->metrics().reroutes, 2u);
+}
+
+TEST_F(DaemonTest, RestartDoesNotRerouteNeedlessly) {
+  FlakySource* src = nullptr;
+  now_ = 12;
+  EXPECT_TRUE(MakeDaemon(&src)->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 1);
+  auto again = MakeDaemon(&src);  // same state dir
+  EXPECT_FALSE(again->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 0);
+}
+
+TEST_F(DaemonTest, MissingSubnetManagerIsRetriedNotLost) {
+  config_.opensm_pid_file = dir_.Join("absent.pid");
+  FlakySource* src = nullptr;
+  auto d = MakeDaemon(&src);
+  now_ = 12;
+  EXPECT_FALSE(d->RunCycle(now_));
+  EXPECT_EQ(d->metrics().trigger_errors, 1u);
+  // The mapping is on disk already; the next cycle tries the trigger again.
+  EXPECT_EQ(MappedHosts().size(), 4u);
+  EXPECT_FALSE(d->RunCycle(now_ + 1));
+  EXPECT_EQ(d->metrics().trigger_errors, 2u);
+}
+
+TEST_F(DaemonTest, DryRunWritesNothing) {
+  FlakySource* src = nullptr;
+  auto source = std::make_unique<FlakySource>(trace_, &now_);
+  Daemon d(config_, DaemonOptions{.once = true, .dry_run = true}, TwoLeaves(), std::move(source));
+  d.Start();
+  now_ = 12;
+  EXPECT_TRUE(d.RunCycle(now_));
+  struct stat st {};
+  EXPECT_NE(stat(config_.mapping_file.c_str(), &st), 0);
+  EXPECT_NE(stat(config_.state_dir.c_str(), &st), 0);
+  EXPECT_EQ(DrainSignals(), 0);
+  (void)src;
+}
+
+TEST_F(DaemonTest, HostListMismatchesAreReportedOnce) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  FlakySource* src = nullptr;
+  auto d = MakeDaemon(&src);
+  // SLURM knows n1..n9; the topology has n0..n7: n0 is fabric-only, n8 and n9 SLURM-only.
+  for (int i = 1; i <= 9; ++i) src->nodes.push_back("n" + std::to_string(i));
+  d->RunCycle(0);
+  d->RunCycle(1);
+  spdlog::set_default_logger(previous);
+  const std::string text = log.str();
+  EXPECT_NE(text.find("1 host(s) in the topology are not SLURM nodes: n0"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("2 SLURM node(s) are not in the topology"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not SLURM nodes"), text.rfind("not SLURM nodes")) << "reported twice";
+  EXPECT_EQ(d->metrics().unknown_hosts, 2);
+}
+
+}  // namespace
+}  // namespace sar::filterd

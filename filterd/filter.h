@@ -1,0 +1,38 @@
+// The filter of SAR Sec. 3.2.1: of all running jobs, keep those the router must know about —
+// jobs whose hosts span at least two leaf switches (a job inside one leaf never crosses the
+// fabric's inter-switch links, so its placement cannot change any route's load).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "job_source.h"
+#include "leaf_map.h"
+
+namespace sar::filterd {
+
+struct FilterOptions {
+  int min_leaves = 2;              // a job must span at least this many leaf switches
+  int64_t min_time_limit_min = 0;  // skip jobs whose time limit is below this (0 = keep all)
+  int min_nodes = 0;               // skip jobs with fewer hosts (0 = keep all)
+  std::vector<std::string> ignore_partitions;
+};
+
+/// A job kept by the filter: its hosts sorted and without duplicates, and the leaves it spans.
+struct MultiSwitchJob {
+  std::string id;
+  std::vector<std::string> hosts;
+  int num_leaves = 0;
+};
+
+struct FilterResult {
+  std::vector<MultiSwitchJob> jobs;        // sorted by host set (then id), see job_set.h
+  std::vector<std::string> unknown_hosts;  // hosts of running jobs the topology lacks, sorted
+};
+
+/// Hosts the topology does not know are left out of their job's leaf count and reported.
+FilterResult FilterJobs(const std::vector<SourceJob>& jobs, const LeafMap& leaves,
+                        const FilterOptions& options);
+
+}  // namespace sar::filterd

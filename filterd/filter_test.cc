@@ -1,0 +1,123 @@
+#include "filter.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "job_set_diff.h"
+
+namespace sar::filterd {
+namespace {
+
+LeafMap Leaves(int num_leaves, int per_leaf) {
+  LeafMap map;
+  for (int l = 0; l < num_leaves; ++l) {
+    for (int h = 0; h < per_leaf; ++h) {
+      map.Add("n" + std::to_string(l * per_leaf + h), "leaf" + std::to_string(l));
+    }
+  }
+  return map;
+}
+
+TEST(Filter, KeepsExactlyTheJobsSpanningEnoughLeaves) {
+  // Property check against a brute-force count of distinct leaves (host number / 8).
+  const LeafMap leaves = Leaves(6, 8);
+  std::mt19937 rng(7);
+  std::vector<SourceJob> jobs;
+  for (int j = 0; j < 300; ++j) {
+    SourceJob job{"j" + std::to_string(j), j % 5 == 0 ? "debug" : "batch", 10 * (j % 7), {}};
+    const int n = 1 + static_cast<int>(rng() % 12);
+    for (int k = 0; k < n; ++k)
+      job.hosts.push_back("n" + std::to_string(rng() % 50));  // 48, 49 unknown
+    jobs.push_back(job);
+  }
+  FilterOptions opt;
+  opt.min_leaves = 2;
+  opt.min_nodes = 3;
+  opt.min_time_limit_min = 20;
+  opt.ignore_partitions = {"debug"};
+  const FilterResult r = FilterJobs(jobs, leaves, opt);
+
+  std::set<std::string> want_ids;
+  std::set<std::string> want_unknown;
+  for (const SourceJob& job : jobs) {
+    std::set<int> job_leaves;
+    std::set<std::string> known;
+    for (const std::string& h : job.hosts) {
+      const int num = std::stoi(h.substr(1));
+      if (num >= 48) {
+        if (job.partition != "debug" && job.time_limit_min >= 20) want_unknown.insert(h);
+        continue;
+      }
+      job_leaves.insert(num / 8);
+      known.insert(h);
+    }
+    if (job.partition == "debug" || job.time_limit_min < 20) continue;
+    if (job_leaves.size() >= 2 && known.size() >= 3) want_ids.insert(job.id);
+  }
+  std::set<std::string> got_ids;
+  for (const MultiSwitchJob& j : r.jobs) {
+    got_ids.insert(j.id);
+    EXPECT_TRUE(std::is_sorted(j.hosts.begin(), j.hosts.end()));
+  }
+  EXPECT_EQ(got_ids, want_ids);
+  EXPECT_EQ(std::set<std::string>(r.unknown_hosts.begin(), r.unknown_hosts.end()), want_unknown);
+  EXPECT_FALSE(want_ids.empty());
+}
+
+TEST(Filter, UnlimitedJobsPassTheTimeLimit) {
+  const LeafMap leaves = Leaves(2, 2);
+  FilterOptions opt;
+  opt.min_time_limit_min = 60;
+  const FilterResult r =
+      FilterJobs({{"1", "p", -1, {"n0", "n2"}}, {"2", "p", 59, {"n1", "n3"}}}, leaves, opt);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].id, "1");
+  EXPECT_EQ(r.jobs[0].num_leaves, 2);
+}
+
+TEST(JobSetDiff, IgnoresIdsAndMatchesMultisetDifference) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<MultiSwitchJob> a, b;
+    std::multiset<std::vector<std::string>> ma, mb;
+    for (int i = 0; i < 20; ++i) {
+      std::vector<std::string> hosts = {"h" + std::to_string(rng() % 6),
+                                        "x" + std::to_string(rng() % 3)};
+      if (rng() % 2) {
+        a.push_back({"a" + std::to_string(i), hosts, 2});
+        ma.insert(hosts);
+      } else {
+        b.push_back({"b" + std::to_string(i), hosts, 2});
+        mb.insert(hosts);
+      }
+    }
+    a = FromJobMapping(ToJobMapping(a));  // sorts as FilterJobs does
+    b = FromJobMapping(ToJobMapping(b));
+    const JobSetDiff d = DiffJobSets(a, b);
+    std::multiset<std::vector<std::string>> added, removed;
+    for (const auto& j : d.added) added.insert(j.hosts);
+    for (const auto& j : d.removed) removed.insert(j.hosts);
+    // Truth: multiset differences computed by erasing one match at a time.
+    std::multiset<std::vector<std::string>> want_added = mb, want_removed = ma;
+    for (const auto& h : ma) {
+      if (auto it = want_added.find(h); it != want_added.end()) want_added.erase(it);
+    }
+    for (const auto& h : mb) {
+      if (auto it = want_removed.find(h); it != want_removed.end()) want_removed.erase(it);
+    }
+    EXPECT_EQ(added, want_added);
+    EXPECT_EQ(removed, want_removed);
+  }
+}
+
+TEST(JobSetDiff, SameHostsUnderNewIdsIsNoChange) {
+  std::vector<MultiSwitchJob> a = {{"1", {"n0", "n9"}, 2}, {"2", {"n1", "n8"}, 2}};
+  std::vector<MultiSwitchJob> b = {{"77", {"n0", "n9"}, 2}, {"78", {"n1", "n8"}, 2}};
+  EXPECT_FALSE(
+      DiffJobSets(FromJobMapping(ToJobMapping(a)), FromJobMapping(ToJobMapping(b))).changed());
+}
+
+}  // namespace
+}  // namespace sar::filterd

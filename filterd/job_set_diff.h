@@ -1,0 +1,29 @@
+// Did the multi-switch job set change in a way the router cares about? Routes depend on which
+// hosts run together, not on job ids: a job resubmitted on the same nodes under a new id is no
+// change. Two sets are compared as multisets of host sets.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "filter.h"
+#include "sar/jobs.h"
+
+namespace sar::filterd {
+
+struct JobSetDiff {
+  std::vector<MultiSwitchJob> added;    // host sets in `current` and not in `previous`
+  std::vector<MultiSwitchJob> removed;  // host sets in `previous` and not in `current`
+  bool changed() const { return !added.empty() || !removed.empty(); }
+};
+
+/// REQUIRES: both sorted by host set, as FilterJobs returns them.
+JobSetDiff DiffJobSets(const std::vector<MultiSwitchJob>& previous,
+                       const std::vector<MultiSwitchJob>& current);
+
+/// The mapping file contents for a set: one job per multi-switch job, hosts sorted.
+JobMapping ToJobMapping(const std::vector<MultiSwitchJob>& jobs);
+/// Back from a mapping file (the state dir's copy of the last set); sorts as FilterJobs does.
+std::vector<MultiSwitchJob> FromJobMapping(const JobMapping& mapping);
+
+}  // namespace sar::filterd

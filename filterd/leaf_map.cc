@@ -1,0 +1,131 @@
+#include "leaf_map.h"
+
+#include <cctype>
+#include <charconv>
+
+#include "hostlist.h"
+#include "sar/io/file_util.h"
+
+namespace sar::filterd {
+
+void LeafMap::Add(std::string_view host, std::string_view leaf_name) {
+  auto [it, inserted] = leaf_index_.try_emplace(std::string(leaf_name), num_leaves());
+  if (inserted) leaf_names_.emplace_back(leaf_name);
+  leaf_of_.try_emplace(std::string(host), it->second);
+}
+
+std::vector<std::string> LeafMap::Hosts() const {
+  std::vector<std::string> hosts;
+  hosts.reserve(leaf_of_.size());
+  for (const auto& [host, leaf] : leaf_of_) hosts.push_back(host);
+  return hosts;
+}
+
+Status ReadNodeNameMap(const std::string& path, std::unordered_map<Guid, std::string>* out) {
+  std::string text;
+  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    std::string_view line(text.data() + pos, eol - pos);
+    pos = eol + 1;
+    ++line_no;
+    const size_t hash = line.find('#');
+    if (hash != std::string_view::npos) line = line.substr(0, hash);
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string_view::npos) continue;
+    line.remove_prefix(start);
+    const size_t sp = line.find_first_of(" \t");
+    std::string_view guid_s = line.substr(0, sp);
+    if (guid_s.starts_with("0x") || guid_s.starts_with("0X")) guid_s.remove_prefix(2);
+    Guid guid = 0;
+    auto [p, ec] = std::from_chars(guid_s.data(), guid_s.data() + guid_s.size(), guid, 16);
+    const size_t q1 = line.find('"');
+    const size_t q2 = q1 == std::string_view::npos ? q1 : line.find('"', q1 + 1);
+    if (ec != std::errc() || p != guid_s.data() + guid_s.size() || guid_s.empty() ||
+        q2 == std::string_view::npos) {
+      return Status::Corruption(path + ":" + std::to_string(line_no) +
+                                ": expected <guid> \"<name>\"");
+    }
+    // OpenSM's map names a node by its whole description; the host is its first word.
+    std::string_view name = line.substr(q1 + 1, q2 - q1 - 1);
+    name = name.substr(0, name.find_first_of(" \t"));
+    (*out)[guid] = std::string(name);
+  }
+  return Status::OK();
+}
+
+LeafMap LeafMapFromFabric(const Fabric& fabric,
+                          const std::unordered_map<Guid, std::string>& name_map) {
+  LeafMap map;
+  for (NodeId hca : fabric.hcas()) {
+    auto named = name_map.find(fabric.node_guid(hca));
+    const std::string_view host =
+        named != name_map.end() ? std::string_view(named->second) : fabric.hostname(hca);
+    if (host.empty()) continue;
+    for (int port = 1; port <= fabric.num_ports(hca); ++port) {
+      const PortRef peer = fabric.peer({hca, port});
+      if (peer.valid() && fabric.is_switch(peer.node)) {
+        map.Add(host, fabric.name(peer.node));
+        break;
+      }
+    }
+  }
+  return map;
+}
+
+Status ParseTopologyConf(std::string_view text, const std::string& source, LeafMap* out) {
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    ++line_no;
+    const size_t hash = line.find('#');
+    if (hash != std::string_view::npos) line = line.substr(0, hash);
+    std::string switch_name, nodes;
+    size_t i = 0;
+    bool any = false;
+    while (i < line.size()) {
+      while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+      if (i >= line.size()) break;
+      size_t j = i;
+      while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
+      const std::string_view word = line.substr(i, j - i);
+      i = j;
+      any = true;
+      const size_t eq = word.find('=');
+      if (eq == std::string_view::npos) {
+        return Status::Corruption(source + ":" + std::to_string(line_no) +
+                                  ": expected Key=Value, got '" + std::string(word) + "'");
+      }
+      std::string key(word.substr(0, eq));
+      for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (key == "switchname") switch_name = word.substr(eq + 1);
+      if (key == "nodes") nodes = word.substr(eq + 1);
+    }
+    if (!any) continue;
+    if (switch_name.empty()) {
+      return Status::Corruption(source + ":" + std::to_string(line_no) + ": missing SwitchName=");
+    }
+    if (nodes.empty()) continue;
+    std::vector<std::string> hosts;
+    Status s = ExpandHostlist(nodes, &hosts);
+    if (!s.ok())
+      return Status::Corruption(source + ":" + std::to_string(line_no) + ": " + s.message());
+    for (const std::string& h : hosts) out->Add(h, switch_name);
+  }
+  return Status::OK();
+}
+
+Status ReadTopologyConf(const std::string& path, LeafMap* out) {
+  std::string text;
+  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  return ParseTopologyConf(text, path, out);
+}
+
+}  // namespace sar::filterd

@@ -1,0 +1,140 @@
+// sar-filterd: the filter daemon between SLURM and the subnet manager (docs/filterd.md).
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+
+#include "cli_sources.h"
+#include "config.h"
+#include "daemon.h"
+#include "leaf_map.h"
+#include "replay_source.h"
+#include "route_planner.h"
+#include "sar/io/topology.h"
+#include "timeout_source.h"
+#ifdef SAR_HAVE_SLURM
+#include "slurm_source.h"
+#endif
+
+namespace {
+
+using sar::Status;
+using namespace sar::filterd;
+
+constexpr int kExitConfig = 2;
+
+Status LoadLeaves(const Config& config, LeafMap* leaves) {
+  if (!config.topology_conf.empty()) return ReadTopologyConf(config.topology_conf, leaves);
+  sar::Fabric fabric;
+  SAR_RETURN_IF_ERROR(sar::ReadTopology(config.fabric, &fabric));
+  std::unordered_map<sar::Guid, std::string> name_map;
+  if (!config.node_name_map.empty()) {
+    SAR_RETURN_IF_ERROR(ReadNodeNameMap(config.node_name_map, &name_map));
+  }
+  *leaves = LeafMapFromFabric(fabric, name_map);
+  return Status::OK();
+}
+
+Status MakeSource(const Config& config, std::unique_ptr<JobSource>* out) {
+  if (config.source == "replay") {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double start = config.replay_start_s, speed = config.replay_speed;
+    return ReplaySource::Open(
+        config.replay_trace,
+        [t0, start, speed] {
+          return start +
+                 speed *
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        },
+        out);
+  }
+  if (config.source == "squeue") {
+    *out = MakeSqueueSource(config.squeue_path, config.slurm_conf, config.source_timeout_s);
+    return Status::OK();
+  }
+  if (config.source == "slurmrestd") {
+    *out = MakeSlurmrestdSource(config.slurmrestd_socket, config.slurmrestd_api,
+                                config.source_timeout_s);
+    return Status::OK();
+  }
+#ifdef SAR_HAVE_SLURM
+  // libslurm has no per-call timeout of its own; put the configured one around it.
+  *out =
+      std::make_unique<TimeoutSource>(MakeSlurmSource(config.slurm_conf), config.source_timeout_s);
+  return Status::OK();
+#else
+  return Status::InvalidArgument("source 'slurm': this sar-filterd was built without libslurm");
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"sar-filterd: tells the subnet manager which jobs span leaf switches"};
+  std::string config_path = "/etc/sar/sar-filterd.yaml";
+  DaemonOptions options;
+  std::string log_level;
+  app.add_option("-c,--config", config_path, "YAML configuration file");
+  app.add_flag("--once", options.once, "run one cycle and exit (1 if the poll failed)");
+  app.add_flag("--dry-run", options.dry_run, "report what a reroute would change; change nothing");
+  app.add_option("--log-level", log_level, "override the config's log_level");
+  CLI11_PARSE(app, argc, argv);
+
+  Config config;
+  if (Status s = LoadConfig(config_path, &config); !s.ok()) {
+    fmt::print(stderr, "sar-filterd: {}\n", s.ToString());
+    return kExitConfig;
+  }
+  if (!log_level.empty()) config.log_level = log_level;
+  if (!config.log_file.empty()) {
+    spdlog::set_default_logger(spdlog::basic_logger_mt("sar-filterd", config.log_file));
+  } else {
+    spdlog::set_default_logger(spdlog::stderr_color_mt("sar-filterd"));
+  }
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  spdlog::flush_on(spdlog::level::info);
+
+  LeafMap leaves;
+  if (Status s = LoadLeaves(config, &leaves); !s.ok()) {
+    spdlog::critical("topology: {}", s.ToString());
+    return kExitConfig;
+  }
+  if (leaves.num_hosts() == 0) {
+    spdlog::critical("topology: no host is cabled to a switch; nothing to filter");
+    return kExitConfig;
+  }
+  if (!options.once) {
+    // Block the signals the event loop reads from a signalfd before any thread exists (the
+    // libslurm worker), so that no thread can take SIGTERM with its default action.
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+    pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  }
+  std::unique_ptr<JobSource> source;
+  if (Status s = MakeSource(config, &source); !s.ok()) {
+    spdlog::critical("job source: {}", s.ToString());
+    return kExitConfig;
+  }
+  std::unique_ptr<RoutePlanner> planner;
+  if (!config.fabric.empty() && !config.guid2lid.empty()) {
+    PlannerOptions po{config.engine, config.num_vls, config.routing_threads};
+    if (Status s =
+            RoutePlanner::Open(config.fabric, config.guid2lid, config.current_lfts, po, &planner);
+        !s.ok()) {
+      // File mode cannot work without it; the dry run only loses its metrics.
+      if (config.trigger == "file") {
+        spdlog::critical("routing data: {}", s.ToString());
+        return kExitConfig;
+      }
+      spdlog::error("routing data: {} (dry-run metrics off)", s.ToString());
+    }
+  }
+  Daemon daemon(std::move(config), options, std::move(leaves), std::move(source));
+  daemon.set_planner(std::move(planner));
+  return daemon.Run();
+}

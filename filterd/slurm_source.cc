@@ -1,0 +1,69 @@
+#include "slurm_source.h"
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include <cstdlib>
+
+namespace sar::filterd {
+namespace {
+
+class SlurmSource : public JobSource {
+ public:
+  explicit SlurmSource(const std::string& conf) {
+    // libslurm reads SLURM_CONF at init; without it it would look the controller up in DNS.
+    slurm_init(conf.empty() ? nullptr : conf.c_str());
+  }
+  ~SlurmSource() override { slurm_fini(); }
+
+  const char* name() const override { return "libslurm"; }
+
+  Status Poll(std::vector<SourceJob>* out) override {
+    out->clear();
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+      return Status::IOError(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));
+    }
+    for (uint32_t i = 0; i < msg->record_count; ++i) {
+      const slurm_job_info_t& j = msg->job_array[i];
+      if ((j.job_state & JOB_STATE_BASE) != JOB_RUNNING || j.nodes == nullptr) continue;
+      SourceJob job;
+      job.id = std::to_string(j.job_id);
+      if (j.partition != nullptr) job.partition = j.partition;
+      job.time_limit_min = j.time_limit == INFINITE ? -1 : static_cast<int64_t>(j.time_limit);
+      hostlist_t hl = slurm_hostlist_create(j.nodes);
+      if (hl == nullptr) {
+        slurm_free_job_info_msg(msg);
+        return Status::Corruption("job " + job.id + ": bad node list '" + j.nodes + "'");
+      }
+      while (char* host = slurm_hostlist_shift(hl)) {
+        job.hosts.emplace_back(host);
+        free(host);  // NOLINT: libslurm allocates with malloc
+      }
+      slurm_hostlist_destroy(hl);
+      out->push_back(std::move(job));
+    }
+    slurm_free_job_info_msg(msg);
+    return Status::OK();
+  }
+
+  Status ListNodes(std::vector<std::string>* out) override {
+    node_info_msg_t* msg = nullptr;
+    if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+      return Status::IOError(std::string("slurm_load_node: ") + slurm_strerror(slurm_get_errno()));
+    }
+    for (uint32_t i = 0; i < msg->record_count; ++i) {
+      if (msg->node_array[i].name != nullptr) out->emplace_back(msg->node_array[i].name);
+    }
+    slurm_free_node_info_msg(msg);
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<JobSource> MakeSlurmSource(const std::string& slurm_conf) {
+  return std::make_unique<SlurmSource>(slurm_conf);
+}
+
+}  // namespace sar::filterd

@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""Test bed: a real SLURM (slurmctld + one slurmd per emulated node) on loopback, topology/tree.
+
+    with SlurmTestbed("/tmp/x", num_nodes=64, nodes_per_leaf=16) as sb:
+        job = sb.sbatch(nodes=20)           # RUNNING within about a second
+        sb.wait_state(job, "RUNNING")
+        print(sb.job_hosts(job))            # ['n001', ..., 'n020'] as SLURM expands them
+        sb.env()                            # SLURM_CONF=... for clients and libslurm
+
+Every instance has its own ports, state dir and config (see ../shared/notes/testbed-slurm.md):
+nodes n001.. share 127.0.0.1 and differ by port, one ranged NodeName line per leaf switch
+(leaf00, leaf01, ... under one "spine"). Daemons run in the foreground under their canonical
+names (symlinks in <workdir>/bin: libslurm picks its role from argv[0]) with SLURM_CONF always
+set. Teardown kills only what this instance started, by PID (SIGKILL: a slurmd with running
+steps hangs on SIGTERM), plus job processes whose environment carries this test bed's
+SLURM_CONF. Every wait has a timeout; failures raise SlurmTestbedError with log tails.
+
+CLI: slurm_testbed.py up --workdir DIR [--nodes 64 --per-leaf 16]   (Ctrl-C tears down)
+"""
+
+import argparse
+import atexit
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import weakref
+
+SBIN = "/usr/sbin"
+_live = weakref.WeakSet()
+
+
+class SlurmTestbedError(RuntimeError):
+    """A step of the SLURM test bed failed; the message carries the relevant log tails."""
+
+
+def _tail(path, lines=15):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError as e:
+        return f"<{path}: {e.strerror}>"
+
+
+def _port_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _free_port_block(count, rng):
+    """A run of `count` free TCP ports on loopback, chosen at random so instances do not collide."""
+    for _ in range(200):
+        base = rng.randrange(20000, 60000 - count)
+        if all(_port_free(p) for p in range(base, base + count)):
+            return base
+    raise SlurmTestbedError(f"no block of {count} free ports found")
+
+
+def hostlist(prefix, first, last, width):
+    """SLURM range form, e.g. n[001-016]."""
+    return f"{prefix}[{first:0{width}d}-{last:0{width}d}]"
+
+
+def _proc_env_has(pid, needle):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return needle in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+class SlurmTestbed:
+    def __init__(self, workdir, num_nodes=64, nodes_per_leaf=16, prefix="n", width=3,
+                 extra_conf=""):
+        if num_nodes % nodes_per_leaf:
+            raise ValueError("num_nodes must be a multiple of nodes_per_leaf")
+        self.workdir = os.path.abspath(workdir)
+        self.num_nodes = num_nodes
+        self.nodes_per_leaf = nodes_per_leaf
+        self.prefix = prefix
+        self.width = width
+        self.extra_conf = extra_conf
+        self.conf = os.path.join(self.workdir, "etc", "slurm.conf")
+        self.topology_conf = os.path.join(self.workdir, "etc", "topology.conf")
+        self.ctld = None
+        self.slurmds = []
+        self.restd = None
+        self._rng = random.Random(os.getpid() ^ int(time.time() * 1000))
+
+    # --- names -----------------------------------------------------------------------------
+    def node(self, i):
+        """Name of node i (0-based): n001 for i = 0."""
+        return f"{self.prefix}{i + 1:0{self.width}d}"
+
+    @property
+    def nodes(self):
+        return [self.node(i) for i in range(self.num_nodes)]
+
+    @property
+    def num_leaves(self):
+        return self.num_nodes // self.nodes_per_leaf
+
+    def leaf_of(self, host):
+        return (int(host[len(self.prefix):]) - 1) // self.nodes_per_leaf
+
+    def leaf_nodes(self, leaf):
+        return [self.node(leaf * self.nodes_per_leaf + k) for k in range(self.nodes_per_leaf)]
+
+    def env(self):
+        env = dict(os.environ)
+        env["SLURM_CONF"] = self.conf
+        env["HWLOC_PLUGINS_PATH"] = os.path.join(self.workdir, "no-hwloc-plugins")
+        return env
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self, timeout=60.0):
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        for d in ("etc", "bin", "state", "spool", "log", "run", "jobs", "no-hwloc-plugins"):
+            os.makedirs(os.path.join(self.workdir, d))
+        for name in ("slurmctld", "slurmd", "slurmstepd"):
+            target = os.path.join(SBIN, f"{name}-wlm")
+            if not os.path.exists(target):
+                target = os.path.join(SBIN, name)
+            os.symlink(target, os.path.join(self.workdir, "bin", name))
+        self.ctld_port = _free_port_block(1, self._rng)
+        self.node_port0 = _free_port_block(self.num_nodes, self._rng)
+        self._write_conf()
+        _live.add(self)
+        self.start_controller()
+        bin_dir = os.path.join(self.workdir, "bin")
+        for i in range(self.num_nodes):
+            log = open(os.path.join(self.workdir, "log", f"{self.node(i)}.out"), "w")
+            self.slurmds.append(subprocess.Popen(
+                [os.path.join(bin_dir, "slurmd"), "-D", "-f", self.conf, "-N", self.node(i),
+                 "-d", os.path.join(bin_dir, "slurmstepd")],
+                env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True))
+            log.close()
+        self.wait_nodes_idle(timeout)
+
+    def start_controller(self, wait=True, timeout=30.0):
+        """Starts slurmctld (again, after kill_controller()); keeps the job state."""
+        log = open(os.path.join(self.workdir, "log", "slurmctld.out"), "a")
+        self.ctld = subprocess.Popen(
+            [os.path.join(self.workdir, "bin", "slurmctld"), "-D", "-f", self.conf],
+            env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        log.close()
+        if wait:
+            deadline = time.monotonic() + timeout
+            while self.scontrol(["ping"], check=False).returncode != 0:
+                if self.ctld.poll() is not None or time.monotonic() > deadline:
+                    raise self._error("slurmctld did not answer ping")
+                time.sleep(0.2)
+
+    def wait_state_saved(self, timeout=20.0):
+        """Makes slurmctld write its job state now and waits for the file, so a kill -9 that
+        follows loses nothing. slurmctld saves lazily and defers while RPCs keep arriving (a
+        poller every 0.3 s keeps it from saving at all); `scontrol reconfigure` saves at once."""
+        path = os.path.join(self.workdir, "state", "job_state")
+        t0 = time.time() - 0.01
+        self.scontrol(["reconfigure"])
+        deadline = time.monotonic() + timeout
+        while not (os.path.exists(path) and os.stat(path).st_mtime > t0):
+            if time.monotonic() > deadline:
+                raise self._error(f"slurmctld did not save its job state in {timeout} s")
+            time.sleep(0.1)
+
+    def start_slurmrestd(self, timeout=15.0):
+        """slurmrestd on a UNIX socket (local auth; as root it needs disable_user_check).
+        Returns the socket path; GET /slurm/v0.0.38/jobs answers like `squeue --json`."""
+        sock = os.path.join(self.workdir, "run", "slurmrestd.sock")
+        env = dict(self.env(), SLURMRESTD_SECURITY="disable_user_check")
+        log = open(os.path.join(self.workdir, "log", "slurmrestd.out"), "a")
+        self.restd = subprocess.Popen(
+            ["slurmrestd", "-f", self.conf, "-a", "rest_auth/local", "-s", "openapi/v0.0.38",
+             f"unix:{sock}"], env=env, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(sock):
+            if self.restd.poll() is not None or time.monotonic() > deadline:
+                raise SlurmTestbedError("slurmrestd did not open its socket:\n" +
+                                        _tail(os.path.join(self.workdir, "log", "slurmrestd.out")))
+            time.sleep(0.1)
+        return sock
+
+    def pause_controller(self):
+        """SIGSTOPs slurmctld: a controller that accepts connections but never answers."""
+        os.kill(self.ctld.pid, signal.SIGSTOP)
+
+    def resume_controller(self):
+        os.kill(self.ctld.pid, signal.SIGCONT)
+
+    def kill_controller(self):
+        """SIGKILLs slurmctld (a crash, not a shutdown); the slurmds and jobs keep running."""
+        if self.ctld and self.ctld.poll() is None:
+            self.ctld.kill()
+            self.ctld.wait(timeout=10)
+
+    def stop(self):
+        procs = [p for p in (self.ctld, self.restd) if p] + self.slurmds
+        if self.ctld and self.ctld.poll() is None:
+            os.kill(self.ctld.pid, signal.SIGCONT)  # in case a test left it paused
+        for p in procs:
+            if p.poll() is None:
+                try:
+                    p.kill()
+                except ProcessLookupError:
+                    pass
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        # slurmstepd and the job scripts outlive slurmd; they carry our SLURM_CONF.
+        needle = f"SLURM_CONF={self.conf}".encode()
+        me = os.getpid()
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and int(entry) != me and _proc_env_has(entry, needle):
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.ctld = None
+        self.restd = None
+        self.slurmds = []
+        _live.discard(self)
+
+    # --- clients ---------------------------------------------------------------------------
+    def _run(self, argv, check=True, timeout=30):
+        p = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise self._error(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
+        return p
+
+    def scontrol(self, args, check=True):
+        return self._run(["scontrol", *args], check=check)
+
+    def sbatch(self, nodes=None, nodelist=None, time_limit=None, partition=None, seconds=600):
+        """Submits a sleeping batch job; returns its id (a string)."""
+        argv = ["sbatch", "--parsable", "-o", os.path.join(self.workdir, "jobs", "%j.out")]
+        if nodes:
+            argv += ["-N", str(nodes)]
+        if nodelist:
+            argv += ["-w", nodelist]
+        if time_limit:
+            argv += ["-t", str(time_limit)]
+        if partition:
+            argv += ["-p", partition]
+        argv += ["--wrap", f"sleep {seconds}"]
+        return self._run(argv).stdout.strip().split(";")[0]
+
+    def scancel(self, job_id):
+        self._run(["scancel", str(job_id)])
+
+    def job_field(self, job_id, fmt):
+        return self._run(["squeue", "-h", "-j", str(job_id), "-o", fmt], check=False).stdout.strip()
+
+    def wait_state(self, job_id, state, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            got = self.job_field(job_id, "%T")
+            if got == state or (state == "GONE" and got in ("", "COMPLETED", "CANCELLED")):
+                return
+            if time.monotonic() > deadline:
+                raise self._error(f"job {job_id} is '{got}', not {state} after {timeout} s")
+            time.sleep(0.2)
+
+    def job_hosts(self, job_id):
+        nodelist = self.job_field(job_id, "%N")
+        out = self._run(["scontrol", "show", "hostnames", nodelist]).stdout
+        return out.split()
+
+    def wait_nodes_idle(self, timeout=60.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            p = self._run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False)
+            idle = sum(1 for line in p.stdout.splitlines() if line.split()[-1:] == ["idle"])
+            if idle == self.num_nodes:
+                return
+            if time.monotonic() > deadline:
+                raise self._error(f"only {idle}/{self.num_nodes} nodes idle after {timeout} s")
+            time.sleep(0.3)
+
+    # --- config ----------------------------------------------------------------------------
+    def _write_conf(self):
+        w = self.workdir
+        host = socket.gethostname().split(".")[0]
+        lines = [
+            "ClusterName=sartb",
+            f"SlurmctldHost={host}(127.0.0.1)",
+            f"SlurmctldPort={self.ctld_port}",
+            "SlurmUser=root", "SlurmdUser=root",
+            "AuthType=auth/none", "CredType=cred/none",
+            f"StateSaveLocation={w}/state", f"SlurmdSpoolDir={w}/spool/%n",
+            f"SlurmctldPidFile={w}/run/slurmctld.pid", f"SlurmdPidFile={w}/run/%n.pid",
+            f"SlurmctldLogFile={w}/log/slurmctld.log", f"SlurmdLogFile={w}/log/%n.log",
+            "ProctrackType=proctrack/pgid", "TaskPlugin=task/none",
+            "SelectType=select/linear", "TopologyPlugin=topology/tree",
+            "SchedulerParameters=batch_sched_delay=0,bf_interval=2",
+            "SlurmdParameters=config_overrides", "ReturnToService=2", "MpiDefault=none",
+            "MessageTimeout=5", "SlurmdTimeout=300", "InactiveLimit=0", "KillWait=2",
+            "JobCompType=jobcomp/none", "SwitchType=switch/none", "LaunchParameters=",
+        ]
+        lines = [l for l in lines if not l.endswith("=")]
+        for leaf in range(self.num_leaves):
+            a, b = leaf * self.nodes_per_leaf, (leaf + 1) * self.nodes_per_leaf - 1
+            names = hostlist(self.prefix, a + 1, b + 1, self.width)
+            ports = f"[{self.node_port0 + a}-{self.node_port0 + b}]"
+            lines.append(f"NodeName={names} NodeAddr=127.0.0.1 Port={ports} CPUs=1 "
+                         "RealMemory=1000 State=UNKNOWN")
+        lines.append("PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP "
+                     "OverSubscribe=EXCLUSIVE")
+        if self.extra_conf:
+            lines.append(self.extra_conf)
+        with open(self.conf, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        with open(self.topology_conf, "w") as f:
+            for leaf in range(self.num_leaves):
+                a = leaf * self.nodes_per_leaf
+                f.write(f"SwitchName=leaf{leaf:02d} Nodes="
+                        f"{hostlist(self.prefix, a + 1, a + self.nodes_per_leaf, self.width)}\n")
+            f.write(f"SwitchName=spine Switches=leaf[00-{self.num_leaves - 1:02d}]\n")
+
+    def _error(self, what):
+        return SlurmTestbedError(
+            f"{what}\n--- slurmctld.log ---\n{_tail(os.path.join(self.workdir, 'log', 'slurmctld.log'))}")
+
+
+@atexit.register
+def _stop_all():
+    for tb in list(_live):
+        try:
+            tb.stop()
+        except Exception:  # noqa: BLE001 - best effort at interpreter exit
+            pass
+
+
+def exit_on_signals():
+    """Turns SIGTERM/SIGHUP/SIGINT into SystemExit so `finally` and atexit tear SLURM down."""
+    def handler(signum, _frame):
+        raise SystemExit(128 + signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, handler)
+
+
+def _cli(argv):
+    ap = argparse.ArgumentParser(description="Bring up a real SLURM on loopback.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="start, print SLURM_CONF, wait for Ctrl-C")
+    up.add_argument("--workdir", required=True)
+    up.add_argument("--nodes", type=int, default=64)
+    up.add_argument("--per-leaf", type=int, default=16)
+    args = ap.parse_args(argv)
+    exit_on_signals()
+    t0 = time.monotonic()
+    with SlurmTestbed(args.workdir, args.nodes, args.per_leaf) as sb:
+        print(f"SLURM_CONF={sb.conf}  ({args.nodes} nodes up in {time.monotonic() - t0:.1f} s)",
+              flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except (KeyboardInterrupt, SystemExit):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_cli(sys.argv[1:]))

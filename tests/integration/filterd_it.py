@@ -1,0 +1,208 @@
+"""Helpers of the sar-filterd integration tests: a stand-in for OpenSM that records every SIGUSR2
+with the job mapping file as it was on disk at that moment, a running sar-filterd, and readers
+for its metrics textfile. Run as a script, `filterd_it.py fake-opensm ...` is that stand-in.
+"""
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+
+import slurm_testbed  # noqa: E402  (path set above)
+
+
+class CheckFailed(AssertionError):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise CheckFailed(what)
+
+
+def parse_args(description):
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--sar-filterd", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    slurm_testbed.exit_on_signals()
+    import shutil
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    return args
+
+
+def main(body):
+    try:
+        body()
+    except (CheckFailed, slurm_testbed.SlurmTestbedError) as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        sys.exit(1)
+    print("PASSED")
+
+
+def parse_mapping(text):
+    """Job mapping file -> {job id: sorted hosts}; written independently of libsar's parser."""
+    jobs = {}
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].split()
+        if line:
+            check(len(line) == 2, f"mapping line is not '<host> <job>': {line}")
+            jobs.setdefault(line[1], []).append(line[0])
+    return {j: sorted(h) for j, h in jobs.items()}
+
+
+class FakeOpenSM:
+    """A separate process standing in for OpenSM: pid file + a record of each SIGUSR2."""
+
+    def __init__(self, workdir, mapping_file):
+        self.pid_file = os.path.join(workdir, "opensm.pid")
+        self.record = os.path.join(workdir, "opensm.signals")
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "fake-opensm", "--pid-file",
+             self.pid_file, "--mapping", mapping_file, "--record", self.record])
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.pid_file):
+            check(time.monotonic() < deadline and self.proc.poll() is None,
+                  "fake OpenSM did not write its pid file")
+            time.sleep(0.05)
+
+    def signals(self):
+        """[mapping text at each SIGUSR2], oldest first."""
+        try:
+            with open(self.record) as f:
+                return [json.loads(line)["mapping"] for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def _fake_opensm_main(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pid-file", required=True)
+    ap.add_argument("--mapping", required=True)
+    ap.add_argument("--record", required=True)
+    a = ap.parse_args(argv)
+
+    def on_usr2(_signum, _frame):
+        try:
+            with open(a.mapping) as f:
+                text = f.read()
+        except FileNotFoundError:
+            text = None
+        with open(a.record, "a") as f:
+            f.write(json.dumps({"t": time.time(), "mapping": text}) + "\n")
+
+    signal.signal(signal.SIGUSR2, on_usr2)
+    with open(a.pid_file + ".tmp", "w") as f:
+        f.write(f"{os.getpid()}\n")
+    os.rename(a.pid_file + ".tmp", a.pid_file)
+    while True:
+        time.sleep(3600)
+
+
+class Filterd:
+    """sar-filterd running in the foreground with a config written from `options`."""
+
+    def __init__(self, binary, workdir, options, env, name="filterd"):
+        self.workdir = workdir
+        self.config = os.path.join(workdir, f"{name}.yaml")
+        self.log = os.path.join(workdir, f"{name}.log")
+        self.metrics_file = options["metrics_textfile"]
+        with open(self.config, "w") as f:
+            for k, v in options.items():
+                f.write(f"{k}: {json.dumps(v)}\n")
+        self.proc = subprocess.Popen([binary, "--config", self.config, "--log-level", "debug"],
+                                     env=env, stdout=subprocess.DEVNULL,
+                                     stderr=open(self.log, "a"))
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def metrics(self):
+        out = {}
+        try:
+            with open(self.metrics_file) as f:
+                for line in f:
+                    if line.startswith("sar_filterd_"):
+                        k, v = line.split()
+                        out[k[len("sar_filterd_"):]] = float(v)
+        except FileNotFoundError:
+            pass
+        return out
+
+    def wait_polls(self, n, timeout=20.0, errors=False):
+        """Waits until n more polls (or failed polls) than now have completed."""
+        key = "poll_errors_total" if errors else "polls_total"
+        start = self.metrics().get(key, 0)
+        deadline = time.monotonic() + timeout
+        while self.metrics().get(key, 0) < start + n:
+            check(self.alive(), f"sar-filterd exited ({self.proc.returncode}):\n{self.tail()}")
+            check(time.monotonic() < deadline, f"no {n} polls in {timeout} s:\n{self.tail()}")
+            time.sleep(0.05)
+
+    def tail(self, lines=30):
+        with open(self.log, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        return self.proc.returncode
+
+
+def control(path, line, timeout=5.0):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(path)
+        s.sendall(line.encode() + b"\n")
+        data = b""
+        while chunk := s.recv(4096):
+            data += chunk
+    return data.decode()
+
+
+def wait_for(cond, what, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        check(time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
+def base_options(workdir, sb, opensm):
+    return {
+        "source": "slurm",
+        "slurm_conf": sb.conf,
+        "topology_conf": sb.topology_conf,
+        "poll_interval_s": 0.3,
+        "settle_s": 0,
+        "min_reroute_interval_s": 0,
+        "poll_retries": 1,
+        "retry_backoff_s": 0.1,
+        "mapping_file": os.path.join(workdir, "jobs.map"),
+        "trigger": "signal",
+        "opensm_pid_file": opensm.pid_file,
+        "state_dir": os.path.join(workdir, "state"),
+        "control_socket": os.path.join(workdir, "control.sock"),
+        "metrics_textfile": os.path.join(workdir, "metrics.prom"),
+    }
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "fake-opensm":
+    _fake_opensm_main(sys.argv[2:])

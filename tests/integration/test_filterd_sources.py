@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""sar-filterd's three SLURM job sources agree with SLURM itself. With a real SLURM (32 nodes,
+2 leaves of 16) running a one-leaf job, two multi-leaf jobs and a pending one, `sar-filterd
+--once` with source libslurm, squeue (--json) and slurmrestd (UNIX socket) must each write a
+mapping holding exactly the multi-leaf jobs, each with the hosts `scontrol show hostnames`
+gives for it; and with the controller gone each must fail (exit 1) without writing anything.
+"""
+
+import os
+import subprocess
+
+import filterd_it as it
+from slurm_testbed import SlurmTestbed
+
+
+def run_once(args, w, sb, source, extra, name):
+    d = os.path.join(w, name)
+    os.makedirs(d)
+    opts = {
+        "source": source, "slurm_conf": sb.conf, "topology_conf": sb.topology_conf,
+        "mapping_file": os.path.join(d, "jobs.map"), "trigger": "none",
+        "state_dir": os.path.join(d, "state"), "poll_retries": 0, "source_timeout_s": 10,
+        **extra,
+    }
+    cfg = os.path.join(d, "filterd.yaml")
+    with open(cfg, "w") as f:
+        for k, v in opts.items():
+            f.write(f"{k}: {it.json.dumps(v)}\n")
+    p = subprocess.run([args.sar_filterd, "--config", cfg, "--once"], env=sb.env(),
+                       capture_output=True, text=True, timeout=60)
+    mapping = opts["mapping_file"]
+    text = open(mapping).read() if os.path.exists(mapping) else None
+    return p, text
+
+
+def body(args):
+    w = args.workdir
+    with SlurmTestbed(os.path.join(w, "slurm"), num_nodes=32, nodes_per_leaf=16) as sb:
+        sock = sb.start_slurmrestd()
+        single = sb.sbatch(nodelist="n[001-004]")
+        multi_a = sb.sbatch(nodelist="n[010-020]", time_limit=30)
+        multi_b = sb.sbatch(nodelist="n[005-008],n[029-030]")
+        for j in (single, multi_a, multi_b):
+            sb.wait_state(j, "RUNNING")
+        pending = sb.sbatch(nodes=32)  # cannot start while the others run
+        it.check(sb.job_field(pending, "%T") == "PENDING", "test setup: job not pending")
+        want = {j: sorted(sb.job_hosts(j)) for j in (multi_a, multi_b)}
+
+        sources = {
+            "slurm": {},
+            "squeue": {},
+            "slurmrestd": {"slurmrestd_socket": sock},
+        }
+        for source, extra in sources.items():
+            p, text = run_once(args, w, sb, source, extra, f"up-{source}")
+            it.check(p.returncode == 0, f"{source}: exit {p.returncode}: {p.stderr[-2000:]}")
+            it.check(text is not None, f"{source}: no mapping written:\n{p.stderr[-2000:]}")
+            got = it.parse_mapping(text)
+            it.check(got == want, f"{source}: mapping {got}, want {want}")
+
+        sb.kill_controller()
+        for source, extra in sources.items():
+            p, text = run_once(args, w, sb, source, extra, f"down-{source}")
+            it.check(p.returncode == 1, f"{source} with the controller down: exit {p.returncode}")
+            it.check(text is None, f"{source}: wrote a mapping from a failed poll")
+            it.check("no reroute on partial data" in p.stderr, f"{source}: {p.stderr[-1000:]}")
+
+
+if __name__ == "__main__":
+    a = it.parse_args(__doc__)
+    it.main(lambda: body(a))
