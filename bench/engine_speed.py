@@ -20,8 +20,8 @@ import tempfile
 
 FABRICS = {
     "ft2": ("ft2:20,18", "FT(2;20,18), 360 hosts"),
-    # ibsim simulates at most 256 switches: 2048 hosts on 192 switches, 2:1 at the leaves.
-    "pgft3-2k": ("pgft:3;32,8,8;1,8,8;1,2,2", "PGFT(3;32,8,8;1,8,8;1,2,2), 2048 hosts"),
+    # ibsim simulates at most 2048 nodes and 256 switches: 1792 hosts on 192 switches.
+    "pgft3-2k": ("pgft:3;28,8,8;1,8,8;1,2,2", "PGFT(3;28,8,8;1,8,8;1,2,2), 1792 hosts"),
 }
 
 
