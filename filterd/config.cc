@@ -84,10 +84,9 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"min_leaves", integer(&c.filter.min_leaves)},
       {"min_time_limit_min", integer(&c.filter.min_time_limit_min)},
       {"min_nodes", integer(&c.filter.min_nodes)},
-      {"ignore_partitions", Setter([&source, f = &c.filter.ignore_partitions](const YAML::Node& n,
-                                                          const std::string& k) {
-         return Get(n, k, source, f);
-       })},
+      {"ignore_partitions",
+       Setter([&source, f = &c.filter.ignore_partitions](
+                  const YAML::Node& n, const std::string& k) { return Get(n, k, source, f); })},
       {"poll_interval_s", num(&c.poll_interval_s, false)},
       {"settle_s", num(&c.settle_s, true)},
       {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true)},
@@ -105,6 +104,7 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"state_dir", str(&c.state_dir)},
       {"control_socket", str(&c.control_socket)},
       {"metrics_textfile", str(&c.metrics_textfile)},
+      {"metrics_listen", str(&c.metrics_listen)},
       {"log_level",
        one_of(&c.log_level, {"trace", "debug", "info", "warn", "error", "critical", "off"})},
       {"log_file", str(&c.log_file)},

@@ -55,6 +55,7 @@ struct Config {
   std::string state_dir = "/var/lib/sar-filterd";
   std::string control_socket;    // empty = none
   std::string metrics_textfile;  // empty = none
+  std::string metrics_listen;    // "127.0.0.1:9733": Prometheus endpoint; empty = none
   std::string log_level = "info";
   std::string log_file;  // empty = stderr
 };

@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <gtest/gtest.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>

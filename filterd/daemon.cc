@@ -13,6 +13,7 @@
 
 #include "control_socket.h"
 #include "job_set_diff.h"
+#include "metrics_http.h"
 #include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
 #include "trigger.h"
@@ -306,6 +307,11 @@ int Daemon::Run() {
     Status s = control.Open(config_.control_socket);
     if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
   }
+  MetricsHttpServer http;
+  if (!config_.metrics_listen.empty()) {
+    Status s = http.Open(config_.metrics_listen);
+    if (!s.ok()) spdlog::error("metrics endpoint: {}", s.ToString());
+  }
   Notify("READY=1");
   spdlog::info("sar-filterd running: source {}, {} hosts on {} leaves, poll every {} s",
                source_->name(), leaves_.num_hosts(), leaves_.num_leaves(), config_.poll_interval_s);
@@ -318,9 +324,11 @@ int Daemon::Run() {
       next_poll = MonotonicSeconds() + config_.poll_interval_s;
       // While a change waits for the settle delay or the interval, look again sooner.
     }
-    pollfd fds[2] = {{sig_fd, POLLIN, 0}, {control.fd(), POLLIN, 0}};
+    // A closed socket has fd -1, which poll() skips.
+    pollfd fds[3] = {{sig_fd, POLLIN, 0}, {control.fd(), POLLIN, 0}, {http.fd(), POLLIN, 0}};
     const int timeout_ms = static_cast<int>(std::ceil((next_poll - MonotonicSeconds()) * 1e3));
-    if (poll(fds, control.fd() >= 0 ? 2 : 1, timeout_ms > 0 ? timeout_ms : 0) < 0) continue;
+    if (poll(fds, 3, timeout_ms > 0 ? timeout_ms : 0) < 0) continue;
+    if (http.fd() >= 0 && (fds[2].revents & POLLIN)) http.ServeOne(FormatPrometheus(metrics_));
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info{};
       if (read(sig_fd, &info, sizeof(info)) == sizeof(info)) {
