@@ -169,7 +169,10 @@ bool Daemon::RunCycle(double now_s) {
   for (const MultiSwitchJob& j : vs_router.removed) spdlog::info("  - {}", Describe(j));
 
   bool rerouted = false;
-  switch (gate_.Decide(vs_router.changed(), moved, now_s)) {
+  const RerouteGate::Decision decision = gate_.Decide(vs_router.changed(), moved, now_s);
+  waiting_ = decision == RerouteGate::Decision::kWaitSettle ||
+             decision == RerouteGate::Decision::kWaitInterval;
+  switch (decision) {
     case RerouteGate::Decision::kNothing:
       spdlog::info("no reroute: the multi-switch host sets are those the router has");
       break;
@@ -322,7 +325,9 @@ int Daemon::Run() {
     if (now >= next_poll) {
       RunCycle(now);
       next_poll = MonotonicSeconds() + config_.poll_interval_s;
-      // While a change waits for the settle delay or the interval, look again sooner.
+      // A change held back by the settle delay or the interval is looked at again as soon as
+      // it may go through, not a whole poll interval later.
+      if (waiting_) next_poll = std::min(next_poll, std::max(gate_.ReadyAt(), now + 0.05));
     }
     // A closed socket has fd -1, which poll() skips.
     pollfd fds[3] = {{sig_fd, POLLIN, 0}, {control.fd(), POLLIN, 0}, {http.fd(), POLLIN, 0}};
