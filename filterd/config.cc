@@ -79,6 +79,7 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"poll_retries", integer(&c.poll_retries)},
       {"retry_backoff_s", num(&c.retry_backoff_s, true)},
       {"fabric", str(&c.fabric)},
+      {"subnet_lst", str(&c.subnet_lst)},
       {"node_name_map", str(&c.node_name_map)},
       {"topology_conf", str(&c.topology_conf)},
       {"min_leaves", integer(&c.filter.min_leaves)},
@@ -142,8 +143,9 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
     }
     SAR_RETURN_IF_ERROR(it->second(kv.second, key));
   }
-  if (c.fabric.empty() == c.topology_conf.empty()) {
-    return Status::Corruption(source + ": set exactly one of 'fabric' and 'topology_conf'");
+  if (!c.fabric.empty() + !c.subnet_lst.empty() + !c.topology_conf.empty() != 1) {
+    return Status::Corruption(source +
+                              ": set exactly one of 'fabric', 'subnet_lst' and 'topology_conf'");
   }
   if (c.source == "slurmrestd" && c.slurmrestd_socket.empty()) {
     return Status::Corruption(source + ": source 'slurmrestd' needs 'slurmrestd_socket'");

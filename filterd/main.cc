@@ -29,12 +29,13 @@ constexpr int kExitConfig = 2;
 
 Status LoadLeaves(const Config& config, LeafMap* leaves) {
   if (!config.topology_conf.empty()) return ReadTopologyConf(config.topology_conf, leaves);
-  sar::Fabric fabric;
-  SAR_RETURN_IF_ERROR(sar::ReadTopology(config.fabric, &fabric));
   std::unordered_map<sar::Guid, std::string> name_map;
   if (!config.node_name_map.empty()) {
     SAR_RETURN_IF_ERROR(ReadNodeNameMap(config.node_name_map, &name_map));
   }
+  if (!config.subnet_lst.empty()) return ReadSubnetLst(config.subnet_lst, name_map, leaves);
+  sar::Fabric fabric;
+  SAR_RETURN_IF_ERROR(sar::ReadTopology(config.fabric, &fabric));
   *leaves = LeafMapFromFabric(fabric, name_map);
   return Status::OK();
 }
