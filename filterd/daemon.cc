@@ -295,7 +295,7 @@ int Daemon::Run() {
   Start();
   if (options_.once) {
     RunCycle(MonotonicSeconds());
-    return metrics_.poll_errors > 0 ? 1 : 0;
+    return metrics_.poll_errors > 0 || metrics_.trigger_errors > 0 ? 1 : 0;
   }
   sigset_t mask;
   sigemptyset(&mask);
