@@ -79,15 +79,15 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"poll_retries", integer(&c.poll_retries)},
       {"retry_backoff_s", num(&c.retry_backoff_s, true)},
       {"fabric", str(&c.fabric)},
+      {"subnet_lst", str(&c.subnet_lst)},
       {"node_name_map", str(&c.node_name_map)},
       {"topology_conf", str(&c.topology_conf)},
       {"min_leaves", integer(&c.filter.min_leaves)},
       {"min_time_limit_min", integer(&c.filter.min_time_limit_min)},
       {"min_nodes", integer(&c.filter.min_nodes)},
-      {"ignore_partitions", Setter([&source, f = &c.filter.ignore_partitions](const YAML::Node& n,
-                                                          const std::string& k) {
-         return Get(n, k, source, f);
-       })},
+      {"ignore_partitions",
+       Setter([&source, f = &c.filter.ignore_partitions](
+                  const YAML::Node& n, const std::string& k) { return Get(n, k, source, f); })},
       {"poll_interval_s", num(&c.poll_interval_s, false)},
       {"settle_s", num(&c.settle_s, true)},
       {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true)},
@@ -105,6 +105,7 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"state_dir", str(&c.state_dir)},
       {"control_socket", str(&c.control_socket)},
       {"metrics_textfile", str(&c.metrics_textfile)},
+      {"metrics_listen", str(&c.metrics_listen)},
       {"log_level",
        one_of(&c.log_level, {"trace", "debug", "info", "warn", "error", "critical", "off"})},
       {"log_file", str(&c.log_file)},
@@ -142,8 +143,9 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
     }
     SAR_RETURN_IF_ERROR(it->second(kv.second, key));
   }
-  if (c.fabric.empty() == c.topology_conf.empty()) {
-    return Status::Corruption(source + ": set exactly one of 'fabric' and 'topology_conf'");
+  if (!c.fabric.empty() + !c.subnet_lst.empty() + !c.topology_conf.empty() != 1) {
+    return Status::Corruption(source +
+                              ": set exactly one of 'fabric', 'subnet_lst' and 'topology_conf'");
   }
   if (c.source == "slurmrestd" && c.slurmrestd_socket.empty()) {
     return Status::Corruption(source + ": source 'slurmrestd' needs 'slurmrestd_socket'");

@@ -24,9 +24,10 @@ struct Config {
   int poll_retries = 3;          // extra attempts after a failed poll
   double retry_backoff_s = 0.5;  // first wait between attempts, doubled each time
 
-  // topology: exactly one of fabric / topology_conf
+  // topology: exactly one of fabric / subnet_lst / topology_conf
   std::string fabric;         // ibnetdiscover / ibsim topology file
-  std::string node_name_map;  // optional, OpenSM node-name-map format
+  std::string subnet_lst;     // OpenSM's opensm-subnet.lst dump
+  std::string node_name_map;  // optional, OpenSM node-name-map format (fabric / subnet_lst)
   std::string topology_conf;  // SLURM topology.conf
 
   FilterOptions filter;
@@ -55,6 +56,7 @@ struct Config {
   std::string state_dir = "/var/lib/sar-filterd";
   std::string control_socket;    // empty = none
   std::string metrics_textfile;  // empty = none
+  std::string metrics_listen;    // "127.0.0.1:9733": Prometheus endpoint; empty = none
   std::string log_level = "info";
   std::string log_file;  // empty = stderr
 };

@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <gtest/gtest.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -59,6 +58,7 @@ TEST(Config, ErrorsCarryFileAndLine) {
       {"fabric: [unclosed\n", "x.yaml:"},
       {"poll_interval_s: 5\n", "set exactly one"},
       {"fabric: a\ntopology_conf: b\n", "set exactly one"},
+      {"subnet_lst: a\ntopology_conf: b\n", "set exactly one"},
       {"fabric: a\nsource: replay\n", "replay_trace"},
   };
   for (const auto& c : cases) {

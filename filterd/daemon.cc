@@ -13,6 +13,7 @@
 
 #include "control_socket.h"
 #include "job_set_diff.h"
+#include "metrics_http.h"
 #include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
 #include "trigger.h"
@@ -168,7 +169,10 @@ bool Daemon::RunCycle(double now_s) {
   for (const MultiSwitchJob& j : vs_router.removed) spdlog::info("  - {}", Describe(j));
 
   bool rerouted = false;
-  switch (gate_.Decide(vs_router.changed(), moved, now_s)) {
+  const RerouteGate::Decision decision = gate_.Decide(vs_router.changed(), moved, now_s);
+  waiting_ = decision == RerouteGate::Decision::kWaitSettle ||
+             decision == RerouteGate::Decision::kWaitInterval;
+  switch (decision) {
     case RerouteGate::Decision::kNothing:
       spdlog::info("no reroute: the multi-switch host sets are those the router has");
       break;
@@ -291,7 +295,7 @@ int Daemon::Run() {
   Start();
   if (options_.once) {
     RunCycle(MonotonicSeconds());
-    return metrics_.poll_errors > 0 ? 1 : 0;
+    return metrics_.poll_errors > 0 || metrics_.trigger_errors > 0 ? 1 : 0;
   }
   sigset_t mask;
   sigemptyset(&mask);
@@ -306,6 +310,11 @@ int Daemon::Run() {
     Status s = control.Open(config_.control_socket);
     if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
   }
+  MetricsHttpServer http;
+  if (!config_.metrics_listen.empty()) {
+    Status s = http.Open(config_.metrics_listen);
+    if (!s.ok()) spdlog::error("metrics endpoint: {}", s.ToString());
+  }
   Notify("READY=1");
   spdlog::info("sar-filterd running: source {}, {} hosts on {} leaves, poll every {} s",
                source_->name(), leaves_.num_hosts(), leaves_.num_leaves(), config_.poll_interval_s);
@@ -316,11 +325,15 @@ int Daemon::Run() {
     if (now >= next_poll) {
       RunCycle(now);
       next_poll = MonotonicSeconds() + config_.poll_interval_s;
-      // While a change waits for the settle delay or the interval, look again sooner.
+      // A change held back by the settle delay or the interval is looked at again as soon as
+      // it may go through, not a whole poll interval later.
+      if (waiting_) next_poll = std::min(next_poll, std::max(gate_.ReadyAt(), now + 0.05));
     }
-    pollfd fds[2] = {{sig_fd, POLLIN, 0}, {control.fd(), POLLIN, 0}};
+    // A closed socket has fd -1, which poll() skips.
+    pollfd fds[3] = {{sig_fd, POLLIN, 0}, {control.fd(), POLLIN, 0}, {http.fd(), POLLIN, 0}};
     const int timeout_ms = static_cast<int>(std::ceil((next_poll - MonotonicSeconds()) * 1e3));
-    if (poll(fds, control.fd() >= 0 ? 2 : 1, timeout_ms > 0 ? timeout_ms : 0) < 0) continue;
+    if (poll(fds, 3, timeout_ms > 0 ? timeout_ms : 0) < 0) continue;
+    if (http.fd() >= 0 && (fds[2].revents & POLLIN)) http.ServeOne(FormatPrometheus(metrics_));
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info{};
       if (read(sig_fd, &info, sizeof(info)) == sizeof(info)) {

@@ -64,6 +64,7 @@ class Daemon {
   std::vector<MultiSwitchJob> last_poll_set_;  // what the previous poll saw
   std::unordered_set<std::string> reported_unknown_;
   bool nodes_compared_ = false;
+  bool waiting_ = false;  // the last cycle held a change back (settle / interval)
 };
 
 }  // namespace sar::filterd

@@ -173,6 +173,21 @@ TEST_F(DaemonTest, DryRunWritesNothing) {
   (void)src;
 }
 
+TEST_F(DaemonTest, ABurstOfStartsCostsOneRerouteAfterSettling) {
+  config_.settle_s = 5;
+  trace_.clear();
+  ASSERT_TRUE(ParseJobTrace("0 - x n[0-4]\n1 - y n[1-5]\n2 - z n[2-6]\n", "t", &trace_).ok());
+  FlakySource* src = nullptr;
+  auto d = MakeDaemon(&src);
+  for (now_ = 0; now_ <= 6; now_ += 1) {
+    EXPECT_FALSE(d->RunCycle(now_)) << "rerouted at " << now_ << " before settling";
+  }
+  now_ = 7;  // 5 s after the last start at 2
+  EXPECT_TRUE(d->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 1);
+  EXPECT_EQ(MappedHosts().size(), 15u);  // all three jobs in the one mapping
+}
+
 TEST_F(DaemonTest, HostListMismatchesAreReportedOnce) {
   std::ostringstream log;
   auto previous = spdlog::default_logger();

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <utility>
 
 #include "hostlist.h"
 #include "sar/io/file_util.h"
@@ -74,6 +75,83 @@ LeafMap LeafMapFromFabric(const Fabric& fabric,
     }
   }
   return map;
+}
+
+namespace {
+
+struct SubnetLstEnd {
+  bool is_switch = false;
+  bool is_ca = false;
+  Guid node_guid = 0;
+  std::string_view description;
+};
+
+// Parses one "{ TYPE ... NodeGUID:hex ... {desc} ... }" block starting at *pos.
+bool ParseSubnetLstEnd(std::string_view line, size_t* pos, SubnetLstEnd* out) {
+  const size_t open = line.find("{ ", *pos);
+  if (open == std::string_view::npos) return false;
+  const size_t type_end = line.find(' ', open + 2);
+  if (type_end == std::string_view::npos) return false;
+  const std::string_view type = line.substr(open + 2, type_end - open - 2);
+  out->is_switch = type == "SW";
+  out->is_ca = type.starts_with("CA");
+  const size_t g = line.find("NodeGUID:", type_end);
+  if (g == std::string_view::npos) return false;
+  const char* first = line.data() + g + 9;
+  auto [p, ec] = std::from_chars(first, line.data() + line.size(), out->node_guid, 16);
+  if (ec != std::errc() || p == first) return false;
+  const size_t d = line.find(" {", static_cast<size_t>(p - line.data()));
+  const size_t d_end = d == std::string_view::npos ? d : line.find("} ", d + 2);
+  if (d_end == std::string_view::npos) return false;
+  out->description = line.substr(d + 2, d_end - d - 2);
+  const size_t close = line.find(" }", d_end + 1);
+  if (close == std::string_view::npos) return false;
+  *pos = close + 2;
+  return true;
+}
+
+}  // namespace
+
+Status ParseSubnetLst(std::string_view text, const std::string& source,
+                      const std::unordered_map<Guid, std::string>& name_map, LeafMap* out) {
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    const std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    SubnetLstEnd a, b;
+    size_t at = 0;
+    if (!ParseSubnetLstEnd(line, &at, &a) || !ParseSubnetLstEnd(line, &at, &b)) {
+      return Status::Corruption(
+          source + ":" + std::to_string(line_no) +
+          ": expected \"{ <type> ... NodeGUID:<hex> ... {<description>} ... } "
+          "{ ... }\"");
+    }
+    if (b.is_ca && a.is_switch) std::swap(a, b);
+    if (!a.is_ca || !b.is_switch) continue;
+    auto named = name_map.find(a.node_guid);
+    std::string_view host = a.description;
+    if (named != name_map.end()) {
+      host = named->second;
+    } else {
+      host = host.substr(0, host.find_first_of(" \t"));
+    }
+    if (host.empty()) continue;
+    // Switch descriptions need not be unique; the GUID makes the leaf's name so.
+    out->Add(host, std::string(b.description) + "/" + GuidString(b.node_guid));
+  }
+  return Status::OK();
+}
+
+Status ReadSubnetLst(const std::string& path, const std::unordered_map<Guid, std::string>& name_map,
+                     LeafMap* out) {
+  std::string text;
+  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  return ParseSubnetLst(text, path, name_map, out);
 }
 
 Status ParseTopologyConf(std::string_view text, const std::string& source, LeafMap* out) {

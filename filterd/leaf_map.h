@@ -46,6 +46,15 @@ Status ReadNodeNameMap(const std::string& path, std::unordered_map<Guid, std::st
 LeafMap LeafMapFromFabric(const Fabric& fabric,
                           const std::unordered_map<Guid, std::string>& name_map);
 
+/// Host -> leaf from OpenSM's subnet dump (opensm-subnet.lst in its dump_files_dir: one line
+/// per link, "{ <type> ... NodeGUID:<hex> ... {<description>} LID:.. PN:.. } { ... } ..."). Every
+/// link between a CA and a switch maps the CA's host (first word of its description, or its
+/// `name_map` name) to that switch, named by its description and GUID. Errors carry "path:line:".
+Status ParseSubnetLst(std::string_view text, const std::string& source,
+                      const std::unordered_map<Guid, std::string>& name_map, LeafMap* out);
+Status ReadSubnetLst(const std::string& path, const std::unordered_map<Guid, std::string>& name_map,
+                     LeafMap* out);
+
 /// Host -> leaf from topology.conf ("SwitchName=s1 Nodes=n[1-16]"; lines with Switches= only
 /// describe upper levels and are skipped). Errors carry "path:line:".
 Status ParseTopologyConf(std::string_view text, const std::string& source, LeafMap* out);

@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "sar/io/topology.h"
+
 namespace sar::filterd {
 namespace {
 
@@ -74,6 +76,31 @@ TEST(LeafMap, NodeNameMapRenamesHosts) {
   Status s = ReadNodeNameMap(path, &names);
   EXPECT_NE(s.message().find(":1:"), std::string::npos) << s.message();
   unlink(path);
+}
+
+// The same small fabric seen two ways: OpenSM's own subnet dump (captured from the real OpenSM
+// routing tests/data/small.topo on ibsim) and libsar's reader of the topology file.
+TEST(LeafMap, OpenSmSubnetDumpAgreesWithTheTopologyFile) {
+  LeafMap from_dump;
+  Status s = ReadSubnetLst(
+      std::string(SAR_SOURCE_DIR) + "/filterd/testdata/small.opensm-subnet.lst", {}, &from_dump);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Fabric fabric;
+  ASSERT_TRUE(ReadTopology(std::string(SAR_SOURCE_DIR) + "/tests/data/small.topo", &fabric).ok());
+  const LeafMap from_topo = LeafMapFromFabric(fabric, {});
+  ASSERT_EQ(from_dump.num_hosts(), from_topo.num_hosts());
+  ASSERT_GT(from_topo.num_hosts(), 0);
+  for (const std::string& host : from_topo.Hosts()) {
+    ASSERT_NE(from_dump.LeafOf(host), LeafMap::kUnknown) << host;
+    // Leaf names differ in form ("leaf01/0x..." vs "leaf01"); the switch description matches.
+    EXPECT_EQ(from_dump.leaf_name(from_dump.LeafOf(host))
+                  .rfind(from_topo.leaf_name(from_topo.LeafOf(host)) + "/", 0),
+              0u)
+        << host;
+  }
+  LeafMap bad;
+  s = ParseSubnetLst("{ SW Ports:08 NodeGUID:zz {x} }\n", "s.lst", {}, &bad);
+  EXPECT_NE(s.message().find("s.lst:1:"), std::string::npos) << s.message();
 }
 
 }  // namespace

@@ -29,12 +29,13 @@ constexpr int kExitConfig = 2;
 
 Status LoadLeaves(const Config& config, LeafMap* leaves) {
   if (!config.topology_conf.empty()) return ReadTopologyConf(config.topology_conf, leaves);
-  sar::Fabric fabric;
-  SAR_RETURN_IF_ERROR(sar::ReadTopology(config.fabric, &fabric));
   std::unordered_map<sar::Guid, std::string> name_map;
   if (!config.node_name_map.empty()) {
     SAR_RETURN_IF_ERROR(ReadNodeNameMap(config.node_name_map, &name_map));
   }
+  if (!config.subnet_lst.empty()) return ReadSubnetLst(config.subnet_lst, name_map, leaves);
+  sar::Fabric fabric;
+  SAR_RETURN_IF_ERROR(sar::ReadTopology(config.fabric, &fabric));
   *leaves = LeafMapFromFabric(fabric, name_map);
   return Status::OK();
 }
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
   DaemonOptions options;
   std::string log_level;
   app.add_option("-c,--config", config_path, "YAML configuration file");
-  app.add_flag("--once", options.once, "run one cycle and exit (1 if the poll failed)");
+  app.add_flag("--once", options.once, "run one cycle and exit (1 if the poll or the reroute failed)");
   app.add_flag("--dry-run", options.dry_run, "report what a reroute would change; change nothing");
   app.add_option("--log-level", log_level, "override the config's log_level");
   CLI11_PARSE(app, argc, argv);

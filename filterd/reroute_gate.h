@@ -21,6 +21,13 @@ class RerouteGate {
     last_reroute_ = now;
     has_rerouted_ = true;
   }
+  /// After kWaitSettle / kWaitInterval: the earliest time a reroute could be allowed, so the
+  /// daemon can look again then instead of a whole poll interval later.
+  double ReadyAt() const {
+    const double settled = stable_since_ + settle_s_;
+    const double spaced = has_rerouted_ ? last_reroute_ + min_interval_s_ : settled;
+    return settled > spaced ? settled : spaced;
+  }
 
  private:
   double settle_s_;

@@ -18,6 +18,7 @@ TEST(RerouteGate, SettleDelayRestartsWhenTheSetMoves) {
   EXPECT_EQ(gate.Decide(true, false, 3), D::kWaitSettle);
   EXPECT_EQ(gate.Decide(true, true, 4), D::kWaitSettle);   // another job started
   EXPECT_EQ(gate.Decide(true, false, 8), D::kWaitSettle);  // 4 s since it last moved
+  EXPECT_DOUBLE_EQ(gate.ReadyAt(), 9);
   EXPECT_EQ(gate.Decide(true, false, 9), D::kReroute);
 }
 
@@ -26,6 +27,7 @@ TEST(RerouteGate, MinimumIntervalBetweenReroutes) {
   EXPECT_EQ(gate.Decide(true, true, 100), D::kReroute);
   gate.MarkRerouted(100);
   EXPECT_EQ(gate.Decide(true, true, 110), D::kWaitInterval);
+  EXPECT_DOUBLE_EQ(gate.ReadyAt(), 130);
   EXPECT_EQ(gate.Decide(true, false, 129), D::kWaitInterval);
   EXPECT_EQ(gate.Decide(true, false, 130), D::kReroute);
 }

@@ -1,7 +1,10 @@
 #include "trigger.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +49,28 @@ TEST(Trigger, MissingOrBadPidFileOrDeadProcess) {
   waitpid(child, nullptr, 0);  // reaped: the pid no longer exists
   std::ofstream(dir.Join("dead.pid")) << child;
   EXPECT_FALSE(SignalPidFile(dir.Join("dead.pid"), 0).ok());
+}
+
+TEST(Trigger, ConsoleGetsReroute) {
+  // A listener standing in for OpenSM's console: what arrives must start with "reroute".
+  const int srv = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(srv, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(srv, 1), 0);
+  ASSERT_EQ(getsockname(srv, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  Status s = ConsoleReroute("127.0.0.1", ntohs(addr.sin_port), 2.0);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const int conn = accept(srv, nullptr, nullptr);
+  ASSERT_GE(conn, 0);
+  std::string got;
+  char buf[64];
+  for (ssize_t n; (n = read(conn, buf, sizeof(buf))) > 0;) got.append(buf, n);
+  close(conn);
+  close(srv);
+  EXPECT_EQ(got.rfind("reroute\n", 0), 0u) << got;
 }
 
 TEST(Trigger, ConsoleRefusedIsAnError) {

@@ -13,7 +13,7 @@ PACKAGES=(
   # test bed: real OpenSM on a simulated fabric
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags
   # sar-filterd and its SLURM test bed
-  slurmctld slurmd slurm-client libslurm-dev libsystemd-dev
+  slurmctld slurmd slurm-client libslurm-dev slurmrestd libsystemd-dev
   python3
   libcadical-dev  # FORS: SAT solver for the exact spine assignment
 )

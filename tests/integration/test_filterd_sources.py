@@ -3,7 +3,8 @@
 2 leaves of 16) running a one-leaf job, two multi-leaf jobs and a pending one, `sar-filterd
 --once` with source libslurm, squeue (--json) and slurmrestd (UNIX socket) must each write a
 mapping holding exactly the multi-leaf jobs, each with the hosts `scontrol show hostnames`
-gives for it; and with the controller gone each must fail (exit 1) without writing anything.
+gives for it; `--dry-run` must say so and write nothing; and with the controller gone each must
+fail (exit 1) without writing anything.
 """
 
 import os
@@ -13,7 +14,7 @@ import filterd_it as it
 from slurm_testbed import SlurmTestbed
 
 
-def run_once(args, w, sb, source, extra, name):
+def run_once(args, w, sb, source, extra, name, flags=()):
     d = os.path.join(w, name)
     os.makedirs(d)
     opts = {
@@ -26,7 +27,7 @@ def run_once(args, w, sb, source, extra, name):
     with open(cfg, "w") as f:
         for k, v in opts.items():
             f.write(f"{k}: {it.json.dumps(v)}\n")
-    p = subprocess.run([args.sar_filterd, "--config", cfg, "--once"], env=sb.env(),
+    p = subprocess.run([args.sar_filterd, "--config", cfg, "--once", *flags], env=sb.env(),
                        capture_output=True, text=True, timeout=60)
     mapping = opts["mapping_file"]
     text = open(mapping).read() if os.path.exists(mapping) else None
@@ -57,6 +58,13 @@ def body(args):
             it.check(text is not None, f"{source}: no mapping written:\n{p.stderr[-2000:]}")
             got = it.parse_mapping(text)
             it.check(got == want, f"{source}: mapping {got}, want {want}")
+
+        # --dry-run: says what it would hand over, writes and signals nothing.
+        p, text = run_once(args, w, sb, "slurm", {}, "dry-run", flags=["--dry-run"])
+        it.check(p.returncode == 0 and "dry run: would write 2 jobs" in p.stderr,
+                 f"--dry-run: exit {p.returncode}: {p.stderr[-1500:]}")
+        it.check(text is None and not os.path.exists(os.path.join(w, "dry-run", "state")),
+                 "--dry-run wrote files")
 
         sb.kill_controller()
         for source, extra in sources.items():

@@ -1,0 +1,80 @@
+#include "metrics_http.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace sar::filterd {
+
+MetricsHttpServer::~MetricsHttpServer() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Status MetricsHttpServer::Open(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  int port = -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (colon == std::string::npos ||
+      inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr) != 1 ||
+      std::from_chars(address.data() + colon + 1, address.data() + address.size(), port).ec !=
+          std::errc() ||
+      port < 0 || port > 65535) {
+    return Status::InvalidArgument("metrics_listen '" + address + "': expected <IPv4>:<port>");
+  }
+  if ((ntohl(addr.sin_addr.s_addr) >> 24) != 127) {
+    return Status::InvalidArgument("metrics_listen '" + address + "': loopback addresses only");
+  }
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd_ < 0) return Status::IOError("metrics_listen: socket: " + std::string(strerror(errno)));
+  const int one = 1;
+  setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  socklen_t len = sizeof(addr);
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd_, 16) != 0 ||
+      getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    Status s = Status::IOError("metrics_listen '" + address + "': " + strerror(errno));
+    close(fd_);
+    fd_ = -1;
+    return s;
+  }
+  port_ = ntohs(addr.sin_port);
+  return Status::OK();
+}
+
+void MetricsHttpServer::ServeOne(const std::string& body) {
+  const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (conn < 0) return;
+  // Read the request head (bounded in size and time: a scraper sends a few hundred bytes).
+  std::string request;
+  char buf[1024];
+  pollfd pfd{conn, POLLIN, 0};
+  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192 &&
+         poll(&pfd, 1, 1000) == 1) {
+    const ssize_t n = read(conn, buf, sizeof(buf));
+    if (n <= 0) break;
+    request.append(buf, static_cast<size_t>(n));
+  }
+  const bool metrics =
+      request.rfind("GET /metrics ", 0) == 0 || request.rfind("GET /metrics\r", 0) == 0;
+  const std::string payload = metrics ? body : "not found; try /metrics\n";
+  const std::string reply = std::string(metrics ? "HTTP/1.0 200 OK" : "HTTP/1.0 404 Not Found") +
+                            "\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
+                            std::to_string(payload.size()) + "\r\nConnection: close\r\n\r\n" +
+                            payload;
+  size_t sent = 0;
+  while (sent < reply.size()) {
+    const ssize_t n = send(conn, reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  close(conn);
+}
+
+}  // namespace sar::filterd
