@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sar/io/guid2lid.h"
+#include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
 #include "sar/lids.h"
@@ -84,6 +85,21 @@ sar::Status LoadFabricAndLfts(const FabricArgs& args, const std::vector<std::str
 
 std::string Describe(const sar::Fabric& f, sar::NodeId n) {
   return f.description(n).empty() ? f.name(n) : f.description(n);
+}
+
+sar::Status LoadJobs(const sar::Fabric& fabric, const std::string& path,
+                     std::vector<sar::ResolvedJob>* jobs) {
+  jobs->clear();
+  if (path.empty()) return sar::Status::OK();
+  sar::JobMapping mapping;
+  SAR_RETURN_IF_ERROR(sar::ReadJobMapping(path, &mapping));
+  std::vector<std::string> unknown;
+  *jobs = sar::ResolveJobs(fabric, mapping, &unknown);
+  for (const std::string& h : unknown) {
+    std::fprintf(stderr, "sar-route: note: host '%s' of %s is not in the fabric\n", h.c_str(),
+                 path.c_str());
+  }
+  return sar::Status::OK();
 }
 
 }  // namespace sarcli

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sar/fabric.h"
+#include "sar/jobs.h"
 #include "sar/lft.h"
 #include "sar/status.h"
 
@@ -53,6 +54,11 @@ sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric);
 /// LoadFabric, then each LFT dump in `lft_paths` into the matching `lfts` entry.
 sar::Status LoadFabricAndLfts(const FabricArgs& args, const std::vector<std::string>& lft_paths,
                               sar::Fabric* fabric, std::vector<sar::LftSet>* lfts);
+
+/// Reads the job mapping file at `path` (none if empty) and ties its hosts to the fabric's
+/// HCAs; hosts the fabric lacks are noted on stderr once each, not fatal.
+sar::Status LoadJobs(const sar::Fabric& fabric, const std::string& path,
+                     std::vector<sar::ResolvedJob>* jobs);
 
 /// A node's description, else its name.
 std::string Describe(const sar::Fabric& f, sar::NodeId n);

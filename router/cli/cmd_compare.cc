@@ -256,15 +256,9 @@ int RunCompare(const CompareArgs& a) {
   sar::Fabric f;
   sar::Status s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
-  sar::JobMapping mapping;
-  s = sar::ReadJobMapping(a.jobs, &mapping);
+  std::vector<sar::ResolvedJob> jobs;
+  s = LoadJobs(f, a.jobs, &jobs);
   if (!s.ok()) return Fail(s);
-  std::vector<std::string> unknown;
-  const std::vector<sar::ResolvedJob> jobs = sar::ResolveJobs(f, mapping, &unknown);
-  for (const std::string& h : unknown) {
-    std::fprintf(stderr, "sar-route: note: host '%s' of %s is not in the fabric\n", h.c_str(),
-                 a.jobs.c_str());
-  }
 
   std::string script;
   fs::path dir;

@@ -81,11 +81,9 @@ int RunEval(const EvalArgs& a) {
   sar::Status s = LoadFabricAndLfts(a.fabric, {a.lfts}, &f, &tables);
   if (!s.ok()) return Fail(s);
   const sar::LftSet& lfts = tables[0];
-  sar::JobMapping mapping;
-  if (!a.jobs.empty()) {
-    s = sar::ReadJobMapping(a.jobs, &mapping);
-    if (!s.ok()) return Fail(s);
-  }
+  std::vector<sar::ResolvedJob> jobs;
+  s = LoadJobs(f, a.jobs, &jobs);
+  if (!s.ok()) return Fail(s);
   std::optional<sar::VirtualLayers> layers;
   if (!a.layers.empty()) {
     layers.emplace();
@@ -117,12 +115,6 @@ int RunEval(const EvalArgs& a) {
   }
   timing["deadlock_ms"] = watch.Lap();
 
-  std::vector<std::string> unknown_hosts;
-  const std::vector<sar::ResolvedJob> jobs = sar::ResolveJobs(f, mapping, &unknown_hosts);
-  for (const std::string& h : unknown_hosts) {
-    std::fprintf(stderr, "sar-route: note: host '%s' of %s is not in the fabric\n", h.c_str(),
-                 a.jobs.c_str());
-  }
   sar::MetricsOptions mopts;
   mopts.threads = a.threads;
   sar::Metrics m;

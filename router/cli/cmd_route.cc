@@ -98,18 +98,9 @@ int RunRoute(const RouteArgs& a) {
     in.roots.push_back(n);
   }
   std::vector<sar::ResolvedJob> jobs;
-  if (!a.jobs.empty()) {
-    sar::JobMapping mapping;
-    s = sar::ReadJobMapping(a.jobs, &mapping);
-    if (!s.ok()) return Fail(s);
-    std::vector<std::string> unknown_hosts;
-    jobs = sar::ResolveJobs(f, mapping, &unknown_hosts);
-    for (const std::string& h : unknown_hosts) {
-      std::fprintf(stderr, "sar-route: note: host '%s' of %s is not in the fabric\n", h.c_str(),
-                   a.jobs.c_str());
-    }
-    in.jobs = &jobs;
-  }
+  s = LoadJobs(f, a.jobs, &jobs);
+  if (!s.ok()) return Fail(s);
+  if (!a.jobs.empty()) in.jobs = &jobs;
   sar::NodeClasses classes;
   if (!a.cn_guids.empty() || !a.io_guids.empty()) {
     s = LoadClasses(a, f, &classes);

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sar {
@@ -20,24 +22,25 @@ class Machine {
   explicit Machine(const Fabric& fabric) {
     // Hosts grouped by the switch their first cabled port hangs off, in fabric order.
     std::map<NodeId, int> leaf_of_switch;
+    std::set<std::string_view> seen;
     for (const PortRef& e : fabric.Endpoints()) {
-      const std::string host(fabric.hostname(e.node));
-      if (!seen_.emplace(host, true).second) continue;  // a host with two ports counts once
+      const std::string_view host = fabric.hostname(e.node);
+      if (!seen.insert(host).second) continue;  // a host with two ports counts once
       const NodeId sw = fabric.peer(e).node;
       auto [it, added] = leaf_of_switch.emplace(sw, static_cast<int>(hosts_.size()));
       if (added) hosts_.emplace_back();
-      hosts_[it->second].push_back(host);
+      hosts_[it->second].emplace_back(host);
     }
-    for (const auto& leaf : hosts_) free_.emplace_back(leaf.size(), true);
-    total_ = 0;
-    for (const auto& leaf : hosts_) total_ += static_cast<int>(leaf.size());
+    for (const auto& leaf : hosts_) {
+      free_.emplace_back(leaf.size(), true);
+      free_count_.push_back(static_cast<int>(leaf.size()));
+      total_ += static_cast<int>(leaf.size());
+    }
   }
 
   int total() const { return total_; }
   int busy() const { return busy_; }
-  int FreeOn(int leaf) const {
-    return static_cast<int>(std::count(free_[leaf].begin(), free_[leaf].end(), true));
-  }
+  int FreeOn(int leaf) const { return free_count_[leaf]; }
 
   // Places `size` hosts as topology/tree + select/linear would; false if they are not free.
   bool Place(int size, RunningJob* job) {
@@ -61,6 +64,7 @@ class Machine {
       for (int h = 0; h < static_cast<int>(free_[l].size()) && need > 0; ++h) {
         if (!free_[l][h]) continue;
         free_[l][h] = false;
+        --free_count_[l];
         job->slots.emplace_back(l, h);
         --need;
       }
@@ -71,16 +75,19 @@ class Machine {
   }
 
   void Release(const RunningJob& job) {
-    for (const auto& [l, h] : job.slots) free_[l][h] = true;
+    for (const auto& [l, h] : job.slots) {
+      free_[l][h] = true;
+      ++free_count_[l];
+    }
     busy_ -= static_cast<int>(job.slots.size());
   }
 
   const std::string& host(int leaf, int h) const { return hosts_[leaf][h]; }
 
  private:
-  std::map<std::string, bool> seen_;
   std::vector<std::vector<std::string>> hosts_;  // per leaf
   std::vector<std::vector<bool>> free_;
+  std::vector<int> free_count_;  // per leaf: free hosts, kept with free_
   int total_ = 0;
   int busy_ = 0;
 };
