@@ -17,7 +17,6 @@ CLI: sar_testbed.py route --topology T --engine ftree --out DIR [--lmc N] [--gui
 """
 
 import argparse
-import atexit
 import itertools
 import json
 import os
@@ -27,26 +26,21 @@ import signal
 import subprocess
 import sys
 import time
-import weakref
+
+from testbed_common import exit_on_signals, live_registry, tail  # noqa: F401 (re-exported)
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 # ibsim refuses clients beyond this many at once; OpenSM is one of them.
 IBSIM_MAX_CLIENTS = 10
 
 _instance_counter = itertools.count()
-_live_testbeds = weakref.WeakSet()
+_live_testbeds = live_registry()
 
 
 class TestbedError(RuntimeError):
     """A step of the test bed failed; the message carries the relevant log tails."""
 
 
-def _tail(path, lines=25):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-    except OSError as e:
-        return f"<{path}: {e.strerror}>"
 
 
 def _with_parent_death_signal(argv):
@@ -246,16 +240,16 @@ class Testbed:
                 cwd=self.workdir)  # umad2sim leaves sys-<pid>/ in the working directory
         deadline = time.monotonic() + self.ready_timeout
         while True:
-            if "Network simulator ready" in _tail(self.ibsim_log, 200):
+            if "Network simulator ready" in tail(self.ibsim_log, 200):
                 return
             if self._ibsim.poll() is not None:
                 self.stop()
                 raise TestbedError(f"ibsim exited with {self._ibsim.returncode} before it was "
-                                   f"ready:\n{_tail(self.ibsim_log)}")
+                                   f"ready:\n{tail(self.ibsim_log)}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise TestbedError(f"ibsim not ready after {self.ready_timeout} s:\n"
-                                   f"{_tail(self.ibsim_log)}")
+                                   f"{tail(self.ibsim_log)}")
             time.sleep(0.02)
 
     def _seed_guid2lid(self):
@@ -385,7 +379,7 @@ class Testbed:
             if hwm:
                 result.opensm_maxrss_kb = hwm
             proc.poll()
-            text = _tail(result.log, 100000) if os.path.exists(result.log) else ""
+            text = tail(result.log, 100000) if os.path.exists(result.log) else ""
             if not up and re.search(r"-> SUBNET UP\s*$", text, re.M):
                 up = True
                 result.subnet_up_s = time.monotonic() - t0
@@ -424,26 +418,13 @@ class Testbed:
     def _error(self, what):
         msg = [what]
         if self._last_log:
-            msg.append(f"--- tail of {self._last_log}:\n{_tail(self._last_log)}")
-        msg.append(f"--- tail of {self.ibsim_log}:\n{_tail(self.ibsim_log, 10)}")
+            msg.append(f"--- tail of {self._last_log}:\n{tail(self._last_log)}")
+        msg.append(f"--- tail of {self.ibsim_log}:\n{tail(self.ibsim_log, 10)}")
         return TestbedError("\n".join(msg))
 
 
-@atexit.register
-def _stop_all():
-    for tb in list(_live_testbeds):
-        try:
-            tb.stop()
-        except Exception:  # noqa: BLE001 - best effort at interpreter exit
-            pass
 
 
-def exit_on_signals():
-    """Turns SIGTERM/SIGHUP/SIGINT into SystemExit so `finally` and atexit clean up."""
-    def handler(signum, _frame):
-        raise SystemExit(128 + signum)
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, handler)
 
 
 def _cli(argv):

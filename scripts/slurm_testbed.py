@@ -19,7 +19,6 @@ CLI: slurm_testbed.py up --workdir DIR [--nodes 64 --per-leaf 16]   (Ctrl-C tear
 """
 
 import argparse
-import atexit
 import os
 import random
 import shutil
@@ -28,22 +27,17 @@ import socket
 import subprocess
 import sys
 import time
-import weakref
+
+from testbed_common import exit_on_signals, live_registry, tail  # noqa: F401 (re-exported)
 
 SBIN = "/usr/sbin"
-_live = weakref.WeakSet()
+_live = live_registry()
 
 
 class SlurmTestbedError(RuntimeError):
     """A step of the SLURM test bed failed; the message carries the relevant log tails."""
 
 
-def _tail(path, lines=15):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-    except OSError as e:
-        return f"<{path}: {e.strerror}>"
 
 
 def _port_free(port):
@@ -197,7 +191,7 @@ class SlurmTestbed:
         while not os.path.exists(sock):
             if self.restd.poll() is not None or time.monotonic() > deadline:
                 raise SlurmTestbedError("slurmrestd did not open its socket:\n" +
-                                        _tail(os.path.join(self.workdir, "log", "slurmrestd.out")))
+                                        tail(os.path.join(self.workdir, "log", "slurmrestd.out"), 15))
             time.sleep(0.1)
         return sock
 
@@ -341,24 +335,11 @@ class SlurmTestbed:
 
     def _error(self, what):
         return SlurmTestbedError(
-            f"{what}\n--- slurmctld.log ---\n{_tail(os.path.join(self.workdir, 'log', 'slurmctld.log'))}")
+            f"{what}\n--- slurmctld.log ---\n{tail(os.path.join(self.workdir, 'log', 'slurmctld.log'), 15)}")
 
 
-@atexit.register
-def _stop_all():
-    for tb in list(_live):
-        try:
-            tb.stop()
-        except Exception:  # noqa: BLE001 - best effort at interpreter exit
-            pass
 
 
-def exit_on_signals():
-    """Turns SIGTERM/SIGHUP/SIGINT into SystemExit so `finally` and atexit tear SLURM down."""
-    def handler(signum, _frame):
-        raise SystemExit(128 + signum)
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(sig, handler)
 
 
 def _cli(argv):

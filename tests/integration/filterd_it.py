@@ -15,37 +15,19 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
+import sar_it  # noqa: E402  (beside this file)
 import slurm_testbed  # noqa: E402  (path set above)
-
-
-class CheckFailed(AssertionError):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise CheckFailed(what)
+from sar_it import CheckFailed, check  # noqa: E402,F401 (used by the tests through this module)
 
 
 def parse_args(description):
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--sar-filterd", required=True)
-    ap.add_argument("--workdir", required=True)
-    args = ap.parse_args()
-    slurm_testbed.exit_on_signals()
-    import shutil
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
-    return args
+    """--sar-filterd and --workdir (wiped first), as sar_it.parse_args does for sar-route."""
+    return sar_it.parse_args(description, need_sar_route=False,
+                             extra=lambda ap: ap.add_argument("--sar-filterd", required=True))
 
 
 def main(body):
-    try:
-        body()
-    except (CheckFailed, slurm_testbed.SlurmTestbedError) as e:
-        print(f"FAILED: {e}", file=sys.stderr)
-        sys.exit(1)
-    print("PASSED")
+    sar_it.main(body, errors=(slurm_testbed.SlurmTestbedError,))
 
 
 def parse_mapping(text):

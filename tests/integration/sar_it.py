@@ -41,11 +41,12 @@ def parse_args(description, need_sar_route=True, extra=None):
     return args
 
 
-def main(body):
-    """Runs body() and maps failures to a non-zero exit with a readable message."""
+def main(body, errors=()):
+    """Runs body() and maps failures (checks, test beds, and `errors`) to a non-zero exit with a
+    readable message."""
     try:
         body()
-    except (CheckFailed, sar_testbed.TestbedError) as e:
+    except (CheckFailed, sar_testbed.TestbedError, *errors) as e:
         print(f"FAILED: {e}", file=sys.stderr)
         sys.exit(1)
     print("PASSED")
