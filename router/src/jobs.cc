@@ -7,6 +7,21 @@
 
 namespace sar {
 
+const char* JobPatternName(JobPattern pattern) {
+  return pattern == JobPattern::kAllToAll ? "alltoall" : "default";
+}
+
+bool ParseJobPattern(std::string_view name, JobPattern* out) {
+  if (name == "default") {
+    *out = JobPattern::kDefault;
+  } else if (name == "alltoall") {
+    *out = JobPattern::kAllToAll;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 std::vector<ResolvedJob> ResolveJobs(const Fabric& fabric, const JobMapping& mapping,
                                      std::vector<std::string>* unknown_hosts) {
   // hostname -> cabled ports of that HCA (a host with two HCAs or ports contributes all of them).
@@ -19,6 +34,7 @@ std::vector<ResolvedJob> ResolveJobs(const Fabric& fabric, const JobMapping& map
   for (const Job& job : mapping.jobs) {
     ResolvedJob r;
     r.id = job.id;
+    r.pattern = job.pattern;
     std::vector<NodeId> leaves;
     for (const std::string& host : job.hosts) {
       auto it = ports_of_host.find(host);

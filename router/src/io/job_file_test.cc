@@ -12,7 +12,10 @@ namespace {
 bool SameMapping(const JobMapping& a, const JobMapping& b) {
   if (a.jobs.size() != b.jobs.size()) return false;
   for (size_t i = 0; i < a.jobs.size(); ++i) {
-    if (a.jobs[i].id != b.jobs[i].id || a.jobs[i].hosts != b.jobs[i].hosts) return false;
+    if (a.jobs[i].id != b.jobs[i].id || a.jobs[i].hosts != b.jobs[i].hosts ||
+        a.jobs[i].pattern != b.jobs[i].pattern) {
+      return false;
+    }
   }
   return true;
 }
@@ -37,13 +40,29 @@ TEST(JobFileTest, ParsesCommentsBlankLinesAndDuplicates) {
 
 TEST(JobFileTest, WriteReadRoundTrip) {
   JobMapping m;
-  m.jobs = {{"1001", {"a", "b", "c"}}, {"1002", {"c"}}, {"x.y", {"node-17"}}};
+  m.jobs = {
+      {"1001", {"a", "b", "c"}}, {"1002", {"c"}, JobPattern::kAllToAll}, {"x.y", {"node-17"}}};
   const std::string path = io::testing::MakeTempDir() + "/jobs";
   ASSERT_TRUE(WriteJobMapping(path, m).ok());
   JobMapping back;
   const Status s = ReadJobMapping(path, &back);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_TRUE(SameMapping(m, back));
+}
+
+TEST(JobFileTest, PatternColumnIsOptionalAndPerJob) {
+  JobMapping m;
+  const Status s = ParseJobMapping("h1 7 alltoall\nh2 7 alltoall\nh3 8 default\nh4 9\n", "j", &m);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(m.jobs.size(), 3u);
+  EXPECT_EQ(m.jobs[0].pattern, JobPattern::kAllToAll);
+  EXPECT_EQ(m.jobs[1].pattern, JobPattern::kDefault);
+  EXPECT_EQ(m.jobs[2].pattern, JobPattern::kDefault);
+  // Default jobs are written in the two-column form older readers understand.
+  const std::string text = FormatJobMapping(m);
+  EXPECT_NE(text.find("h1 7 alltoall\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("h4 9\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("default"), std::string::npos) << text;
 }
 
 TEST(JobFileTest, EmptyFileIsNoJobs) {
@@ -59,7 +78,10 @@ TEST(JobFileTest, MalformedInputNamesFileAndLine) {
     int line;
   } cases[] = {
       {"one word", "h1 1\n# c\nh2\n", 3},
-      {"three words", "h1 1\nh2 2 3\n", 2},
+      {"four words", "h1 1\nh2 2 alltoall x\n", 2},
+      {"unknown pattern", "h1 1\nh2 2 ring\n", 2},
+      {"pattern changes within a job", "h1 1 alltoall\nh2 1 alltoall\nh3 1\n", 3},
+      {"pattern added later in a job", "h1 1\nh2 1 alltoall\n", 2},
       {"words around a comment", "h1 # 1\n", 1},
   };
   for (const Case& c : cases) {

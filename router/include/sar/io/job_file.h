@@ -1,5 +1,6 @@
-// The job mapping file: one "<hostname> <jobid>" per line; '#' starts a comment; blank lines are
-// ignored. A host may appear in several jobs. See docs/formats.md.
+// The job mapping file: one "<hostname> <jobid> [<pattern>]" per line; '#' starts a comment; blank
+// lines are ignored. A host may appear in several jobs. The optional pattern ("default" or
+// "alltoall") must be the same on every line of a job. See docs/formats.md.
 #pragma once
 
 #include <string>
