@@ -11,6 +11,9 @@ LFTs stay in ibsim, and every route() is a fresh OpenSM process that sweeps and 
 scratch. Only processes started here are ever signalled, by PID. Every wait has a timeout, and a
 failure raises TestbedError carrying the tail of the OpenSM and ibsim logs.
 
+For a subnet manager that keeps running (signals, console, rerouting on events), start_opensm()
+returns an OpenSMDaemon: its pid file, log offsets to wait on, read-back, and stop().
+
 CLI: sar_testbed.py route --topology T --engine ftree --out DIR [--lmc N] [--guid2lid G]
      [--lfts-file L] writes DIR/{opensm-lfts.dump,switches.lfts,live.topo,guid2lid,opensm.log,
      result.json}.
@@ -195,6 +198,7 @@ class Testbed:
         self._fifo_fd = None
         self._runs = 0
         self._last_log = None
+        self._daemons = []
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -268,8 +272,11 @@ class Testbed:
             f.write("".join(e + "\n\n" for e in entries))
 
     def stop(self):
-        """Stops ibsim (only ours, by PID) and closes the console FIFO. Idempotent."""
+        """Stops any OpenSM daemons and ibsim (only ours, by PID) and closes the console FIFO.
+        Idempotent."""
         try:
+            for daemon in self._daemons:
+                daemon.stop()
             stop_process(self._ibsim)
         finally:
             if self._fifo_fd is not None:
@@ -287,7 +294,7 @@ class Testbed:
 
     # --- routing ---------------------------------------------------------------------------
 
-    def _write_conf(self, run_dir, dump_dir, extra_conf):
+    def _write_conf(self, run_dir, dump_dir, extra_conf, console_port=None):
         pml = os.path.join(run_dir, "per-module-logging.conf")
         with open(pml, "w") as f:
             # INFO from the unicast manager gives the "building routing with" line we time from.
@@ -298,9 +305,11 @@ class Testbed:
             "accum_log_file FALSE",
             "sweep_interval 0",
             f"dump_files_dir {dump_dir}",
-            "console off",
+            "console off" if console_port is None else "console loopback",
             f"per_module_logging_file {pml}",
         ]
+        if console_port is not None:
+            lines.append(f"console_port {console_port}")
         if extra_conf:
             lines.extend(extra_conf if isinstance(extra_conf, (list, tuple)) else [extra_conf])
         with open(conf, "w") as f:
@@ -395,6 +404,47 @@ class Testbed:
                 raise self._error(f"OpenSM: no SUBNET UP and exit within {timeout} s")
             time.sleep(0.01)
 
+    def start_opensm(self, engine, extra_conf=None, env_extra=None, console_port=None,
+                     lfts_file=None, timeout=60.0, name=None):
+        """Starts OpenSM as a daemon (no -o) with routing engine `engine` and waits for its
+        first SUBNET UP. Returns an OpenSMDaemon; stop() it (the bed's stop() does too).
+
+        `extra_conf` lines go into opensm.conf (e.g. "event_plugin_name osmsar"); `env_extra`
+        adds environment (e.g. LD_LIBRARY_PATH for a plugin). With `console_port`, the console
+        listens on 127.0.0.1 only. For engine "file", `lfts_file` is loaded with no fallback.
+        """
+        if self._ibsim is None or self._ibsim.poll() is not None:
+            raise TestbedError("ibsim is not running")
+        self._runs += 1
+        run_dir = os.path.join(self.workdir, name or f"daemon{self._runs}-{engine}")
+        shutil.rmtree(run_dir, ignore_errors=True)
+        dump_dir = os.path.join(run_dir, "dump")
+        os.makedirs(dump_dir)
+        conf = self._write_conf(run_dir, dump_dir, extra_conf, console_port)
+        log = os.path.join(run_dir, "opensm.log")
+        self._last_log = log
+        cmd = ["opensm", "-F", conf, "-f", log, "-D", "0x43", "-l", str(self.lmc)]
+        if engine == "file":
+            if not lfts_file:
+                raise TestbedError("engine 'file' needs lfts_file")
+            cmd += ["-R", "file,no_fallback", "-U", os.path.abspath(lfts_file)]
+        else:
+            cmd += ["-R", engine]
+        env = self.env(preload=True)
+        env["OSM_TMP_DIR"] = dump_dir
+        env.update(env_extra or {})
+        with open(os.path.join(run_dir, "opensm.out"), "wb") as out:
+            proc = subprocess.Popen(_with_parent_death_signal(cmd), stdout=out,
+                                    stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+        daemon = OpenSMDaemon(self, proc, run_dir, log, dump_dir)
+        self._daemons.append(daemon)
+        try:
+            daemon.wait_log(r"-> SUBNET UP\s*$", 0, timeout)
+        except TestbedError:
+            daemon.stop()
+            raise
+        return daemon
+
     def diag(self, argv, out_path=None, timeout=60.0):
         """Runs an infiniband-diags tool against this fabric (ibsim-run); returns its stdout."""
         if self._ibsim is None or self._ibsim.poll() is not None:
@@ -425,6 +475,82 @@ class Testbed:
 
 
 
+
+
+class OpenSMDaemon:
+    """A running OpenSM of a Testbed. Its PID is written to `pid_file` (OpenSM writes none), so
+    tools that signal OpenSM by pid file (sar-filterd) can be pointed at it."""
+
+    def __init__(self, testbed, proc, run_dir, log, dump_dir):
+        self.testbed = testbed
+        self.proc = proc
+        self.run_dir = run_dir
+        self.log = log
+        self.dump_dir = dump_dir
+        self.pid_file = os.path.join(run_dir, "opensm.pid")
+        with open(self.pid_file, "w") as f:
+            f.write(f"{proc.pid}\n")
+        self._readbacks = 0
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def log_offset(self):
+        """The log's current size: pass it to wait_log() to wait only for lines written later."""
+        try:
+            return os.path.getsize(self.log)
+        except OSError:
+            return 0
+
+    def log_since(self, offset):
+        with open(self.log, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+
+    def wait_log(self, pattern, offset, timeout):
+        """Waits until a log line written after byte `offset` matches regex `pattern`; returns
+        the match. Raises TestbedError with the log tail on timeout or if OpenSM exits."""
+        rx = re.compile(pattern, re.M)
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.log_since(offset) if os.path.exists(self.log) else ""
+            m = rx.search(text)
+            if m:
+                return m
+            if self.proc.poll() is not None:
+                raise self.testbed._error(f"OpenSM exited with {self.proc.returncode} while "
+                                          f"waiting for /{pattern}/")
+            if time.monotonic() > deadline:
+                raise self.testbed._error(f"OpenSM: no /{pattern}/ within {timeout} s")
+            time.sleep(0.01)
+
+    def signal(self, signum):
+        os.kill(self.proc.pid, signum)
+
+    def routing_passes(self, engine, offset=0):
+        """(seconds or None, engine used) of each routing pass logged after `offset`."""
+        passes, chunk = [], []
+        for line in self.log_since(offset).splitlines():
+            chunk.append(line)
+            if "tables configured on all switches" in line:
+                passes.append(routing_time("\n".join(chunk), engine))
+                chunk = []
+        return passes
+
+    def readback(self, out_path=None):
+        """dump_fts of the simulated switches now; returns the file's path."""
+        self._readbacks += 1
+        path = out_path or os.path.join(self.run_dir, f"switches-{self._readbacks}.lfts")
+        self.testbed.diag(["dump_fts"], path)
+        return path
+
+    def stop(self):
+        """Stops this OpenSM (by PID). Idempotent."""
+        stop_process(self.proc)
 
 
 def _cli(argv):
