@@ -74,7 +74,7 @@ def _proc_env_has(pid, needle):
 
 class SlurmTestbed:
     def __init__(self, workdir, num_nodes=64, nodes_per_leaf=16, prefix="n", width=3,
-                 extra_conf=""):
+                 extra_conf="", first_index=1):
         if num_nodes % nodes_per_leaf:
             raise ValueError("num_nodes must be a multiple of nodes_per_leaf")
         self.workdir = os.path.abspath(workdir)
@@ -83,6 +83,8 @@ class SlurmTestbed:
         self.prefix = prefix
         self.width = width
         self.extra_conf = extra_conf
+        # Number in the first node's name: 1 gives n001; 0 matches `sar-route gen` (h00000).
+        self.first_index = first_index
         self.conf = os.path.join(self.workdir, "etc", "slurm.conf")
         self.topology_conf = os.path.join(self.workdir, "etc", "topology.conf")
         self.ctld = None
@@ -92,8 +94,8 @@ class SlurmTestbed:
 
     # --- names -----------------------------------------------------------------------------
     def node(self, i):
-        """Name of node i (0-based): n001 for i = 0."""
-        return f"{self.prefix}{i + 1:0{self.width}d}"
+        """Name of node i (0-based): n001 for i = 0 (with first_index 1)."""
+        return f"{self.prefix}{i + self.first_index:0{self.width}d}"
 
     @property
     def nodes(self):
@@ -104,7 +106,7 @@ class SlurmTestbed:
         return self.num_nodes // self.nodes_per_leaf
 
     def leaf_of(self, host):
-        return (int(host[len(self.prefix):]) - 1) // self.nodes_per_leaf
+        return (int(host[len(self.prefix):]) - self.first_index) // self.nodes_per_leaf
 
     def leaf_nodes(self, leaf):
         return [self.node(leaf * self.nodes_per_leaf + k) for k in range(self.nodes_per_leaf)]
@@ -316,7 +318,7 @@ class SlurmTestbed:
         lines = [l for l in lines if not l.endswith("=")]
         for leaf in range(self.num_leaves):
             a, b = leaf * self.nodes_per_leaf, (leaf + 1) * self.nodes_per_leaf - 1
-            names = hostlist(self.prefix, a + 1, b + 1, self.width)
+            names = hostlist(self.prefix, a + self.first_index, b + self.first_index, self.width)
             ports = f"[{self.node_port0 + a}-{self.node_port0 + b}]"
             lines.append(f"NodeName={names} NodeAddr=127.0.0.1 Port={ports} CPUs=1 "
                          "RealMemory=1000 State=UNKNOWN")
@@ -328,9 +330,9 @@ class SlurmTestbed:
             f.write("\n".join(lines) + "\n")
         with open(self.topology_conf, "w") as f:
             for leaf in range(self.num_leaves):
-                a = leaf * self.nodes_per_leaf
+                a = leaf * self.nodes_per_leaf + self.first_index
                 f.write(f"SwitchName=leaf{leaf:02d} Nodes="
-                        f"{hostlist(self.prefix, a + 1, a + self.nodes_per_leaf, self.width)}\n")
+                        f"{hostlist(self.prefix, a, a + self.nodes_per_leaf - 1, self.width)}\n")
             f.write(f"SwitchName=spine Switches=leaf[00-{self.num_leaves - 1:02d}]\n")
 
     def _error(self, what):

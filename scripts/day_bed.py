@@ -1,0 +1,466 @@
+"""The whole service on one machine, as parts that start and stop together (scripts/day_demo.py
+runs a day on it; tests/integration/test_e2e_day.py a short one):
+
+  - a fat-tree from `sar-route gen`, simulated by ibsim, with a long-running stock OpenSM that
+    routes it with sar (sar_testbed.OpenSMDaemon);
+  - OpenSM's default engine (minhop) on a second ibsim bed, routed once and read back: it is
+    oblivious to jobs, so those tables are the reference for every moment of the day;
+  - a real SLURM (slurm_testbed.SlurmTestbed) whose node names are the fabric's host names and
+    whose topology.conf has the fabric's leaves;
+  - sar-filterd reading SLURM through libslurm and telling OpenSM to reroute.
+
+How OpenSM gets sar's tables has two modes, chosen in one place each (sm_setup, filterd_trigger):
+  file    stock OpenSM's `file` engine; sar-filterd routes with libsar, writes the LFT file
+          atomically and sends SIGHUP (works with main as it is);
+  plugin  OpenSM loads libosmsar.so (opensm-patch/) and routes with `routing_engine sar`;
+          sar-filterd writes the job mapping and sends SIGUSR2.
+SLURM's controller hooks (slurm-plugin/: PrologSlurmctld/EpilogSlurmctld -> sar-filterd's control
+socket, and --sar-pattern) are set up in hooks_setup, on when the build has them.
+
+Every process is started here and stopped here by PID (also on errors and signals: the test
+beds register themselves for interpreter exit, and sar-filterd runs with a parent-death signal).
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import sar_testbed
+from slurm_testbed import SlurmTestbed, SlurmTestbedError
+from testbed_common import live_registry, tail
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_live = live_registry()
+
+
+class DayError(RuntimeError):
+    """A step of the end-to-end bed failed or a check did not hold; the message says which."""
+
+
+ERRORS = (DayError, sar_testbed.TestbedError, SlurmTestbedError)
+
+
+def run(argv, check=True, timeout=120, **kw):
+    p = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                       **kw)
+    if check and p.returncode != 0:
+        raise DayError(f"{' '.join(map(str, argv))}: exit {p.returncode}\n{p.stderr[-2000:]}")
+    return p
+
+
+# --- the fabric ---------------------------------------------------------------------------
+
+
+def read_host_leaves(topology):
+    """Host name -> leaf switch name, from an ibsim/ibnetdiscover file (each HCA's port 1 peer)."""
+    leaves, host = {}, None
+    with open(topology) as f:
+        for line in f:
+            m = re.match(r'\s*(Hca|Ca|Switch)\s+\d+\s+"([^"]+)"', line)
+            if m:
+                host = m.group(2) if m.group(1) != "Switch" else None
+                continue
+            m = re.match(r'\s*\[1\]\s+"([^"]+)"\[\d+\]', line)
+            if m and host is not None:
+                leaves[host] = m.group(1)
+                host = None
+    return leaves
+
+
+# --- the three switches between modes -----------------------------------------------------
+
+
+def plugin_dir(build_dir):
+    return os.path.join(build_dir, "opensm-patch")
+
+
+def sm_setup(mode, bed, run_dir):
+    """What the long-running OpenSM runs with: dict(engine, lfts_file, extra_conf, env_extra)."""
+    if mode == "file":
+        # OpenSM needs a file at its first sweep: sar's tables for a machine without multi-leaf
+        # jobs, which is what sar-filterd would compute for an empty job set.
+        run([bed.sar_route, "route", "--engine", "sar", "--topology", bed.topology, "--lids",
+             bed.guid2lid, "--vls", bed.num_vls, "-o", bed.lft_file])
+        return dict(engine="file", lfts_file=bed.lft_file, extra_conf=[], env_extra={})
+    if mode == "plugin":
+        lib = os.path.join(plugin_dir(bed.build_dir), "libosmsar.so")
+        if not os.path.exists(lib):
+            raise DayError(f"--sm plugin: {lib} is not built (opensm-patch/)")
+        conf = os.path.join(run_dir, "osmsar.conf")
+        with open(bed.mapping_file, "w"):
+            pass  # no jobs yet
+        with open(conf, "w") as f:
+            f.write(f"mapping_file {bed.mapping_file}\nengine sar\nnum_vls {bed.num_vls}\n")
+        return dict(engine="sar", lfts_file=None,
+                    extra_conf=["event_plugin_name osmsar", f"event_plugin_options {conf}"],
+                    env_extra={"LD_LIBRARY_PATH": plugin_dir(bed.build_dir)})
+    raise DayError(f"unknown subnet manager mode '{mode}'")
+
+
+def filterd_trigger(mode, bed):
+    """sar-filterd's action options for the mode (see config/sar-filterd.yaml)."""
+    if mode == "file":
+        return dict(trigger="file", opensm_pid_file=bed.osm.pid_file, lft_file=bed.lft_file,
+                    guid2lid=bed.guid2lid, engine="sar", num_vls=bed.num_vls)
+    return dict(trigger="signal", opensm_pid_file=bed.osm.pid_file)
+
+
+def hooks_available(build_dir):
+    return os.path.isdir(os.path.join(build_dir, "slurm-plugin"))
+
+
+def hooks_setup(enabled, bed):
+    """(extra slurm.conf lines, sar-filterd options) for SLURM's controller hooks; without them
+    sar-filterd finds job changes by polling alone."""
+    if not enabled:
+        return "", {}
+    raise DayError("--hooks on: this build has no slurm-plugin/ (SPANK option and "
+                   "PrologSlurmctld/EpilogSlurmctld notifier)")
+
+
+# --- sar-filterd ----------------------------------------------------------------------------
+
+
+class Filterd:
+    """sar-filterd in the foreground, its config written from a dict, its log on stderr."""
+
+    def __init__(self, binary, workdir, options, env):
+        self.config = os.path.join(workdir, "sar-filterd.yaml")
+        self.log = os.path.join(workdir, "sar-filterd.log")
+        self.metrics_file = options["metrics_textfile"]
+        with open(self.config, "w") as f:
+            for k, v in options.items():
+                f.write(f"{k}: {json.dumps(v)}\n")
+        with open(self.log, "ab") as err:
+            self.proc = subprocess.Popen(
+                sar_testbed._with_parent_death_signal([binary, "--config", self.config]),
+                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+
+    def metrics(self):
+        out = {}
+        try:
+            with open(self.metrics_file) as f:
+                for line in f:
+                    if line.startswith("sar_filterd_"):
+                        k, v = line.split()
+                        out[k[len("sar_filterd_"):]] = float(v)
+        except FileNotFoundError:
+            pass
+        return out
+
+    def wait_polls(self, count, timeout=30.0):
+        """Waits until `count` more polls than now have completed; returns the metrics then."""
+        want = self.metrics().get("polls_total", 0) + count
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self.metrics()
+            if m.get("polls_total", 0) >= want:
+                return m
+            if self.proc.poll() is not None:
+                raise DayError(f"sar-filterd exited ({self.proc.returncode}):\n{tail(self.log)}")
+            if time.monotonic() > deadline:
+                raise DayError(f"sar-filterd: no {count} polls in {timeout} s:\n{tail(self.log)}")
+            time.sleep(0.05)
+
+    def log_offset(self):
+        return os.path.getsize(self.log)
+
+    def log_since(self, offset):
+        with open(self.log, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+
+    def pause(self):
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self):
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+        sar_testbed.stop_process(self.proc, grace=5.0)
+
+
+# --- the bed ------------------------------------------------------------------------------
+
+
+class Job:
+    def __init__(self, label, job_id, hosts, leaves, pattern):
+        self.label = label
+        self.id = job_id
+        self.hosts = hosts
+        self.leaves = leaves  # sorted leaf switch names
+        self.pattern = pattern
+
+
+class DayBed:
+    """Starts fabric, OpenSM (sar), the minhop reference, SLURM and sar-filterd; stop() ends all."""
+
+    def __init__(self, workdir, fabric="ft2:16,16", sm="file", hooks=None, sar_route=None,
+                 sar_filterd=None, build_dir=None, poll_interval_s=1.0, num_vls=8,
+                 progress=None):
+        self.workdir = os.path.abspath(workdir)
+        self.fabric_spec = fabric
+        self.sm = sm
+        self.build_dir = os.path.abspath(build_dir or os.path.join(REPO, "build"))
+        self.hooks = hooks_available(self.build_dir) if hooks is None else hooks
+        self.sar_route = sar_route or os.path.join(self.build_dir, "router", "sar-route")
+        self.sar_filterd = sar_filterd or os.path.join(self.build_dir, "filterd", "sar-filterd")
+        self.poll_interval_s = poll_interval_s
+        self.num_vls = num_vls
+        self.progress = progress or (lambda msg: None)
+        self.topology = os.path.join(self.workdir, "fabric.topo")
+        self.guid2lid = os.path.join(self.workdir, "guid2lid")
+        self.lft_file = os.path.join(self.workdir, "sar.lfts")
+        self.mapping_file = os.path.join(self.workdir, "jobs.map")
+        self.minhop_lfts = os.path.join(self.workdir, "minhop.switches.lfts")
+        self.startup = {}  # step -> seconds
+        self.tb = self.osm = self.slurm = self.filterd = None
+        self.jobs = {}  # label -> Job (running now)
+        self._pids = []  # every PID started, for the final check
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self):
+        for tool in (self.sar_route, self.sar_filterd):
+            if not os.access(tool, os.X_OK):
+                raise DayError(f"{tool} is not built")
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        os.makedirs(self.workdir)
+        _live.add(self)
+        self._step("fabric", self._gen)
+        self._step("minhop reference", self._minhop_reference)
+        self._step("ibsim + OpenSM (sar)", self._start_sm)
+        self._step("SLURM", self._start_slurm)
+        self._step("sar-filterd", self._start_filterd)
+
+    def _step(self, name, fn):
+        t0 = time.monotonic()
+        detail = fn()
+        self.startup[name] = time.monotonic() - t0
+        self.progress(f"{name}: {detail} ({self.startup[name]:.1f} s)")
+
+    def stop(self):
+        """Stops everything started here, by PID, newest first. Idempotent."""
+        errors = []
+        for part in (self.filterd, self.slurm, self.tb):
+            if part is None:
+                continue
+            try:
+                part.stop()
+            except Exception as e:  # noqa: BLE001 - stop the rest, then report
+                errors.append(str(e))
+        self.filterd = self.slurm = self.tb = None
+        _live.discard(self)
+        if errors:
+            raise DayError("teardown: " + "; ".join(errors))
+
+    def leftover_pids(self):
+        """PIDs started here that still run (zombies count as gone)."""
+        return [p for p in self._pids if not sar_testbed.wait_gone(p, 5.0)]
+
+    # --- start-up steps ----------------------------------------------------------------------
+
+    def _gen(self):
+        run([self.sar_route, "gen", "--fabric", self.fabric_spec, "-o", self.topology,
+             "--guid2lid", self.guid2lid])
+        self.host_leaf = read_host_leaves(self.topology)
+        self.hosts = sorted(self.host_leaf)
+        self.leaves = sorted(set(self.host_leaf.values()))
+        per_leaf = {leaf: 0 for leaf in self.leaves}
+        for leaf in self.host_leaf.values():
+            per_leaf[leaf] += 1
+        self.per_leaf = per_leaf[self.leaves[0]]
+        # SLURM's ranged node lines and topology.conf assume hosts h00000.. in leaf order.
+        for i, h in enumerate(self.hosts):
+            if h != f"h{i:05d}" or self.host_leaf[h] != self.leaves[i // self.per_leaf]:
+                raise DayError(f"{self.topology}: host {h} is not in leaf order")
+        return (f"{self.fabric_spec}: {len(self.hosts)} hosts on {len(self.leaves)} leaves of "
+                f"{self.per_leaf}")
+
+    def _minhop_reference(self):
+        with sar_testbed.Testbed(self.topology, os.path.join(self.workdir, "minhop-bed"),
+                                 guid2lid=self.guid2lid) as ref:
+            self._pids.append(ref.ibsim_pid)
+            res = ref.route("minhop")
+            shutil.copyfile(res.switches_lfts, self.minhop_lfts)
+        return "OpenSM's default engine routed once on a second ibsim bed, tables read back"
+
+    def _start_sm(self):
+        self.tb = sar_testbed.Testbed(self.topology, os.path.join(self.workdir, "sar-bed"),
+                                      guid2lid=self.guid2lid)
+        self.tb.start()
+        self._pids.append(self.tb.ibsim_pid)
+        setup = sm_setup(self.sm, self, self.tb.workdir)
+        self.osm = self.tb.start_opensm(setup["engine"], extra_conf=setup["extra_conf"],
+                                        env_extra=setup["env_extra"],
+                                        lfts_file=setup["lfts_file"], name="opensm")
+        self._pids.append(self.osm.pid)
+        self.current_lfts = self.readback("start")
+        return f"OpenSM pid {self.osm.pid}, mode '{self.sm}', engine '{setup['engine']}'"
+
+    def _start_slurm(self):
+        slurm_conf, self.hook_options = hooks_setup(self.hooks, self)
+        self.slurm = SlurmTestbed(os.path.join(self.workdir, "slurm"), num_nodes=len(self.hosts),
+                                  nodes_per_leaf=self.per_leaf, prefix="h", width=5,
+                                  first_index=0, extra_conf=slurm_conf)
+        try:
+            self.slurm.start(timeout=180.0)
+        finally:
+            self._pids += [p.pid for p in [self.slurm.ctld, *self.slurm.slurmds] if p]
+        return (f"slurmctld + {len(self.slurm.slurmds)} slurmd on 127.0.0.1, topology/tree, "
+                f"hooks {'on' if self.hooks else 'off'}")
+
+    def _start_filterd(self):
+        fd = os.path.join(self.workdir, "filterd")
+        os.makedirs(fd)
+        options = {
+            "source": "slurm",
+            "slurm_conf": self.slurm.conf,
+            "fabric": self.topology,
+            "poll_interval_s": self.poll_interval_s,
+            "settle_s": 0,
+            "min_reroute_interval_s": 0,
+            "poll_retries": 1,
+            "retry_backoff_s": 0.2,
+            "mapping_file": self.mapping_file,
+            "state_dir": os.path.join(fd, "state"),
+            "control_socket": os.path.join(fd, "control.sock"),
+            "metrics_textfile": os.path.join(fd, "metrics.prom"),
+            "routing_threads": 1,
+        }
+        options.update(filterd_trigger(self.sm, self))
+        options.update(self.hook_options)
+        self.filterd = Filterd(self.sar_filterd, fd, options, self.slurm.env())
+        self._pids.append(self.filterd.proc.pid)
+        self.filterd.wait_polls(1)
+        return f"pid {self.filterd.proc.pid}, polls SLURM every {self.poll_interval_s} s"
+
+    # --- jobs ---------------------------------------------------------------------------------
+
+    def idle_by_leaf(self):
+        p = run(["sinfo", "-h", "-N", "-t", "idle", "-o", "%N"], env=self.slurm.env())
+        idle = {leaf: [] for leaf in self.leaves}
+        for name in p.stdout.split():
+            if name in self.host_leaf:
+                idle[self.host_leaf[name]].append(name)
+        return idle
+
+    def submit(self, label, nodes=None, nodelist=None, pattern=None, one_leaf=False):
+        """sbatch a sleeping job, wait until it runs; returns the Job."""
+        argv = ["sbatch", "--parsable", "-J", label, "-o",
+                os.path.join(self.slurm.workdir, "jobs", "%j.out")]
+        if nodes:
+            argv += ["-N", str(nodes)]
+        if nodelist:
+            argv += ["-w", nodelist]
+        if one_leaf:
+            argv += ["--switches=1"]
+        if pattern and self.hooks:
+            argv += [f"--sar-pattern={pattern}"]
+        argv += ["--wrap", "sleep 3600"]
+        job_id = run(argv, env=self.slurm.env()).stdout.strip().split(";")[0]
+        self.slurm.wait_state(job_id, "RUNNING", timeout=30.0)
+        hosts = self.slurm.job_hosts(job_id)
+        leaves = sorted({self.host_leaf[h] for h in hosts})
+        job = Job(label, job_id, hosts, leaves, pattern if self.hooks else None)
+        self.jobs[label] = job
+        return job
+
+    def cancel(self, label):
+        job = self.jobs.pop(label)
+        self.slurm.scancel(job.id)
+        self.slurm.wait_state(job.id, "GONE", timeout=30.0)
+        return job
+
+    def resubmit_same_nodes(self, label):
+        """Cancels a job and submits a new one on the same nodes between two of sar-filterd's
+        polls (it is SIGSTOPped meanwhile, so it sees only the before and the after): only the
+        job id changes. Returns (old, new)."""
+        old = self.jobs[label]
+        self.filterd.pause()
+        try:
+            self.cancel(label)
+            self.wait_hosts_idle(old.hosts)
+            new = self.submit(label, nodes=len(old.hosts), nodelist=",".join(old.hosts),
+                              pattern=old.pattern)
+        finally:
+            self.filterd.resume()
+        return old, new
+
+    def wait_hosts_idle(self, hosts, timeout=30.0):
+        want = set(hosts)
+        deadline = time.monotonic() + timeout
+        while True:
+            idle = {h for names in self.idle_by_leaf().values() for h in names}
+            if want <= idle:
+                return
+            if time.monotonic() > deadline:
+                raise DayError(f"nodes {sorted(want - idle)[:5]}... not idle after {timeout} s")
+            time.sleep(0.2)
+
+    def write_mapping(self, path):
+        """Every running job (also single-leaf ones): the workload the metrics are judged on."""
+        with open(path, "w") as f:
+            for job in self.jobs.values():
+                suffix = f" {job.pattern}" if job.pattern else ""
+                f.writelines(f"{h} {job.id}{suffix}\n" for h in job.hosts)
+        return path
+
+    # --- observing ----------------------------------------------------------------------------
+
+    def marks(self):
+        """Where the logs and counters are now; observe() looks only at what comes after."""
+        return dict(metrics=self.filterd.metrics(), osm=self.osm.log_offset(),
+                    filterd=self.filterd.log_offset(), t=time.time())
+
+    def observe(self, marks, polls=2, timeout=60.0):
+        """After a change in SLURM: waits for `polls` complete polls (the first may have begun
+        before the change), then, if sar-filterd rerouted, for OpenSM's SUBNET UP. Returns
+        True if it rerouted. OpenSM must route again exactly when sar-filterd rerouted."""
+        m = self.filterd.wait_polls(polls)
+        before = marks["metrics"]
+        if m.get("trigger_errors_total", 0) > before.get("trigger_errors_total", 0):
+            raise DayError(f"sar-filterd's trigger failed:\n{tail(self.filterd.log)}")
+        rerouted = m.get("reroutes_total", 0) > before.get("reroutes_total", 0)
+        if rerouted:
+            self.osm.wait_log(r"-> SUBNET UP\s*$", marks["osm"], timeout)
+        elif "tables configured on all switches" in self.osm.log_since(marks["osm"]):
+            raise DayError("OpenSM routed again although sar-filterd did not reroute")
+        return rerouted
+
+    def readback(self, tag):
+        path = os.path.join(self.workdir, "readback", f"{tag}.lfts")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return self.osm.readback(path)
+
+    def offline_route(self, mapping, out):
+        """What `sar-route route` computes for this mapping, independently of the daemons."""
+        run([self.sar_route, "route", "--engine", "sar", "--topology", self.topology, "--lids",
+             self.guid2lid, "--jobs", mapping, "--vls", self.num_vls, "-o", out])
+        return out
+
+    def evaluate(self, lfts, mapping):
+        """`sar-route eval` of tables read from the switches, for a job mapping."""
+        p = run([self.sar_route, "eval", "--topology", self.topology, "--lids", self.guid2lid,
+                 "--lfts", lfts, "--jobs", mapping, "--json"], check=False)
+        if p.returncode not in (0, 1):
+            raise DayError(f"sar-route eval {lfts}: exit {p.returncode}\n{p.stderr[-2000:]}")
+        j = json.loads(p.stdout)
+        multi = [x for x in j["jobs"] if x["leaf_switches"] > 1]
+        return dict(valid=j["valid"], max_eff_efi=j["effective_efi"]["max"],
+                    dark=j["dark_fiber"],
+                    worst_job_efi=max((x["efi_max"] for x in multi), default=0))

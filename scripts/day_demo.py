@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""A day on a simulated cluster, end to end, with real parts on one machine.
+
+A fat-tree (`sar-route gen`, default ft2:16,16: 16 leaves of 16 hosts, 16 spines) runs in ibsim;
+a long-running stock OpenSM routes it with sar; a real SLURM (slurmctld + one slurmd per host on
+127.0.0.1, topology/tree with the fabric's leaves) runs the jobs; sar-filterd polls SLURM and
+makes OpenSM reroute when the set of jobs spanning several leaves changes. A seeded day of
+events follows: jobs of mixed sizes start and end, one job is resubmitted on the same nodes (only
+its id changes) and some jobs fit in one leaf: those two kinds must not cause a reroute.
+
+Per event it prints what changed, whether sar-filterd rerouted, how long the job start took to
+reach the switches (and where the time went), and the metrics of the tables read back from the
+switches (dump_fts), judged by `sar-route eval` for the jobs running at that moment: max
+effective EFI, dark fiber, and the worst per-job max EFI, before and after the reroute, against
+OpenSM's default engine (minhop, routed once on a second ibsim bed and read back). A summary
+table ends the run; every process it started is stopped, also on errors and Ctrl-C.
+
+Subnet manager modes (--sm): "file" (stock OpenSM's file engine fed by sar-filterd's file mode)
+or "plugin" (OpenSM loads the sar plugin from build/opensm-patch). --hooks adds SLURM's
+controller hooks and --sar-pattern (build/slurm-plugin); "auto" uses them when built.
+
+Exit codes: 0 the day ran and every check held; 1 a check failed (switch tables differ from
+sar-route's for that moment's jobs, a reroute where none belongs, a process left running);
+2 usage; 3 a part could not be started or failed (message and log tails say which);
+130/143 interrupted.
+"""
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import day_bed  # noqa: E402
+import day_latency  # noqa: E402
+from testbed_common import exit_on_signals  # noqa: E402
+
+# The day, as (kind, label, size, pattern). Sizes of multi-leaf jobs are fractions of the
+# machine, of single-leaf jobs fractions of a leaf; the seed jitters them.
+FULL_DAY = [
+    ("start", "A", 0.14, None),
+    ("start", "B", 0.5, "one-leaf"),
+    ("start", "C", 0.22, "alltoall"),
+    ("start", "D", 0.09, None),
+    ("end", "A", None, None),
+    ("start", "E", 0.16, None),
+    ("resubmit", "C", None, None),
+    ("start", "F", 0.6, "one-leaf"),
+    ("end", "D", None, None),
+    ("start", "G", 0.10, "alltoall"),
+    ("end", "B", None, None),
+    ("end", "E", None, None),
+]
+SHORT_DAY = [
+    ("start", "A", 0.2, None),
+    ("start", "B", 0.5, "one-leaf"),
+    ("start", "C", 0.25, "alltoall"),
+    ("end", "A", None, None),
+    ("resubmit", "C", None, None),
+    ("end", "B", None, None),
+    ("end", "C", None, None),
+]
+
+
+def plan_day(template, seed, num_hosts, per_leaf):
+    """Concrete events: dict(kind, label, nodes, pattern, one_leaf)."""
+    rng = random.Random(seed)
+    events = []
+    for kind, label, size, pattern in template:
+        ev = dict(kind=kind, label=label, nodes=None, pattern=None, one_leaf=False)
+        if kind == "start":
+            jitter = rng.uniform(0.85, 1.15)
+            if pattern == "one-leaf":
+                ev.update(one_leaf=True, nodes=max(1, round(size * per_leaf * jitter)))
+            else:
+                ev.update(pattern=pattern,
+                          nodes=max(per_leaf + 1, round(size * num_hosts * jitter)))
+        events.append(ev)
+    return events
+
+
+def prefill(bed, seed, fraction=0.3):
+    """The machine before the day: small jobs pinned inside single leaves, so the day's larger
+    jobs land in a fragmented machine, as on a busy cluster. Returns the jobs started."""
+    rng = random.Random(seed * 7919 + 1)
+    started = []
+    for i, leaf in enumerate(bed.leaves):
+        hosts = [h for h, lf in bed.host_leaf.items() if lf == leaf]
+        count = rng.randint(0, round(2 * fraction * len(hosts)))
+        if count:
+            chosen = sorted(rng.sample(hosts, count))
+            started.append(bed.submit(f"m{i}", nodes=count, nodelist=",".join(chosen)))
+    return started
+
+
+def leaves_text(job):
+    names = [lf.replace("leaf", "") for lf in job.leaves]
+    return f"{len(names)} {'leaf' if len(names) == 1 else 'leaves'} ({','.join(names)})"
+
+
+class Day:
+    """Runs events on a DayBed and keeps the per-event record."""
+
+    def __init__(self, bed, out=print, compare_offline=True):
+        self.bed = bed
+        self.out = out
+        self.compare_offline = compare_offline
+        self.rows = []
+        self.failures = []
+        self.n = 0
+
+    def moment(self, tag):
+        """The mapping of all running jobs now, and the minhop reference's figures for it."""
+        mapping = self.bed.write_mapping(os.path.join(self.bed.workdir, "moments",
+                                                      f"{tag}.map"))
+        return mapping, self.bed.evaluate(self.bed.minhop_lfts, mapping)
+
+    def step(self, title, action, expect_reroute, start_job=None):
+        """One event: action() changes SLURM; then observe, read back, judge, print."""
+        self.n += 1
+        tag = f"e{self.n:02d}"
+        os.makedirs(os.path.join(self.bed.workdir, "moments"), exist_ok=True)
+        marks = self.bed.marks()
+        detail = action()
+        job = start_job() if start_job else None
+        rerouted = self.bed.observe(marks)
+        mapping, minhop = self.moment(tag)
+        before = self.bed.evaluate(self.bed.current_lfts, mapping)
+        after = before
+        multi = {j.id: sorted(j.hosts) for j in self.bed.jobs.values() if len(j.leaves) > 1}
+        row = dict(n=self.n, tag=tag, title=title, rerouted=rerouted, expect=expect_reroute,
+                   before=before, after=after, minhop=minhop, latency=None, same=None,
+                   multi_leaf_jobs=multi)
+        if rerouted:
+            self.bed.current_lfts = self.bed.readback(tag)
+            row["after"] = after = self.bed.evaluate(self.bed.current_lfts, mapping)
+            row["same"] = self.check_tables(tag)
+            if job is not None:
+                row["latency"] = self.latency(job, marks)
+        if expect_reroute is not None and rerouted != expect_reroute:
+            self.failures.append(f"event {self.n} ({title}): "
+                                 f"{'a reroute' if rerouted else 'no reroute'}, expected "
+                                 f"{'one' if expect_reroute else 'none'}")
+        self.rows.append(row)
+        self.print_event(row, detail)
+        return row
+
+    def check_tables(self, tag):
+        """The switches' tables equal `sar-route route` for sar-filterd's mapping."""
+        handed = os.path.join(self.bed.workdir, "moments", f"{tag}.filterd.map")
+        shutil.copyfile(self.bed.mapping_file, handed)
+        if not self.compare_offline:
+            return None
+        offline = self.bed.offline_route(handed, os.path.join(self.bed.workdir, "moments",
+                                                              f"{tag}.offline.lfts"))
+        p = day_bed.run([self.bed.sar_route, "diff-lfts", "--topology", self.bed.topology,
+                         offline, self.bed.current_lfts], check=False)
+        if p.returncode != 0:
+            self.failures.append(f"event {self.n}: switch tables differ from sar-route route "
+                                 f"for the mapping sar-filterd handed over:\n{p.stdout[-1500:]}")
+        return p.returncode == 0
+
+    def latency(self, job, marks):
+        bed = self.bed
+        with open(os.path.join(bed.slurm.workdir, "log", "slurmctld.log"),
+                  errors="replace") as f:
+            ctld = f.read()
+        return day_latency.stages(ctld, bed.filterd.log_since(marks["filterd"]),
+                                  bed.osm.log_since(marks["osm"]), job.id,
+                                  "file" if bed.sm == "file" else "sar")
+
+    def print_event(self, row, detail):
+        b, a, m = row["before"], row["after"], row["minhop"]
+        self.out(f"[{row['n']:2d}] {row['title']}")
+        if detail:
+            self.out(f"     {detail}")
+        if row["rerouted"]:
+            lat = row["latency"]
+            line = "     sar-filterd rerouted"
+            if lat:
+                line += (f"; job start -> tables in the switches {lat['total']:.2f} s (wait for "
+                         f"poll {lat['wait']:.2f}, poll {lat['poll'] * 1e3:.1f} ms, filter "
+                         f"{lat['filter'] * 1e3:.1f} ms, routing {lat['routing'] * 1e3:.0f} ms, "
+                         f"write {lat['write'] * 1e3:.0f} ms, OpenSM push {lat['push']:.2f} s)")
+            self.out(line)
+            if row["same"] is not None:
+                self.out("     switches == sar-route route for that mapping: "
+                         + ("yes" if row["same"] else "NO"))
+        else:
+            self.out("     no reroute (the multi-leaf host sets did not change)")
+        arrow = (lambda x, y, f: f(x) if not row["rerouted"] else f"{f(x)} -> {f(y)}")
+        self.out(f"     max eff. EFI  sar {arrow(b['max_eff_efi'], a['max_eff_efi'], str)}"
+                 f"  minhop {m['max_eff_efi']}   | dark fiber sar "
+                 f"{arrow(b['dark'], a['dark'], lambda v: f'{v:.0%}')}  minhop {m['dark']:.0%}"
+                 f"   | worst job EFI sar "
+                 f"{arrow(b['worst_job_efi'], a['worst_job_efi'], str)}  minhop "
+                 f"{m['worst_job_efi']}")
+
+    def summary(self):
+        out = self.out
+        out("")
+        out(" #  event                                   reroute  latency  max eff.EFI     "
+            "dark fiber     worst job EFI")
+        out("                                                        (s)    sar  minhop   "
+            "sar   minhop   sar  minhop")
+        for r in self.rows:
+            lat = f"{r['latency']['total']:.2f}" if r["latency"] else "-"
+            out(f"{r['n']:2d}  {r['title'][:38]:38s}  {'yes' if r['rerouted'] else 'no':>6s}"
+                f"  {lat:>7s}  {r['after']['max_eff_efi']:4d}  {r['minhop']['max_eff_efi']:5d}"
+                f"   {r['after']['dark']:4.0%}  {r['minhop']['dark']:5.0%}   "
+                f"{r['after']['worst_job_efi']:4d}  {r['minhop']['worst_job_efi']:5d}")
+        if any("*" in r["title"] for r in self.rows):
+            out("* alltoall without slurm-plugin/ (no --sar-pattern): submitted as a default job")
+        lats = [r["latency"] for r in self.rows if r["latency"]]
+        if lats:
+            tot = [x["total"] for x in lats]
+            out(f"\njob start -> LFTs in the switches over {len(lats)} reroutes: median "
+                f"{statistics.median(tot):.2f} s, worst {max(tot):.2f} s")
+            parts = ", ".join(
+                f"{k} {statistics.median(x[k] for x in lats) * 1e3:.1f} ms"
+                for k in ("wait", "poll", "filter", "routing", "write", "push"))
+            out(f"median per stage: {parts}")
+        return lats
+
+
+def run_day(bed, template, seed, out=print, compare_offline=True):
+    """Prefill, then the events; returns the Day (rows, failures)."""
+    day = Day(bed, out, compare_offline)
+    events = plan_day(template, seed, len(bed.hosts), bed.per_leaf)
+    day.step("morning: small jobs inside single leaves",
+             lambda: f"{len(prefill(bed, seed))} jobs, {sum(len(j.hosts) for j in bed.jobs.values())}"
+                     " hosts busy", expect_reroute=False)
+    for ev in events:
+        label = ev["label"]
+        if ev["kind"] == "start":
+            kind = "one-leaf job" if ev["one_leaf"] else "job"
+            pat = ""
+            if ev["pattern"]:
+                # Without slurm-plugin/ there is no --sar-pattern: the job runs as a default one.
+                pat = f", {ev['pattern']}" + ("" if bed.hooks else "*")
+            title = f"start {kind} {label} ({ev['nodes']} nodes{pat})"
+            started = {}
+
+            def act(ev=ev, started=started):
+                nodes = ev["nodes"]
+                if ev["one_leaf"]:
+                    nodes = min(nodes, max(len(v) for v in bed.idle_by_leaf().values()))
+                job = bed.submit(ev["label"], nodes=nodes, pattern=ev["pattern"],
+                                 one_leaf=ev["one_leaf"])
+                started["job"] = job
+                return f"job {job.id}: {len(job.hosts)} hosts on {leaves_text(job)}"
+
+            # Where SLURM puts the job decides whether it must reroute: checked after the fact.
+            row = day.step(title, act, expect_reroute=None, start_job=lambda s=started: s["job"])
+            job = started["job"]
+            row["expect"] = len(job.leaves) > 1
+            if row["rerouted"] != row["expect"]:
+                day.failures.append(f"event {row['n']} ({title}): job on {len(job.leaves)} "
+                                    f"leaves, rerouted: {row['rerouted']}")
+        elif ev["kind"] == "end":
+            job = bed.jobs[label]
+            multi = len(job.leaves) > 1
+
+            def act(label=label, job=job):
+                bed.cancel(label)
+                return f"job {job.id} ended: {len(job.hosts)} hosts on {leaves_text(job)} free"
+
+            day.step(f"end job {label}" + ("" if multi else " (one leaf)"), act,
+                     expect_reroute=multi)
+        else:
+            result = {}
+
+            def act(label=label, result=result):
+                old, new = bed.resubmit_same_nodes(label)
+                return f"job {old.id} cancelled, job {new.id} started on the same {len(new.hosts)} hosts"
+
+            day.step(f"job {label} resubmitted on the same nodes (id-only change)", act,
+                     expect_reroute=False)
+    return day
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fabric", default="ft2:16,16",
+                    help="sar-route gen spec (default ft2:16,16: 256 hosts, 16 leaves)")
+    ap.add_argument("--sm", choices=("file", "plugin"), default="file",
+                    help="how OpenSM gets sar's tables (default file)")
+    ap.add_argument("--hooks", choices=("auto", "on", "off"), default="auto",
+                    help="SLURM controller hooks and --sar-pattern (default: on if built)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the day (default 1)")
+    ap.add_argument("--short", action="store_true", help="the short day of the CI test")
+    ap.add_argument("--poll-interval", type=float, default=1.0,
+                    help="sar-filterd's poll interval in seconds (default 1)")
+    ap.add_argument("--build", default=os.path.join(day_bed.REPO, "build"),
+                    help="build directory with sar-route and sar-filterd (default build/)")
+    ap.add_argument("--out", help="keep every file here (default: a temp dir, removed)")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return 0 if e.code == 0 else 2
+    exit_on_signals()
+    keep = args.out is not None
+    root = os.path.abspath(args.out) if keep else tempfile.mkdtemp(prefix="sar-day-")
+    hooks = {"auto": None, "on": True, "off": False}[args.hooks]
+    t0 = time.monotonic()
+    say = (lambda msg: print(f"[{time.monotonic() - t0:6.1f} s] {msg}", flush=True))
+    bed = day_bed.DayBed(os.path.join(root, "day"), fabric=args.fabric, sm=args.sm, hooks=hooks,
+                         build_dir=args.build, poll_interval_s=args.poll_interval, progress=say)
+    code = 0
+    pids = []
+    try:
+        say("starting: fabric, OpenSM, SLURM, sar-filterd ...")
+        bed.start()
+        print(flush=True)
+        day = run_day(bed, SHORT_DAY if args.short else FULL_DAY, args.seed,
+                      out=lambda s: print(s, flush=True))
+        day.summary()
+        for f in day.failures:
+            print(f"CHECK FAILED: {f}", file=sys.stderr)
+        code = 1 if day.failures else 0
+    except day_bed.ERRORS as e:
+        print(f"day_demo: {e}", file=sys.stderr)
+        code = 3
+    except SystemExit as e:
+        print("day_demo: interrupted, stopping everything", file=sys.stderr)
+        code = e.code if isinstance(e.code, int) else 130
+    finally:
+        pids = list(bed._pids)
+        try:
+            bed.stop()
+        except day_bed.DayError as e:
+            print(f"day_demo: {e}", file=sys.stderr)
+            code = code or 1
+        left = bed.leftover_pids()
+        if left:
+            print(f"CHECK FAILED: still running: {left}", file=sys.stderr)
+            code = code or 1
+        else:
+            print(f"\nstopped {len(pids)} processes; nothing left running "
+                  f"({time.monotonic() - t0:.0f} s in all). Files: {root if keep else '(removed)'}")
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""Job start -> tables in the switches: the latency of one reroute and its stages, read from the
+logs of the three daemons (all on one machine, all in local time):
+
+  slurmctld.log  [2026-11-21T14:57:27.123] sched: Allocate JobId=7 NodeList=...   job start
+  sar-filterd    [2026-11-21 14:57:27.611] [info] cycle: ... (poll 2.1 ms, cycle 2.4 ms)
+                 [...] [info]   + job 7 (...)                                      seen
+                 [...] [info] file mode: new tables ... (routing and checks 41.0 ms, write 3.2 ms); SIGHUP sent
+                 [...] [info] reroute: wrote N multi-switch jobs to ..., triggered '<trigger>'
+  OpenSM         Nov 21 14:57:28 101234 [..] 0x02 -> SUBNET UP                      tables pushed
+
+Stages: wait (job start -> the poll that saw it began), poll (the libslurm call), filter
+(filter + diff), routing (libsar in sar-filterd, or OpenSM's routing pass with the plugin), write
+(LFT file, file mode), push (signal -> OpenSM's SUBNET UP, less its routing pass: OpenSM notices
+the signal, sweeps, loads and sends the changed LFT blocks). OpenSM sends the blocks before it
+logs SUBNET UP (docs/testbed.md), so SUBNET UP is when the tables are in the switches.
+"""
+
+import re
+
+import sar_testbed
+
+_SLURM_TIME = re.compile(r"^\[\d{4}-\d\d-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})\]")
+_FILTERD_TIME = re.compile(r"^\[\d{4}-\d\d-(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})\]")
+_CYCLE = re.compile(r"\] cycle: .*\(poll ([\d.]+) ms, cycle ([\d.]+) ms\)")
+_FILE_MODE = re.compile(r"file mode: new tables .*\(routing and checks ([\d.]+) ms, write "
+                        r"([\d.]+) ms\)")
+
+
+def _month_seconds(m):
+    """Seconds within the month, the scale sar_testbed.log_time uses for OpenSM's log."""
+    day, hh, mm, ss, ms = (int(x) for x in m.groups())
+    return ((day * 24 + hh) * 60 + mm) * 60 + ss + ms / 1e3
+
+
+def job_start_time(slurmctld_log_text, job_id):
+    """When slurmctld allocated nodes to the job (main scheduler or backfill), or None."""
+    rx = re.compile(rf"(Allocate|Started) JobId={job_id}\b")
+    for line in slurmctld_log_text.splitlines():
+        if rx.search(line):
+            m = _SLURM_TIME.match(line)
+            if m:
+                return _month_seconds(m)
+    return None
+
+
+def filterd_reroute(filterd_log_text, job_id):
+    """The cycle that first saw the job and the reroute it made: dict or None."""
+    cycle = None
+    seen = None
+    for line in filterd_log_text.splitlines():
+        m = _FILTERD_TIME.match(line)
+        t = _month_seconds(m) if m else None
+        c = _CYCLE.search(line)
+        if c:
+            if seen:
+                return None  # the cycle that saw the job did not reroute
+            poll_ms, cycle_ms = float(c.group(1)), float(c.group(2))
+            cycle = dict(end=t, poll_ms=poll_ms, filter_ms=cycle_ms - poll_ms,
+                         poll_start=t - cycle_ms / 1e3)
+            continue
+        if cycle and not seen and f"+ job {job_id} (" in line:
+            seen = dict(cycle, routing_ms=None, write_ms=None)
+            continue
+        if seen:
+            f = _FILE_MODE.search(line)
+            if f:
+                seen.update(routing_ms=float(f.group(1)), write_ms=float(f.group(2)), signal=t)
+            if "reroute: wrote" in line:
+                seen.setdefault("signal", t)
+                return seen
+    return None
+
+
+def opensm_subnet_up(opensm_log_text, after, engine):
+    """(time of the first SUBNET UP at or after `after`, seconds of its routing pass or None)."""
+    chunk = []
+    for line in opensm_log_text.splitlines():
+        t = sar_testbed.log_time(line)
+        if t is None or t < after:
+            continue
+        chunk.append(line)
+        if re.search(r"-> SUBNET UP\s*$", line):
+            seconds, _ = sar_testbed.routing_time("\n".join(chunk), engine)
+            return t, seconds
+    return None, None
+
+
+def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_engine):
+    """Latency of a job start in seconds: dict(total, wait, poll, filter, routing, write, push),
+    or None if a log lacks a line it needs."""
+    start = job_start_time(slurmctld_log_text, job_id)
+    fd = filterd_reroute(filterd_log_text, job_id)
+    if start is None or fd is None:
+        return None
+    up, osm_routing = opensm_subnet_up(opensm_log_text, fd["signal"], osm_engine)
+    if up is None:
+        return None
+    if fd["routing_ms"] is not None:  # file mode: sar-filterd routed
+        routing, osm_part = fd["routing_ms"] / 1e3, 0.0
+    else:  # plugin: OpenSM routed
+        routing = osm_routing or 0.0
+        osm_part = routing
+    return dict(total=up - start, wait=max(0.0, fd["poll_start"] - start),
+                poll=fd["poll_ms"] / 1e3, filter=fd["filter_ms"] / 1e3, routing=routing,
+                write=(fd["write_ms"] or 0.0) / 1e3, push=up - fd["signal"] - osm_part)

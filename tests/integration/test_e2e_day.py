@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""The whole service end to end, a shortened day (scripts/day_demo.py --short) on a small fabric:
+ibsim + a long-running stock OpenSM routing with sar, a real SLURM whose nodes are the fabric's
+hosts, and sar-filterd between them. Asserts:
+
+  - after each reroute, the tables read back from the switches (dump_fts) equal what
+    `sar-route route --engine sar` computes offline for the same fabric, LIDs and the mapping
+    sar-filterd handed over at that moment (compared with this test's own LFT parser, and with
+    `sar-route diff-lfts`);
+  - that mapping holds exactly the running jobs that span several leaves, with their hosts as
+    SLURM reports them;
+  - jobs inside one leaf (the morning's and a day job) and an id-only change (cancel + resubmit
+    on the same nodes) cause no reroute, and OpenSM does not route again for them; starting and
+    ending multi-leaf jobs causes exactly one each;
+  - every process started (ibsim x2, OpenSM x2, slurmctld, slurmd, sar-filterd) is gone at the
+    end, and no job process of this SLURM is left.
+"""
+
+import os
+import sys
+
+import filterd_it as it
+import sar_it
+
+sys.path.insert(0, os.path.join(it.REPO, "scripts"))
+import day_bed  # noqa: E402
+import day_demo  # noqa: E402
+
+
+def check_row(bed, row):
+    tag = row["tag"]
+    moments = os.path.join(bed.workdir, "moments")
+    handed = os.path.join(moments, f"{tag}.filterd.map")
+    with open(handed) as f:
+        got = it.parse_mapping(f.read())
+    it.check(got == row["multi_leaf_jobs"],
+             f"event {row['n']}: sar-filterd handed over {got}, the multi-leaf jobs are "
+             f"{row['multi_leaf_jobs']}")
+    switches = sar_it.parse_lfts(os.path.join(bed.workdir, "readback", f"{tag}.lfts"))
+    offline = sar_it.parse_lfts(os.path.join(moments, f"{tag}.offline.lfts"))
+    diff = sar_it.diff_tables(offline, switches)
+    it.check(not diff, f"event {row['n']} ({row['title']}): switches differ from sar-route "
+                       f"route in {len(diff)} entries, e.g. {diff[:5]}")
+    it.check(row["same"] is True, f"event {row['n']}: sar-route diff-lfts disagrees")
+
+
+def body(args):
+    build = os.path.dirname(os.path.dirname(os.path.abspath(args.sar_route)))
+    bed = day_bed.DayBed(os.path.join(args.workdir, "day"), fabric="ft2:8,8", sm="file",
+                         sar_route=args.sar_route, sar_filterd=args.sar_filterd,
+                         build_dir=build, poll_interval_s=0.5, progress=print)
+    conf = None
+    try:
+        bed.start()
+        conf = bed.slurm.conf
+        day = day_demo.run_day(bed, day_demo.SHORT_DAY, seed=3, out=print)
+        day.summary()
+        it.check(not day.failures, "\n".join(day.failures))
+        rerouted = [r for r in day.rows if r["rerouted"]]
+        quiet = [r for r in day.rows if not r["rerouted"]]
+        # morning, one-leaf start, resubmit, one-leaf end: quiet; A, C start, A, C end: reroute
+        # (if SLURM put C's hosts in one leaf the day checks that it did not reroute instead).
+        it.check(len(quiet) >= 4 and any("resubmitted" in r["title"] for r in quiet),
+                 f"quiet events: {[r['title'] for r in quiet]}")
+        it.check(len(rerouted) >= 2, f"reroutes: {[r['title'] for r in rerouted]}")
+        for row in rerouted:
+            check_row(bed, row)
+    finally:
+        pids = list(bed._pids)
+        bed.stop()
+    left = bed.leftover_pids()
+    it.check(len(pids) >= 5 + 64 and not left, f"{len(pids)} started, still running: {left}")
+    if conf:
+        needle = f"SLURM_CONF={conf}".encode()
+        strays = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
+                  and slurm_env_has(p, needle)]
+        it.check(not strays, f"job processes left: {strays}")
+
+
+def slurm_env_has(pid, needle):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return needle in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+if __name__ == "__main__":
+    a = sar_it.parse_args(__doc__, extra=lambda ap: ap.add_argument("--sar-filterd",
+                                                                     required=True))
+    sar_it.main(lambda: body(a), errors=(day_bed.DayError, it.slurm_testbed.SlurmTestbedError))
