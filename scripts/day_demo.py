@@ -29,6 +29,7 @@ import argparse
 import os
 import random
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -330,6 +331,9 @@ def main(argv=None):
         print("day_demo: interrupted, stopping everything", file=sys.stderr)
         code = e.code if isinstance(e.code, int) else 130
     finally:
+        # A second Ctrl-C (or the terminal's SIGHUP) must not cut the teardown short.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
         pids = list(bed._pids)
         try:
             bed.stop()

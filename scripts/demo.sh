@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
-# The main job, for now: generate a fat-tree, route it with the real OpenSM on a simulated fabric
-# (ibsim) using several of OpenSM's engines, read the tables back from the switches, and print
-# the metrics of what OpenSM put there. Installs what is missing and builds first.
-#   scripts/demo.sh [--fabric ft2:20,18] [--engines ftree,updn,minhop,dfsssp] [--out DIR]
+# The main command: the whole service on one machine (scripts/day_demo.py). A simulated fat-tree
+# (ibsim) with a long-running stock OpenSM routing it with sar, a real SLURM on loopback and
+# sar-filterd between them; a scripted day of jobs; per event the metrics read back from the
+# switches, sar against OpenSM's minhop; a summary table; nothing left running.
+#   scripts/demo.sh [--fabric ft2:16,16] [--sm file|plugin] [--hooks auto|on|off] [--seed N]
+#                   [--short] [--poll-interval S] [--out DIR]          (--help for all)
+# The engine comparison (one job mix, every engine through real OpenSM, scripts/demo.py):
+#   scripts/demo.sh engines [--fabric ft2:20,18] [--engines ftree,updn,minhop,dfsssp] [--out DIR]
+# Installs what is missing and builds first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j "$(nproc)" --target sar-route >/dev/null
-exec python3 scripts/demo.py --sar-route build/router/sar-route "$@"
+if [[ "${1:-}" == engines ]]; then
+  shift
+  cmake --build build -j "$(nproc)" --target sar-route >/dev/null
+  exec python3 scripts/demo.py --sar-route build/router/sar-route "$@"
+fi
+cmake --build build -j "$(nproc)" --target sar-route sar-filterd >/dev/null
+exec python3 scripts/day_demo.py --build build "$@"
