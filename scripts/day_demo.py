@@ -106,10 +106,11 @@ def leaves_text(job):
 class Day:
     """Runs events on a DayBed and keeps the per-event record."""
 
-    def __init__(self, bed, out=print, compare_offline=True):
+    def __init__(self, bed, out=print, compare_offline=True, verify_quiet=False):
         self.bed = bed
         self.out = out
         self.compare_offline = compare_offline
+        self.verify_quiet = verify_quiet  # read back after quiet events too: nothing changed
         self.rows = []
         self.failures = []
         self.n = 0
@@ -142,6 +143,14 @@ class Day:
             row["same"] = self.check_tables(tag)
             if job is not None:
                 row["latency"] = self.latency(job, marks)
+        elif self.verify_quiet:
+            now = self.bed.readback(tag)
+            p = day_bed.run([self.bed.sar_route, "diff-lfts", "--topology", self.bed.topology,
+                             self.bed.current_lfts, now], check=False)
+            row["same"] = p.returncode == 0
+            if not row["same"]:
+                self.failures.append(f"event {self.n} ({title}): no reroute, yet the switches' "
+                                     f"tables changed:\n{p.stdout[-1500:]}")
         if expect_reroute is not None and rerouted != expect_reroute:
             self.failures.append(f"event {self.n} ({title}): "
                                  f"{'a reroute' if rerouted else 'no reroute'}, expected "
@@ -228,9 +237,9 @@ class Day:
         return lats
 
 
-def run_day(bed, template, seed, out=print, compare_offline=True):
+def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=False):
     """Prefill, then the events; returns the Day (rows, failures)."""
-    day = Day(bed, out, compare_offline)
+    day = Day(bed, out, compare_offline, verify_quiet)
     events = plan_day(template, seed, len(bed.hosts), bed.per_leaf)
     day.step("morning: small jobs inside single leaves",
              lambda: f"{len(prefill(bed, seed))} jobs, {sum(len(j.hosts) for j in bed.jobs.values())}"
