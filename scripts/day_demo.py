@@ -106,8 +106,9 @@ def leaves_text(job):
 class Day:
     """Runs events on a DayBed and keeps the per-event record."""
 
-    def __init__(self, bed, out=print, compare_offline=True, verify_quiet=False):
+    def __init__(self, bed, out=print, compare_offline=True, verify_quiet=False, seed=1):
         self.bed = bed
+        self.rng = random.Random(seed * 31 + 5)
         self.out = out
         self.compare_offline = compare_offline
         self.verify_quiet = verify_quiet  # read back after quiet events too: nothing changed
@@ -126,6 +127,8 @@ class Day:
         self.n += 1
         tag = f"e{self.n:02d}"
         os.makedirs(os.path.join(self.bed.workdir, "moments"), exist_ok=True)
+        # The previous event ended right after a poll; a job arrives at any moment between two.
+        time.sleep(self.rng.uniform(0, self.bed.poll_interval_s))
         marks = self.bed.marks()
         detail = action()
         job = start_job() if start_job else None
@@ -239,9 +242,9 @@ class Day:
 
 def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=False):
     """Prefill, then the events; returns the Day (rows, failures)."""
-    day = Day(bed, out, compare_offline, verify_quiet)
+    day = Day(bed, out, compare_offline, verify_quiet, seed)
     events = plan_day(template, seed, len(bed.hosts), bed.per_leaf)
-    day.step("morning: small jobs inside single leaves",
+    day.step("morning: small jobs in single leaves",
              lambda: f"{len(prefill(bed, seed))} jobs, {sum(len(j.hosts) for j in bed.jobs.values())}"
                      " hosts busy", expect_reroute=False)
     for ev in events:
@@ -288,7 +291,7 @@ def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=F
                 old, new = bed.resubmit_same_nodes(label)
                 return f"job {old.id} cancelled, job {new.id} started on the same {len(new.hosts)} hosts"
 
-            day.step(f"job {label} resubmitted on the same nodes (id-only change)", act,
+            day.step(f"resubmit {label} on its nodes (id-only change)", act,
                      expect_reroute=False)
     return day
 

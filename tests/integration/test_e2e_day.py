@@ -61,7 +61,7 @@ def body(args):
         quiet = [r for r in day.rows if not r["rerouted"]]
         # morning, one-leaf start, resubmit, one-leaf end: quiet; A, C start, A, C end: reroute
         # (if SLURM put C's hosts in one leaf the day checks that it did not reroute instead).
-        it.check(len(quiet) >= 4 and any("resubmitted" in r["title"] for r in quiet),
+        it.check(len(quiet) >= 4 and any("resubmit" in r["title"] for r in quiet),
                  f"quiet events: {[r['title'] for r in quiet]}")
         it.check(len(rerouted) >= 2, f"reroutes: {[r['title'] for r in rerouted]}")
         for row in rerouted:
