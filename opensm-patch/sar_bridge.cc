@@ -71,8 +71,8 @@ sar::Status BuildFabric(const SarBridgeFabric& in, sar::Fabric* f,
     const std::string hex = sar::GuidString(n.guid).substr(2);
     std::string err;
     const sar::NodeId id =
-        f->AddNode(n.is_switch ? sar::NodeKind::kSwitch : sar::NodeKind::kHca, n.num_ports,
-                   n.guid, prefix + hex, n.description ? n.description : "", &err);
+        f->AddNode(n.is_switch ? sar::NodeKind::kSwitch : sar::NodeKind::kHca, n.num_ports, n.guid,
+                   prefix + hex, n.description ? n.description : "", &err);
     if (id == sar::kNoNode) return sar::Status::InvalidArgument(err);
     (*canon_of_input)[i] = id;
   }
@@ -132,8 +132,8 @@ sar::Status LoadClasses(const SarBridgeConfig& c, const sar::Fabric& f, sar::Nod
   if (has_cn) SAR_RETURN_IF_ERROR(sar::ReadGuidFile(c.cn_guid_file, &cn));
   if (has_io) SAR_RETURN_IF_ERROR(sar::ReadGuidFile(c.io_guid_file, &io));
   std::vector<std::string> unknown;
-  SAR_RETURN_IF_ERROR(sar::MakeNodeClasses(f, has_cn ? &cn : nullptr, has_io ? &io : nullptr,
-                                           classes, &unknown));
+  SAR_RETURN_IF_ERROR(
+      sar::MakeNodeClasses(f, has_cn ? &cn : nullptr, has_io ? &io : nullptr, classes, &unknown));
   for (const std::string& g : unknown) {
     notes->push_back("GUID " + g + " of the class files is not an HCA of the fabric");
   }
@@ -162,10 +162,9 @@ sar::Status Route(const SarBridgeFabric& in, const SarBridgeConfig& c, SarBridge
   r->engine_used = c.engine;
   if (r->engine_used == "sar" && (missing || mapping.jobs.empty())) {
     r->engine_used = "dfsssp";
-    r->notes.push_back(std::string("job mapping ") +
-                       (c.mapping_file[0] ? c.mapping_file : "(none configured)") +
-                       (missing ? " does not exist" : " lists no jobs") +
-                       ": routing with plain dfsssp");
+    r->notes.push_back(
+        std::string("job mapping ") + (c.mapping_file[0] ? c.mapping_file : "(none configured)") +
+        (missing ? " does not exist" : " lists no jobs") + ": routing with plain dfsssp");
   }
   std::string alltoall;
   for (const sar::Job& j : mapping.jobs) {
@@ -253,8 +252,7 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
   };
   if (key == "engine") {
     if (value != "sar" && value != "dfsssp") {
-      return sar::Status::Corruption(where + ": engine must be sar or dfsssp, not '" + value +
-                                     "'");
+      return sar::Status::Corruption(where + ": engine must be sar or dfsssp, not '" + value + "'");
     }
     CopyString(value, c->engine, sizeof c->engine);
     return sar::Status::OK();

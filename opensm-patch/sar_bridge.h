@@ -54,13 +54,13 @@ typedef struct SarBridgeFabric {
 
 /* The plugin's configuration file (config/osmsar.conf documents every key). */
 typedef struct SarBridgeConfig {
-  char engine[32];                         /* "sar" (default) or "dfsssp" */
-  char mapping_file[SAR_BRIDGE_PATH_MAX];  /* job mapping; "" = none */
-  char cn_guid_file[SAR_BRIDGE_PATH_MAX];  /* compute node GUIDs; "" = every HCA */
-  char io_guid_file[SAR_BRIDGE_PATH_MAX];  /* storage node GUIDs; "" = none */
-  int num_vls;                             /* virtual lanes usable as layers, 1..15 (8) */
-  int threads;                             /* worker threads, 0 = all cores (0) */
-  int allow_disconnected;                  /* route a partly disconnected fabric (0) */
+  char engine[32];                        /* "sar" (default) or "dfsssp" */
+  char mapping_file[SAR_BRIDGE_PATH_MAX]; /* job mapping; "" = none */
+  char cn_guid_file[SAR_BRIDGE_PATH_MAX]; /* compute node GUIDs; "" = every HCA */
+  char io_guid_file[SAR_BRIDGE_PATH_MAX]; /* storage node GUIDs; "" = none */
+  int num_vls;                            /* virtual lanes usable as layers, 1..15 (8) */
+  int threads;                            /* worker threads, 0 = all cores (0) */
+  int allow_disconnected;                 /* route a partly disconnected fabric (0) */
 } SarBridgeConfig;
 
 /* The defaults. */

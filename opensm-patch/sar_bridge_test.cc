@@ -34,8 +34,9 @@ struct Flat {
   std::vector<std::string> desc;
   std::vector<NodeId> fabric_node;  // flat index -> NodeId of f
   SarBridgeFabric view() const {
-    return {nodes.data(),  static_cast<int>(nodes.size()), ports.data(),
-            static_cast<int>(ports.size()), links.data(), static_cast<int>(links.size())};
+    return {nodes.data(), static_cast<int>(nodes.size()),
+            ports.data(), static_cast<int>(ports.size()),
+            links.data(), static_cast<int>(links.size())};
   }
 };
 
@@ -154,7 +155,8 @@ TEST(SarBridge, TablesDeliverEveryRouteWalkedHopByHop) {
     for (const sar::PortRef& dst : f.Endpoints()) {
       if (src == dst) continue;
       const auto route = sar::testfab::NaiveWalk(f, lfts, src, f.base_lid(dst));
-      EXPECT_EQ(route.fate, sar::RouteFate::kDelivered) << f.name(src.node) << "->" << f.name(dst.node);
+      EXPECT_EQ(route.fate, sar::RouteFate::kDelivered)
+          << f.name(src.node) << "->" << f.name(dst.node);
     }
   }
 }
@@ -269,8 +271,8 @@ TEST(SarBridge, MissingOrEmptyMappingFallsBackToDfsssp) {
 TEST(SarBridge, BrokenMappingFailsNamingFileAndLine) {
   const Fabric f = ThreeLevel();
   const Flat flat = Flatten(f, Identity(f));
-  const std::string path = TempFile("jobs_bad", std::string(f.hostname(f.hcas()[0])) +
-                                                    " 1\nh a b c\n");
+  const std::string path =
+      TempFile("jobs_bad", std::string(f.hostname(f.hcas()[0])) + " 1\nh a b c\n");
   Routed routed;
   RouteFlat(flat, Config("sar", path), &routed);
   EXPECT_EQ(routed.r, nullptr);
