@@ -15,7 +15,8 @@ loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sa
 - 3-level tree: SA PathRecords (saquery) carry the layer sar-route --sl-out gives each route,
   for routes on layers other than 0;
 - a mapping with a four-word line keeps the old tables and logs file:line; a missing mapping
-  routes with plain dfsssp (logged), equal to `sar-route route --engine dfsssp` offline.
+  routes with plain dfsssp (logged), equal to `sar-route route --engine dfsssp` offline;
+- a config file with a bad value: no engine registered, file:line logged, OpenSM falls back.
 """
 
 import os
@@ -267,6 +268,20 @@ def test_degraded(args):
           "no dfsssp fallback line in the log")
     dfsssp, _ = fab.offline("dfsssp", "dfsssp", jobs=False)
     fab.check_equal(dfsssp, "missing mapping (dfsssp)")
+
+    # A bad config: the plugin refuses to register, OpenSM logs file:line and falls back.
+    fab.daemon.stop()
+    with open(fab.conf, "a") as f:
+        f.write("engine ftree\n")
+    d = fab.tb.start_opensm(
+        "sar", extra_conf=["event_plugin_name osmsar", f"event_plugin_options {fab.conf}"],
+        env_extra={"LD_LIBRARY_PATH": args.plugin_dir}, name="bad-config")
+    log = d.log_since(0)
+    check(re.search(r"osmsar: config error: .*" + re.escape(fab.conf) + r":5:", log),
+          f"no config error naming {fab.conf}:5:\n{log[-2000:]}")
+    check("routing engine 'sar' registered" not in log, "registered despite a bad config")
+    passes = d.routing_passes("sar")
+    check(passes and passes[-1][1] != "sar", f"routed with sar despite a bad config: {passes}")
     fab.tb.stop()
 
 
