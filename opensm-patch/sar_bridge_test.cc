@@ -161,6 +161,33 @@ TEST(SarBridge, TablesDeliverEveryRouteWalkedHopByHop) {
   }
 }
 
+// LMC 1: OpenSM hands the plugin LID ranges; every LID of every HCA must be routed.
+TEST(SarBridge, EveryLidOfAnLmcRangeIsDelivered) {
+  const Fabric f = sar::testfab::FatTree2(4, 2, 3, /*lmc=*/1);
+  const Flat flat = Flatten(f, Identity(f));
+  Routed routed;
+  RouteFlat(flat, Config("dfsssp", ""), &routed);
+  ASSERT_NE(routed.r, nullptr) << routed.err;
+  sar::LftSet lfts(f);
+  for (size_t i = 0; i < flat.nodes.size(); ++i) {
+    const NodeId n = flat.fabric_node[i];
+    if (!f.is_switch(n)) continue;
+    const uint8_t* row = SarBridgeLftRow(routed.r, static_cast<int>(i));
+    for (sar::Lid l = 0; l <= f.max_lid(); ++l) lfts.set_port(f.switch_index(n), l, row[l]);
+  }
+  int routes = 0;
+  for (const sar::PortRef& src : f.Endpoints()) {
+    for (const sar::PortRef& dst : f.Endpoints()) {
+      if (src == dst) continue;
+      ASSERT_EQ(f.lmc(dst), 1);
+      for (sar::Lid l = f.base_lid(dst); l < f.base_lid(dst) + 2; ++l, ++routes) {
+        EXPECT_EQ(sar::testfab::NaiveWalk(f, lfts, src, l).fate, sar::RouteFate::kDelivered);
+      }
+    }
+  }
+  EXPECT_EQ(routes, 12 * 11 * 2);
+}
+
 TEST(SarBridge, NodeOrderOfTheInputDoesNotChangeTheTables) {
   const Fabric f = ThreeLevel();
   const std::string jobs = TempFile("jobs_order", Mapping(f));
