@@ -12,6 +12,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   # test bed: real OpenSM on a simulated fabric
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags
+  libibumad-dev
   # sar-filterd and its SLURM test bed
   slurmctld slurmd slurm-client libslurm-dev slurmrestd libsystemd-dev
   python3

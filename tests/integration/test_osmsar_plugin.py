@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""libosmsar.so inside stock OpenSM: the plugin's tables are sar-route's, on the switches.
+
+On FT(2;20,18) and a degraded 4-ary-3-tree (failed links and a failed switch), stock OpenSM
+loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sar`:
+- the log says the engine registered, OpenSM's console `status` names sar as the engine in use;
+- the tables read back from the simulated switches (dump_fts) equal, entry for entry, what
+  `sar-route route --engine sar` computes offline from the read-back topology (ibnetdiscover,
+  records put in canonical GUID order, see canonical_topology), OpenSM's own guid2lid and the
+  same job mapping; `sar-route eval` finds the read-back tables valid;
+- FT(2;20,18): after a SIGHUP (OpenSM resends every block until its first heavy resweep), the
+  mapping changes and SIGUSR2 brings the switches to the new offline tables within 2 s, and
+  the LFT blocks OpenSM sends (the plugin logs one line per LFT_CHANGE event) are exactly the
+  blocks whose contents changed;
+- 3-level tree: SA PathRecords (saquery) carry the layer sar-route --sl-out gives each route,
+  for routes on layers other than 0;
+- a mapping with a four-word line keeps the old tables and logs file:line; a missing mapping
+  routes with plain dfsssp (logged), equal to `sar-route route --engine dfsssp` offline;
+- a config file with a bad value: no engine registered, file:line logged, OpenSM falls back.
+"""
+
+import os
+import re
+import signal
+import socket
+import time
+
+import sar_it
+from sar_it import check
+
+NUM_VLS = 8
+BLOCK = 64  # LIDs per LFT block (IB_SMP_DATA_SIZE)
+
+
+def canonical_topology(text):
+    """ibnetdiscover output with its node records in the order the plugin builds its fabric:
+    switches by node GUID, then HCAs by node GUID. The engines break ties by node order, and
+    ibnetdiscover prints nodes in discovery order."""
+    records, head = [], []
+    for chunk in text.split("\n\n"):
+        lines = chunk.strip("\n").splitlines()
+        m = next((re.match(r"^(switchguid|caguid)=0x([0-9a-fA-F]+)", l) for l in lines
+                  if re.match(r"^(switchguid|caguid)=", l)), None)
+        if m is None:
+            head.append(chunk.strip("\n"))
+            continue
+        records.append((m.group(1) != "switchguid", int(m.group(2), 16), chunk.strip("\n")))
+    records.sort()
+    return "\n\n".join(head + [r[2] for r in records]) + "\n"
+
+
+def console(port, command, timeout=5.0):
+    """One command on OpenSM's loopback console; returns what it printed."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(command.encode() + b"\n")
+        out, deadline = b"", time.monotonic() + timeout
+        s.settimeout(0.5)
+        while time.monotonic() < deadline:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                if out:
+                    break
+                continue
+            if not chunk:
+                break
+            out += chunk
+        s.sendall(b"quit\n")
+    return out.decode(errors="replace")
+
+
+def write_atomic(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def mapping_text(topo, seed, jobs=3, per_job=6):
+    """`jobs` jobs over hosts spread across leaves; `seed` picks which hosts."""
+    hosts = sorted(h.name for h in topo.hcas())
+    lines = []
+    for j in range(jobs):
+        for k in range(per_job):
+            lines.append(f"{hosts[(seed * 7 + j * 13 + k * 11) % len(hosts)]} job{seed}_{j}")
+    return "\n".join(lines) + "\n"
+
+
+class Fabric:
+    """One test bed with OpenSM running the plugin."""
+
+    def __init__(self, args, name, gen):
+        self.args, self.w = args, os.path.join(args.workdir, name)
+        os.makedirs(self.w)
+        self.topo_path = os.path.join(self.w, "fabric.topo")
+        lids = os.path.join(self.w, "fabric.guid2lid")
+        sar_it.sar_route_gen(args.sar_route, gen[0], self.topo_path, lids, extra=gen[1:])
+        self.topo = sar_it.parse_topology(self.topo_path)
+        self.mapping = os.path.join(self.w, "job_mapping")
+        self.conf = os.path.join(self.w, "osmsar.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"engine sar\nmapping_file {self.mapping}\nnum_vls {NUM_VLS}\nthreads 2\n")
+        self.tb = sar_it.new_testbed(args.workdir, name + "-bed", self.topo_path, lids)
+        self.daemon = None
+        self.canon = os.path.join(self.w, "canonical.topo")
+
+    def start(self, console_port):
+        self.tb.start()
+        self.daemon = self.tb.start_opensm(
+            "sar", console_port=console_port,
+            extra_conf=["event_plugin_name osmsar", f"event_plugin_options {self.conf}",
+                        "qos TRUE", f"qos_max_vls {NUM_VLS}"],
+            env_extra={"LD_LIBRARY_PATH": self.args.plugin_dir})
+        log = self.daemon.log_since(0)
+        check("osmsar: routing engine 'sar' registered" in log, "no registration line in the log")
+        passes = self.daemon.routing_passes("sar")
+        check(passes and passes[-1][1] == "sar", f"OpenSM did not route with sar: {passes}")
+        # The topology as the switches report it, and the LIDs OpenSM handed out.
+        with open(self.canon, "w") as f:
+            f.write(canonical_topology(self.tb.diag(["ibnetdiscover"])))
+        self.lids = os.path.join(self.tb.cache_dir, "guid2lid")
+        self.known = set()
+        for lo, hi in sar_it.parse_guid2lid(self.lids).values():
+            self.known.update(range(lo, hi + 1))
+
+    def offline(self, engine, tag, jobs=True):
+        out = os.path.join(self.w, f"offline-{tag}.lfts")
+        layers = os.path.join(self.w, f"offline-{tag}.layers")
+        cmd = [self.args.sar_route, "route", "--engine", engine, "--topology", self.canon,
+               "--lids", self.lids, "--vls", NUM_VLS, "-o", out, "--sl-out", layers]
+        if jobs:
+            cmd += ["--jobs", self.mapping]
+        sar_it.run(cmd, expect=0)
+        return self.restrict(sar_it.parse_lfts(out)), layers
+
+    def restrict(self, tables):
+        return {g: {l: p for l, p in t.items() if l in self.known} for g, t in tables.items()}
+
+    def readback(self):
+        path = self.daemon.readback()
+        return self.restrict(sar_it.parse_lfts(path)), path
+
+    def check_equal(self, offline, what):
+        switches, path = self.readback()
+        diff = sar_it.diff_tables(switches, offline)
+        check(not diff, f"{what}: switches differ from sar-route offline in {len(diff)} entries:"
+                        f" {diff[:5]}")
+        return path
+
+    def wait_pass(self, offset, timeout=20):
+        self.daemon.wait_log(r"tables configured on all switches", offset, timeout)
+
+
+def changed_blocks(a, b):
+    """(switch GUID, block) pairs whose 64 entries differ between two table sets."""
+    out = set()
+    for guid in set(a) | set(b):
+        ta, tb = a.get(guid, {}), b.get(guid, {})
+        for lid in set(ta) | set(tb):
+            if ta.get(lid) != tb.get(lid):
+                out.add((guid, lid // BLOCK))
+    return out
+
+
+def sent_blocks(log_text):
+    return [(int(m.group(2), 16), int(m.group(1))) for m in re.finditer(
+        r"osmsar: LFT block (\d+) of switch (0x[0-9a-fA-F]+) changed", log_text)]
+
+
+def test_ft2(args):
+    fab = Fabric(args, "ft2_20_18", ["ft2:20,18"])
+    write_atomic(fab.mapping, mapping_text(fab.topo, 1))
+    port = 20000 + os.getpid() % 20000
+    fab.start(port)
+    status = console(port, "status")
+    check(re.search(r"Routing Engine.*\bsar\b", status),
+          f"console status does not name sar:\n{status}")
+    check(re.search(r"Loaded event plugins\s*:.*\bosmsar\b", status),
+          f"console status does not list the plugin:\n{status}")
+    first, _ = fab.offline("sar", "a")
+    rb = fab.check_equal(first, "FT(2;20,18) first pass")
+    ev = sar_it.sar_route_eval(args.sar_route, fab.canon, rb, fab.lids)
+    check(ev["valid"] is True, f"eval: read-back tables not valid: {ev}")
+
+    # Settle OpenSM: until its first heavy resweep it resends every block.
+    off = fab.daemon.log_offset()
+    fab.daemon.signal(signal.SIGHUP)
+    fab.wait_pass(off)
+    fab.daemon.wait_log(r"SUBNET UP", off, 20)
+    time.sleep(0.3)
+
+    write_atomic(fab.mapping, mapping_text(fab.topo, 2))
+    second, _ = fab.offline("sar", "b")
+    want = changed_blocks(first, second)
+    check(want, "the two mappings give the same tables: the test proves nothing")
+    off = fab.daemon.log_offset()
+    t0 = time.monotonic()
+    fab.daemon.signal(signal.SIGUSR2)
+    fab.wait_pass(off, 10)
+    while True:
+        switches, _ = fab.readback()
+        if not sar_it.diff_tables(switches, second):
+            break
+        check(time.monotonic() - t0 < 10, "switches never reached the new tables")
+    elapsed = time.monotonic() - t0
+    check(elapsed < 2.0, f"SIGUSR2 -> new tables on the switches took {elapsed:.2f} s (> 2 s)")
+    time.sleep(0.3)  # the last LFT_CHANGE events
+    sent = sent_blocks(fab.daemon.log_since(off))
+    check(len(sent) == len(set(sent)), "a block was sent twice")
+    check(set(sent) == want,
+          f"blocks sent {len(sent)} != blocks changed {len(want)}: "
+          f"extra {sorted(set(sent) - want)[:5]}, missing {sorted(want - set(sent))[:5]}")
+    print(f"FT(2;20,18): SIGUSR2 -> new tables read back in {elapsed:.2f} s; "
+          f"{len(sent)} LFT blocks sent = {len(want)} changed")
+    fab.tb.stop()
+
+
+def parse_layers(path):
+    out = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) == 3 and f[0].startswith("0x"):
+            out[(int(f[0], 16), int(f[1], 16))] = int(f[2])
+    return out
+
+
+def test_degraded(args):
+    fab = Fabric(args, "kary_4_3_degraded",
+                 ["kary:4,3", "--fail-link", "leaf000:5", "--fail-link", "leaf005:6",
+                  "--fail-link", "l2sw002:7", "--fail-switch", "l2sw006"])
+    write_atomic(fab.mapping, mapping_text(fab.topo, 3, jobs=2, per_job=8))
+    fab.start(21000 + os.getpid() % 20000)
+    first, layers_path = fab.offline("sar", "a")
+    rb = fab.check_equal(first, "degraded 3-level tree")
+    ev = sar_it.sar_route_eval(args.sar_route, fab.canon, rb, fab.lids,
+                               extra=["--layers", layers_path])
+    check(ev["valid"] is True and ev["deadlock_free"] is True,
+          f"eval: read-back tables not valid and deadlock-free: {ev}")
+
+    # SA path records carry the routes' layers as SL.
+    layers = parse_layers(layers_path)
+    nonzero = sorted((k, v) for k, v in layers.items() if v != 0)
+    check(len(set(layers.values())) > 1, f"one layer only: {set(layers.values())}")
+    for (slid, dlid), layer in nonzero[:: max(1, len(nonzero) // 4)][:4]:
+        pr = fab.tb.diag(["saquery", "-p", "--slid", str(slid), "--dlid", str(dlid)])
+        m = re.search(r"\bsl\.+0x([0-9a-fA-F]+)", pr)
+        check(m and int(m.group(1), 16) == layer,
+              f"PathRecord {slid}->{dlid}: SL {m and m.group(1)}, layer {layer}\n{pr}")
+
+    # A broken mapping keeps the old tables and names file:line.
+    text = mapping_text(fab.topo, 4, jobs=2, per_job=8).splitlines()
+    text.insert(2, "hostx 7 default extra")
+    write_atomic(fab.mapping, "\n".join(text) + "\n")
+    off = fab.daemon.log_offset()
+    fab.daemon.signal(signal.SIGUSR2)
+    fab.wait_pass(off)
+    log = fab.daemon.log_since(off)
+    check(re.search(r"osmsar: routing failed: .*" + re.escape(fab.mapping) + r":3:", log),
+          f"no error naming {fab.mapping}:3 in the log:\n{log[-2000:]}")
+    check("sar tables configured" in log, "OpenSM fell back to another engine")
+    fab.check_equal(first, "after a broken mapping")
+
+    # A missing mapping routes with plain dfsssp.
+    os.unlink(fab.mapping)
+    off = fab.daemon.log_offset()
+    fab.daemon.signal(signal.SIGUSR2)
+    fab.wait_pass(off)
+    check("does not exist: routing with plain dfsssp" in fab.daemon.log_since(off),
+          "no dfsssp fallback line in the log")
+    dfsssp, _ = fab.offline("dfsssp", "dfsssp", jobs=False)
+    fab.check_equal(dfsssp, "missing mapping (dfsssp)")
+
+    # A bad config: the plugin refuses to register, OpenSM logs file:line and falls back.
+    fab.daemon.stop()
+    with open(fab.conf, "a") as f:
+        f.write("engine ftree\n")
+    d = fab.tb.start_opensm(
+        "sar", extra_conf=["event_plugin_name osmsar", f"event_plugin_options {fab.conf}"],
+        env_extra={"LD_LIBRARY_PATH": args.plugin_dir}, name="bad-config")
+    log = d.log_since(0)
+    check(re.search(r"osmsar: config error: .*" + re.escape(fab.conf) + r":5:", log),
+          f"no config error naming {fab.conf}:5:\n{log[-2000:]}")
+    check("routing engine 'sar' registered" not in log, "registered despite a bad config")
+    passes = d.routing_passes("sar")
+    check(passes and passes[-1][1] != "sar", f"routed with sar despite a bad config: {passes}")
+    fab.tb.stop()
+
+
+def main():
+    args = sar_it.parse_args(__doc__, extra=lambda ap: ap.add_argument(
+        "--plugin-dir", required=True, help="directory holding libosmsar.so"))
+    args.plugin_dir = os.path.abspath(args.plugin_dir)
+    sar_it.main(lambda: (test_degraded(args), test_ft2(args)))
+
+
+if __name__ == "__main__":
+    main()
