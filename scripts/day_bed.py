@@ -78,6 +78,12 @@ def plugin_dir(build_dir):
     return os.path.join(build_dir, "opensm-patch")
 
 
+def default_sm(build_dir):
+    """The plugin when it is built, else stock OpenSM's file engine."""
+    return "plugin" if os.path.exists(os.path.join(plugin_dir(build_dir), "libosmsar.so")) \
+        else "file"
+
+
 def sm_setup(mode, bed, run_dir):
     """What the long-running OpenSM runs with: dict(engine, lfts_file, extra_conf, env_extra)."""
     if mode == "file":
@@ -94,9 +100,12 @@ def sm_setup(mode, bed, run_dir):
         with open(bed.mapping_file, "w"):
             pass  # no jobs yet
         with open(conf, "w") as f:
-            f.write(f"mapping_file {bed.mapping_file}\nengine sar\nnum_vls {bed.num_vls}\n")
+            f.write(f"mapping_file {bed.mapping_file}\nengine sar\nnum_vls {bed.num_vls}\n"
+                    "threads 1\n")
+        # As docs/opensm-plugin.md: QoS on, so OpenSM programs SL2VL through the engine.
         return dict(engine="sar", lfts_file=None,
-                    extra_conf=["event_plugin_name osmsar", f"event_plugin_options {conf}"],
+                    extra_conf=["event_plugin_name osmsar", f"event_plugin_options {conf}",
+                                "qos TRUE", f"qos_max_vls {bed.num_vls}"],
                     env_extra={"LD_LIBRARY_PATH": plugin_dir(bed.build_dir)})
     raise DayError(f"unknown subnet manager mode '{mode}'")
 
@@ -201,13 +210,13 @@ class Job:
 class DayBed:
     """Starts fabric, OpenSM (sar), the minhop reference, SLURM and sar-filterd; stop() ends all."""
 
-    def __init__(self, workdir, fabric="ft2:16,16", sm="file", hooks=None, sar_route=None,
+    def __init__(self, workdir, fabric="ft2:16,16", sm=None, hooks=None, sar_route=None,
                  sar_filterd=None, build_dir=None, poll_interval_s=1.0, num_vls=8,
                  progress=None):
         self.workdir = os.path.abspath(workdir)
         self.fabric_spec = fabric
-        self.sm = sm
         self.build_dir = os.path.abspath(build_dir or os.path.join(REPO, "build"))
+        self.sm = sm or default_sm(self.build_dir)
         self.hooks = hooks_available(self.build_dir) if hooks is None else hooks
         self.sar_route = sar_route or os.path.join(self.build_dir, "router", "sar-route")
         self.sar_filterd = sar_filterd or os.path.join(self.build_dir, "filterd", "sar-filterd")
@@ -309,6 +318,12 @@ class DayBed:
                                         env_extra=setup["env_extra"],
                                         lfts_file=setup["lfts_file"], name="opensm")
         self._pids.append(self.osm.pid)
+        if self.sm == "plugin":
+            # Until its first heavy sweep OpenSM resends every LFT block on a reroute; a live
+            # OpenSM has long had one (docs/opensm-plugin.md).
+            off = self.osm.log_offset()
+            self.osm.signal(signal.SIGHUP)
+            self.osm.wait_log(r"-> SUBNET UP\s*$", off, 60.0)
         self.current_lfts = self.readback("start")
         return f"OpenSM pid {self.osm.pid}, mode '{self.sm}', engine '{setup['engine']}'"
 
@@ -436,11 +451,28 @@ class DayBed:
         if m.get("trigger_errors_total", 0) > before.get("trigger_errors_total", 0):
             raise DayError(f"sar-filterd's trigger failed:\n{tail(self.filterd.log)}")
         rerouted = m.get("reroutes_total", 0) > before.get("reroutes_total", 0)
-        if rerouted:
-            self.osm.wait_log(r"-> SUBNET UP\s*$", marks["osm"], timeout)
+        if rerouted and self.sm == "file":
+            self.osm.wait_log(r"-> SUBNET UP\s*$", marks["osm"], timeout)  # after a SIGHUP sweep
+        elif rerouted:
+            # A SIGUSR2 reroute logs no SUBNET UP: the plugin logs each LFT block the switches
+            # acknowledge; done when the pass is logged and the acknowledgements have stopped.
+            self.osm.wait_log(r"tables configured on all switches", marks["osm"], timeout)
+            self._wait_log_quiet(0.5, timeout)
         elif "tables configured on all switches" in self.osm.log_since(marks["osm"]):
             raise DayError("OpenSM routed again although sar-filterd did not reroute")
         return rerouted
+
+    def _wait_log_quiet(self, quiet_s, timeout):
+        deadline = time.monotonic() + timeout
+        size = self.osm.log_offset()
+        while True:
+            time.sleep(quiet_s)
+            now = self.osm.log_offset()
+            if now == size:
+                return
+            if time.monotonic() > deadline:
+                raise DayError(f"OpenSM's log did not settle within {timeout} s")
+            size = now
 
     def readback(self, tag):
         path = os.path.join(self.workdir, "readback", f"{tag}.lfts")
@@ -448,8 +480,12 @@ class DayBed:
         return self.osm.readback(path)
 
     def offline_route(self, mapping, out):
-        """What `sar-route route` computes for this mapping, independently of the daemons."""
-        run([self.sar_route, "route", "--engine", "sar", "--topology", self.topology, "--lids",
+        """What `sar-route route` computes for this mapping, independently of the daemons. The
+        plugin routes an empty mapping with plain dfsssp (docs/opensm-plugin.md)."""
+        with open(mapping) as f:
+            empty = not any(line.split("#", 1)[0].strip() for line in f)
+        engine = "dfsssp" if empty and self.sm == "plugin" else "sar"
+        run([self.sar_route, "route", "--engine", engine, "--topology", self.topology, "--lids",
              self.guid2lid, "--jobs", mapping, "--vls", self.num_vls, "-o", out])
         return out
 

@@ -301,8 +301,8 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fabric", default="ft2:16,16",
                     help="sar-route gen spec (default ft2:16,16: 256 hosts, 16 leaves)")
-    ap.add_argument("--sm", choices=("file", "plugin"), default="file",
-                    help="how OpenSM gets sar's tables (default file)")
+    ap.add_argument("--sm", choices=("auto", "file", "plugin"), default="auto",
+                    help="how OpenSM gets sar's tables (default: plugin if built, else file)")
     ap.add_argument("--hooks", choices=("auto", "on", "off"), default="auto",
                     help="SLURM controller hooks and --sar-pattern (default: on if built)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the day (default 1)")
@@ -322,7 +322,8 @@ def main(argv=None):
     hooks = {"auto": None, "on": True, "off": False}[args.hooks]
     t0 = time.monotonic()
     say = (lambda msg: print(f"[{time.monotonic() - t0:6.1f} s] {msg}", flush=True))
-    bed = day_bed.DayBed(os.path.join(root, "day"), fabric=args.fabric, sm=args.sm, hooks=hooks,
+    sm = None if args.sm == "auto" else args.sm
+    bed = day_bed.DayBed(os.path.join(root, "day"), fabric=args.fabric, sm=sm, hooks=hooks,
                          build_dir=args.build, poll_interval_s=args.poll_interval, progress=say)
     code = 0
     pids = []

@@ -7,12 +7,14 @@ logs of the three daemons (all on one machine, all in local time):
                  [...] [info] file mode: new tables ... (routing and checks 41.0 ms, write 3.2 ms); SIGHUP sent
                  [...] [info] reroute: wrote N multi-switch jobs to ..., triggered '<trigger>'
   OpenSM         Nov 21 14:57:28 101234 [..] 0x02 -> SUBNET UP                      tables pushed
+                 (plugin: the last "osmsar: LFT block B of switch G changed" of the pass)
 
 Stages: wait (job start -> the poll that saw it began), poll (the libslurm call), filter
 (filter + diff), routing (libsar in sar-filterd, or OpenSM's routing pass with the plugin), write
 (LFT file, file mode), push (signal -> OpenSM's SUBNET UP, less its routing pass: OpenSM notices
 the signal, sweeps, loads and sends the changed LFT blocks). OpenSM sends the blocks before it
-logs SUBNET UP (docs/testbed.md), so SUBNET UP is when the tables are in the switches.
+logs SUBNET UP (docs/testbed.md), so SUBNET UP is when the tables are in the switches; with the
+plugin, a reroute logs no SUBNET UP, but the plugin logs each block as the switch acknowledges it.
 """
 
 import re
@@ -85,6 +87,29 @@ def opensm_subnet_up(opensm_log_text, after, engine):
     return None, None
 
 
+def opensm_plugin_done(opensm_log_text, after):
+    """(time the last LFT block of the first routing pass at or after `after` was acknowledged,
+    seconds of that pass). The plugin logs each acknowledged block (`osmsar: LFT block ...
+    changed`); a SIGUSR2 reroute logs no SUBNET UP."""
+    configured = last = None
+    chunk = []
+    for line in opensm_log_text.splitlines():
+        t = sar_testbed.log_time(line)
+        if t is None or t < after:
+            continue
+        if configured is not None and "building routing with" in line:
+            break  # the next pass
+        chunk.append(line)
+        if configured is None and "tables configured on all switches" in line:
+            configured = t
+        elif configured is not None and re.search(r"osmsar: LFT block \d+ of switch", line):
+            last = t
+    if configured is None:
+        return None, None
+    seconds, _ = sar_testbed.routing_time("\n".join(chunk), "sar")
+    return max(configured, last or configured), seconds
+
+
 def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_engine):
     """Latency of a job start in seconds: dict(total, wait, poll, filter, routing, write, push),
     or None if a log lacks a line it needs."""
@@ -92,7 +117,10 @@ def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_en
     fd = filterd_reroute(filterd_log_text, job_id)
     if start is None or fd is None:
         return None
-    up, osm_routing = opensm_subnet_up(opensm_log_text, fd["signal"], osm_engine)
+    if osm_engine == "file":
+        up, osm_routing = opensm_subnet_up(opensm_log_text, fd["signal"], osm_engine)
+    else:
+        up, osm_routing = opensm_plugin_done(opensm_log_text, fd["signal"])
     if up is None:
         return None
     if fd["routing_ms"] is not None:  # file mode: sar-filterd routed

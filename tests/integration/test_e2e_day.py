@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The whole service end to end, a shortened day (scripts/day_demo.py --short) on a small fabric:
-ibsim + a long-running stock OpenSM routing with sar, a real SLURM whose nodes are the fabric's
+ibsim + a long-running stock OpenSM routing with sar (--sm plugin: libosmsar.so, SIGUSR2; --sm
+file: OpenSM's file engine fed by sar-filterd, SIGHUP), a real SLURM whose nodes are the fabric's
 hosts, and sar-filterd between them. Asserts:
 
   - after each reroute, the tables read back from the switches (dump_fts) equal what
@@ -47,7 +48,7 @@ def check_row(bed, row):
 
 def body(args):
     build = os.path.dirname(os.path.dirname(os.path.abspath(args.sar_route)))
-    bed = day_bed.DayBed(os.path.join(args.workdir, "day"), fabric="ft2:8,8", sm="file",
+    bed = day_bed.DayBed(os.path.join(args.workdir, "day"), fabric="ft2:8,8", sm=args.sm,
                          sar_route=args.sar_route, sar_filterd=args.sar_filterd,
                          build_dir=build, poll_interval_s=0.5, progress=print)
     conf = None
@@ -89,6 +90,9 @@ def slurm_env_has(pid, needle):
 
 
 if __name__ == "__main__":
-    a = sar_it.parse_args(__doc__, extra=lambda ap: ap.add_argument("--sar-filterd",
-                                                                     required=True))
+    def extra(ap):
+        ap.add_argument("--sar-filterd", required=True)
+        ap.add_argument("--sm", choices=("file", "plugin"), required=True,
+                        help="file: stock OpenSM's file engine; plugin: libosmsar.so")
+    a = sar_it.parse_args(__doc__, extra=extra)
     sar_it.main(lambda: body(a), errors=(day_bed.DayError, it.slurm_testbed.SlurmTestbedError))
