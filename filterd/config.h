@@ -34,6 +34,7 @@ struct Config {
 
   // timing
   double poll_interval_s = 10;
+  double event_coalesce_ms = 200;  // quiet window before a hook-requested poll (burst -> one)
   double settle_s = 0;
   double min_reroute_interval_s = 30;
 

@@ -28,12 +28,14 @@ Status ControlSocket::Open(const std::string& path) {
   fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) return Status::IOError(path + ": socket: " + strerror(errno));
   unlink(path.c_str());
+  // A burst of job starts runs many hooks at once; a long backlog keeps them from being refused
+  // (sar-notify also retries a full backlog until its deadline).
   // Bind under a umask that leaves the socket owner-only from its first moment, not after a
   // chmod race.
   const mode_t old_mask = umask(0177);
   const int rc = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   umask(old_mask);
-  if (rc != 0 || listen(fd_, 16) != 0) {
+  if (rc != 0 || listen(fd_, SOMAXCONN) != 0) {
     Status s = Status::IOError(path + ": bind/listen: " + strerror(errno));
     close(fd_);
     fd_ = -1;
@@ -43,9 +45,9 @@ Status ControlSocket::Open(const std::string& path) {
   return Status::OK();
 }
 
-void ControlSocket::ServeOne(const std::string& status, bool* poll_now) {
+bool ControlSocket::ServeOne(const std::string& status, bool* poll_now) {
   const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (conn < 0) return;
+  if (conn < 0) return false;
   // A hook writes one short line; do not let a stuck client hold the daemon for long.
   std::string line;
   char buf[256];
@@ -68,6 +70,7 @@ void ControlSocket::ServeOne(const std::string& status, bool* poll_now) {
   }
   (void)!send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
   close(conn);
+  return true;
 }
 
 }  // namespace sar::filterd

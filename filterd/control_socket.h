@@ -23,8 +23,9 @@ class ControlSocket {
   int fd() const { return fd_; }
 
   /// Serves one pending connection. *poll_now is set if the client asked for a poll. `status`
-  /// is what "status" answers.
-  void ServeOne(const std::string& status, bool* poll_now);
+  /// is what "status" answers. Returns false if no connection was pending (the caller drains
+  /// the queue by calling until then).
+  bool ServeOne(const std::string& status, bool* poll_now);
 
  private:
   int fd_ = -1;
