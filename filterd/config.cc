@@ -105,6 +105,7 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"routing_threads", integer(&c.routing_threads)},
       {"state_dir", str(&c.state_dir)},
       {"control_socket", str(&c.control_socket)},
+      {"control_socket_group", str(&c.control_socket_group)},
       {"metrics_textfile", str(&c.metrics_textfile)},
       {"metrics_listen", str(&c.metrics_listen)},
       {"log_level",

@@ -55,9 +55,10 @@ struct Config {
 
   // operations
   std::string state_dir = "/var/lib/sar-filterd";
-  std::string control_socket;    // empty = none
-  std::string metrics_textfile;  // empty = none
-  std::string metrics_listen;    // "127.0.0.1:9733": Prometheus endpoint; empty = none
+  std::string control_socket;        // empty = none
+  std::string control_socket_group;  // empty: mode 0600; else that group, mode 0660
+  std::string metrics_textfile;      // empty = none
+  std::string metrics_listen;        // "127.0.0.1:9733": Prometheus endpoint; empty = none
   std::string log_level = "info";
   std::string log_file;  // empty = stderr
 };

@@ -1,5 +1,6 @@
 #include "control_socket.h"
 
+#include <grp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,10 +19,16 @@ ControlSocket::~ControlSocket() {
   }
 }
 
-Status ControlSocket::Open(const std::string& path) {
+Status ControlSocket::Open(const std::string& path, const std::string& group) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) {
     return Status::InvalidArgument(path + ": socket path too long");
+  }
+  gid_t gid = static_cast<gid_t>(-1);
+  if (!group.empty()) {
+    const struct group* g = getgrnam(group.c_str());
+    if (g == nullptr) return Status::InvalidArgument(path + ": unknown group '" + group + "'");
+    gid = g->gr_gid;
   }
   addr.sun_family = AF_UNIX;
   memcpy(addr.sun_path, path.c_str(), path.size() + 1);
@@ -32,9 +39,17 @@ Status ControlSocket::Open(const std::string& path) {
   // (sar-notify also retries a full backlog until its deadline).
   // Bind under a umask that leaves the socket owner-only from its first moment, not after a
   // chmod race.
-  const mode_t old_mask = umask(0177);
-  const int rc = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  // With a group it is 0660, still under the daemon's own group until the chown below.
+  const mode_t old_mask = umask(group.empty() ? 0177 : 0117);
+  int rc = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   umask(old_mask);
+  if (rc == 0 && !group.empty() && chown(path.c_str(), static_cast<uid_t>(-1), gid) != 0) {
+    Status s = Status::IOError(path + ": chown to group '" + group + "': " + strerror(errno));
+    close(fd_);
+    fd_ = -1;
+    unlink(path.c_str());
+    return s;
+  }
   if (rc != 0 || listen(fd_, SOMAXCONN) != 0) {
     Status s = Status::IOError(path + ": bind/listen: " + strerror(errno));
     close(fd_);

@@ -310,7 +310,7 @@ int Daemon::Run() {
 
   ControlSocket control;
   if (!config_.control_socket.empty()) {
-    Status s = control.Open(config_.control_socket);
+    Status s = control.Open(config_.control_socket, config_.control_socket_group);
     if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
   }
   MetricsHttpServer http;
