@@ -89,6 +89,7 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
        Setter([&source, f = &c.filter.ignore_partitions](
                   const YAML::Node& n, const std::string& k) { return Get(n, k, source, f); })},
       {"poll_interval_s", num(&c.poll_interval_s, false)},
+      {"event_coalesce_ms", num(&c.event_coalesce_ms, true)},
       {"settle_s", num(&c.settle_s, true)},
       {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true)},
       {"mapping_file", str(&c.mapping_file)},
@@ -104,6 +105,7 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"routing_threads", integer(&c.routing_threads)},
       {"state_dir", str(&c.state_dir)},
       {"control_socket", str(&c.control_socket)},
+      {"control_socket_group", str(&c.control_socket_group)},
       {"metrics_textfile", str(&c.metrics_textfile)},
       {"metrics_listen", str(&c.metrics_listen)},
       {"log_level",

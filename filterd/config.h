@@ -34,6 +34,7 @@ struct Config {
 
   // timing
   double poll_interval_s = 10;
+  double event_coalesce_ms = 200;  // quiet window before a hook-requested poll (burst -> one)
   double settle_s = 0;
   double min_reroute_interval_s = 30;
 
@@ -54,9 +55,10 @@ struct Config {
 
   // operations
   std::string state_dir = "/var/lib/sar-filterd";
-  std::string control_socket;    // empty = none
-  std::string metrics_textfile;  // empty = none
-  std::string metrics_listen;    // "127.0.0.1:9733": Prometheus endpoint; empty = none
+  std::string control_socket;        // empty = none
+  std::string control_socket_group;  // empty: mode 0600; else that group, mode 0660
+  std::string metrics_textfile;      // empty = none
+  std::string metrics_listen;        // "127.0.0.1:9733": Prometheus endpoint; empty = none
   std::string log_level = "info";
   std::string log_file;  // empty = stderr
 };

@@ -1,5 +1,6 @@
 #include "control_socket.h"
 
+#include <grp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,22 +19,38 @@ ControlSocket::~ControlSocket() {
   }
 }
 
-Status ControlSocket::Open(const std::string& path) {
+Status ControlSocket::Open(const std::string& path, const std::string& group) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) {
     return Status::InvalidArgument(path + ": socket path too long");
+  }
+  gid_t gid = static_cast<gid_t>(-1);
+  if (!group.empty()) {
+    const struct group* g = getgrnam(group.c_str());
+    if (g == nullptr) return Status::InvalidArgument(path + ": unknown group '" + group + "'");
+    gid = g->gr_gid;
   }
   addr.sun_family = AF_UNIX;
   memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) return Status::IOError(path + ": socket: " + strerror(errno));
   unlink(path.c_str());
+  // A burst of job starts runs many hooks at once; a long backlog keeps them from being refused
+  // (sar-notify also retries a full backlog until its deadline).
   // Bind under a umask that leaves the socket owner-only from its first moment, not after a
   // chmod race.
-  const mode_t old_mask = umask(0177);
-  const int rc = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  // With a group it is 0660, still under the daemon's own group until the chown below.
+  const mode_t old_mask = umask(group.empty() ? 0177 : 0117);
+  int rc = bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   umask(old_mask);
-  if (rc != 0 || listen(fd_, 16) != 0) {
+  if (rc == 0 && !group.empty() && chown(path.c_str(), static_cast<uid_t>(-1), gid) != 0) {
+    Status s = Status::IOError(path + ": chown to group '" + group + "': " + strerror(errno));
+    close(fd_);
+    fd_ = -1;
+    unlink(path.c_str());
+    return s;
+  }
+  if (rc != 0 || listen(fd_, SOMAXCONN) != 0) {
     Status s = Status::IOError(path + ": bind/listen: " + strerror(errno));
     close(fd_);
     fd_ = -1;
@@ -43,9 +60,9 @@ Status ControlSocket::Open(const std::string& path) {
   return Status::OK();
 }
 
-void ControlSocket::ServeOne(const std::string& status, bool* poll_now) {
+bool ControlSocket::ServeOne(const std::string& status, bool* poll_now) {
   const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (conn < 0) return;
+  if (conn < 0) return false;
   // A hook writes one short line; do not let a stuck client hold the daemon for long.
   std::string line;
   char buf[256];
@@ -68,6 +85,7 @@ void ControlSocket::ServeOne(const std::string& status, bool* poll_now) {
   }
   (void)!send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
   close(conn);
+  return true;
 }
 
 }  // namespace sar::filterd

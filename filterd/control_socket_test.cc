@@ -1,5 +1,6 @@
 #include "control_socket.h"
 
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -64,6 +65,25 @@ TEST(ControlSocket, OwnerOnlyAndCommands) {
     EXPECT_EQ(reply, c.reply) << c.line;
     EXPECT_EQ(poll_now, c.poll) << c.line;
   }
+}
+
+TEST(ControlSocket, AGroupGetsReadWrite) {
+  TempDir dir;
+  // A group this process may chown to without privileges: its own primary group.
+  const struct group* g = getgrgid(getgid());
+  ASSERT_NE(g, nullptr);
+  ControlSocket sock;
+  ASSERT_TRUE(sock.Open(dir.Join("ctl"), g->gr_name).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(dir.Join("ctl").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, getgid());
+
+  ControlSocket bad;
+  Status s = bad.Open(dir.Join("ctl2"), "no-such-group-sar");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no-such-group-sar"), std::string::npos) << s.message();
+  EXPECT_EQ(bad.fd(), -1);
 }
 
 }  // namespace

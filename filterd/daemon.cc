@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "control_socket.h"
+#include "event_coalescer.h"
 #include "job_set_diff.h"
 #include "metrics_http.h"
 #include "sar/io/job_file.h"
@@ -37,7 +38,9 @@ std::string Describe(const MultiSwitchJob& job) {
   std::string hosts;
   for (size_t i = 0; i < job.hosts.size() && i < 8; ++i) hosts += (i ? "," : "") + job.hosts[i];
   if (job.hosts.size() > 8) hosts += ",...";
-  return fmt::format("job {} ({} hosts: {})", job.id, job.hosts.size(), hosts);
+  return fmt::format("job {} ({}{}{} hosts: {})", job.id,
+                     job.pattern == JobPattern::kDefault ? "" : JobPatternName(job.pattern),
+                     job.pattern == JobPattern::kDefault ? "" : ", ", job.hosts.size(), hosts);
 }
 
 void Notify([[maybe_unused]] const char* state) {
@@ -314,7 +317,7 @@ int Daemon::Run() {
 
   ControlSocket control;
   if (!config_.control_socket.empty()) {
-    Status s = control.Open(config_.control_socket);
+    Status s = control.Open(config_.control_socket, config_.control_socket_group);
     if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
   }
   MetricsHttpServer http;
@@ -326,10 +329,13 @@ int Daemon::Run() {
   spdlog::info("sar-filterd running: source {}, {} hosts on {} leaves, poll every {} s",
                source_->name(), leaves_.num_hosts(), leaves_.num_leaves(), config_.poll_interval_s);
 
+  // Hook requests wait in `events` for their quiet window; the regular schedule is next_poll.
+  EventCoalescer events(config_.event_coalesce_ms / 1e3);
   double next_poll = MonotonicSeconds();
   for (;;) {
     double now = MonotonicSeconds();
-    if (now >= next_poll) {
+    if (now >= next_poll || now >= events.DueAt()) {
+      events.Clear();  // this poll answers every request so far
       RunCycle(now);
       next_poll = MonotonicSeconds() + config_.poll_interval_s;
       // A change held back by the settle delay or the interval is looked at again as soon as
@@ -338,7 +344,8 @@ int Daemon::Run() {
     }
     // A closed socket has fd -1, which poll() skips.
     pollfd fds[3] = {{sig_fd, POLLIN, 0}, {control.fd(), POLLIN, 0}, {http.fd(), POLLIN, 0}};
-    const int timeout_ms = static_cast<int>(std::ceil((next_poll - MonotonicSeconds()) * 1e3));
+    const double wake = std::min(next_poll, events.DueAt());
+    const int timeout_ms = static_cast<int>(std::ceil((wake - MonotonicSeconds()) * 1e3));
     if (poll(fds, 3, timeout_ms > 0 ? timeout_ms : 0) < 0) continue;
     if (http.fd() >= 0 && (fds[2].revents & POLLIN)) http.ServeOne(FormatPrometheus(metrics_));
     if (fds[0].revents & POLLIN) {
@@ -356,11 +363,21 @@ int Daemon::Run() {
       }
     }
     if (control.fd() >= 0 && (fds[1].revents & POLLIN)) {
-      bool poll_now = false;
-      control.ServeOne(StatusLine(), &poll_now);
-      if (poll_now) {
-        spdlog::info("control socket: poll requested");
-        next_poll = 0;
+      // Drain what is queued (bounded, so a flood cannot starve the timer and signals): a burst
+      // of hooks is then one batch of requests and, through `events`, one poll.
+      int requests = 0;
+      for (int served = 0; served < 256; ++served) {
+        bool poll_now = false;
+        if (!control.ServeOne(StatusLine(), &poll_now)) break;
+        if (poll_now) {
+          ++requests;
+          events.Request(MonotonicSeconds());
+        }
+      }
+      if (requests > 0) {
+        metrics_.control_requests += requests;
+        spdlog::info("control socket: {} poll request(s); polling in {:.0f} ms", requests,
+                     std::max(0.0, events.DueAt() - MonotonicSeconds()) * 1e3);
       }
     }
   }

@@ -14,6 +14,7 @@ struct DaemonMetrics {
   uint64_t poll_errors = 0;  // polls given up after every retry
   uint64_t reroutes = 0;
   uint64_t trigger_errors = 0;
+  uint64_t control_requests = 0;  // poll / job-start / job-end on the control socket
   double last_poll_seconds = 0;   // the source call alone
   double last_cycle_seconds = 0;  // poll + filter + diff
   int64_t running_jobs = 0;

@@ -136,6 +136,42 @@ TEST_F(DaemonTest, RerouteOnlyWhenTheMultiSwitchHostSetsChange) {
   EXPECT_EQ(d->metrics().reroutes, 2u);
 }
 
+TEST_F(DaemonTest, APatternChangeReroutesAndTheMappingCarriesIt) {
+  // The same hosts first as an ordinary job, then resubmitted with --sar-pattern=alltoall.
+  trace_.clear();
+  ASSERT_TRUE(ParseJobTrace("0 10 plain n[2-5]\n"
+                            "10 20 a2a n[2-5] batch 60 sar-pattern=alltoall\n",
+                            "t", &trace_)
+                  .ok());
+  FlakySource* src = nullptr;
+  auto d = MakeDaemon(&src);
+  now_ = 0;
+  EXPECT_TRUE(d->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 1);
+  now_ = 10;
+  EXPECT_TRUE(d->RunCycle(now_)) << "same hosts, new pattern: routes must change";
+  EXPECT_EQ(DrainSignals(), 1);
+  // Read the file as text, not with libsar's parser: every line is "<host> a2a alltoall".
+  std::ifstream in(config_.mapping_file);
+  std::vector<std::string> hosts;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string host, job, pattern, extra;
+    words >> host >> job >> pattern >> extra;
+    EXPECT_EQ(job, "a2a") << line;
+    EXPECT_EQ(pattern, "alltoall") << line;
+    EXPECT_TRUE(extra.empty()) << line;
+    hosts.push_back(host);
+  }
+  EXPECT_EQ(hosts, (std::vector<std::string>{"n2", "n3", "n4", "n5"}));
+  // The state dir keeps the pattern: a restart sees the same set and does not reroute.
+  d.reset();
+  auto again = MakeDaemon(&src);
+  EXPECT_FALSE(again->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 0);
+}
+
 TEST_F(DaemonTest, RestartDoesNotRerouteNeedlessly) {
   FlakySource* src = nullptr;
   now_ = 12;

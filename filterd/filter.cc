@@ -4,6 +4,12 @@
 
 namespace sar::filterd {
 
+bool JobSetOrder(const MultiSwitchJob& a, const MultiSwitchJob& b) {
+  if (a.hosts != b.hosts) return a.hosts < b.hosts;
+  if (a.pattern != b.pattern) return a.pattern < b.pattern;
+  return a.id < b.id;
+}
+
 FilterResult FilterJobs(const std::vector<SourceJob>& jobs, const LeafMap& leaves,
                         const FilterOptions& options) {
   FilterResult result;
@@ -39,12 +45,9 @@ FilterResult FilterJobs(const std::vector<SourceJob>& jobs, const LeafMap& leave
     if (num_leaves < options.min_leaves || static_cast<int>(hosts.size()) < options.min_nodes) {
       continue;
     }
-    result.jobs.push_back({job.id, std::move(hosts), num_leaves});
+    result.jobs.push_back({job.id, std::move(hosts), num_leaves, job.pattern});
   }
-  std::sort(result.jobs.begin(), result.jobs.end(),
-            [](const MultiSwitchJob& a, const MultiSwitchJob& b) {
-              return a.hosts != b.hosts ? a.hosts < b.hosts : a.id < b.id;
-            });
+  std::sort(result.jobs.begin(), result.jobs.end(), JobSetOrder);
   std::sort(result.unknown_hosts.begin(), result.unknown_hosts.end());
   result.unknown_hosts.erase(std::unique(result.unknown_hosts.begin(), result.unknown_hosts.end()),
                              result.unknown_hosts.end());

@@ -24,12 +24,16 @@ struct MultiSwitchJob {
   std::string id;
   std::vector<std::string> hosts;
   int num_leaves = 0;
+  JobPattern pattern = JobPattern::kDefault;
 };
 
 struct FilterResult {
-  std::vector<MultiSwitchJob> jobs;        // sorted by host set (then id), see job_set.h
+  std::vector<MultiSwitchJob> jobs;        // sorted by JobSetOrder (job_set_diff.h)
   std::vector<std::string> unknown_hosts;  // hosts of running jobs the topology lacks, sorted
 };
+
+/// The order FilterJobs sorts by and DiffJobSets relies on: host set, then pattern, then id.
+bool JobSetOrder(const MultiSwitchJob& a, const MultiSwitchJob& b);
 
 /// Hosts the topology does not know are left out of their job's leaf count and reported.
 FilterResult FilterJobs(const std::vector<SourceJob>& jobs, const LeafMap& leaves,

@@ -4,6 +4,7 @@
 
 #include <random>
 #include <set>
+#include <utility>
 
 #include "job_set_diff.h"
 
@@ -78,29 +79,32 @@ TEST(Filter, UnlimitedJobsPassTheTimeLimit) {
 }
 
 TEST(JobSetDiff, IgnoresIdsAndMatchesMultisetDifference) {
+  // Keys are (hosts, pattern): the same hosts with another --sar-pattern are another job.
+  using Key = std::pair<std::vector<std::string>, JobPattern>;
   std::mt19937 rng(11);
   for (int round = 0; round < 50; ++round) {
     std::vector<MultiSwitchJob> a, b;
-    std::multiset<std::vector<std::string>> ma, mb;
+    std::multiset<Key> ma, mb;
     for (int i = 0; i < 20; ++i) {
       std::vector<std::string> hosts = {"h" + std::to_string(rng() % 6),
                                         "x" + std::to_string(rng() % 3)};
+      const JobPattern pattern = rng() % 3 ? JobPattern::kDefault : JobPattern::kAllToAll;
       if (rng() % 2) {
-        a.push_back({"a" + std::to_string(i), hosts, 2});
-        ma.insert(hosts);
+        a.push_back({"a" + std::to_string(i), hosts, 2, pattern});
+        ma.insert({hosts, pattern});
       } else {
-        b.push_back({"b" + std::to_string(i), hosts, 2});
-        mb.insert(hosts);
+        b.push_back({"b" + std::to_string(i), hosts, 2, pattern});
+        mb.insert({hosts, pattern});
       }
     }
     a = FromJobMapping(ToJobMapping(a));  // sorts as FilterJobs does
     b = FromJobMapping(ToJobMapping(b));
     const JobSetDiff d = DiffJobSets(a, b);
-    std::multiset<std::vector<std::string>> added, removed;
-    for (const auto& j : d.added) added.insert(j.hosts);
-    for (const auto& j : d.removed) removed.insert(j.hosts);
+    std::multiset<Key> added, removed;
+    for (const auto& j : d.added) added.insert({j.hosts, j.pattern});
+    for (const auto& j : d.removed) removed.insert({j.hosts, j.pattern});
     // Truth: multiset differences computed by erasing one match at a time.
-    std::multiset<std::vector<std::string>> want_added = mb, want_removed = ma;
+    std::multiset<Key> want_added = mb, want_removed = ma;
     for (const auto& h : ma) {
       if (auto it = want_added.find(h); it != want_added.end()) want_added.erase(it);
     }
@@ -117,6 +121,32 @@ TEST(JobSetDiff, SameHostsUnderNewIdsIsNoChange) {
   std::vector<MultiSwitchJob> b = {{"77", {"n0", "n9"}, 2}, {"78", {"n1", "n8"}, 2}};
   EXPECT_FALSE(
       DiffJobSets(FromJobMapping(ToJobMapping(a)), FromJobMapping(ToJobMapping(b))).changed());
+}
+
+TEST(JobSetDiff, APatternChangeOnTheSameHostsIsAChange) {
+  const std::vector<MultiSwitchJob> before = {{"1", {"n0", "n9"}, 2, JobPattern::kDefault}};
+  const std::vector<MultiSwitchJob> after = {{"1", {"n0", "n9"}, 2, JobPattern::kAllToAll}};
+  const JobSetDiff d = DiffJobSets(before, after);
+  ASSERT_EQ(d.added.size(), 1u);
+  ASSERT_EQ(d.removed.size(), 1u);
+  EXPECT_EQ(d.added[0].pattern, JobPattern::kAllToAll);
+  EXPECT_EQ(d.removed[0].pattern, JobPattern::kDefault);
+}
+
+TEST(Filter, KeepsEachJobsPattern) {
+  LeafMap leaves;
+  for (int i = 0; i < 4; ++i) leaves.Add("n" + std::to_string(i), i < 2 ? "l0" : "l1");
+  std::vector<SourceJob> jobs(2);
+  jobs[0].id = "a2a";
+  jobs[0].hosts = {"n0", "n3"};
+  jobs[0].pattern = JobPattern::kAllToAll;
+  jobs[1].id = "plain";
+  jobs[1].hosts = {"n1", "n2"};
+  const FilterResult r = FilterJobs(jobs, leaves, FilterOptions());
+  ASSERT_EQ(r.jobs.size(), 2u);
+  for (const MultiSwitchJob& j : r.jobs) {
+    EXPECT_EQ(j.pattern, j.id == "a2a" ? JobPattern::kAllToAll : JobPattern::kDefault) << j.id;
+  }
 }
 
 }  // namespace

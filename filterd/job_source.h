@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sar/jobs.h"
 #include "sar/status.h"
 
 namespace sar::filterd {
@@ -16,6 +17,8 @@ struct SourceJob {
   std::string partition;
   int64_t time_limit_min = -1;  // -1 = unlimited / unknown
   std::vector<std::string> hosts;
+  // From the job's admin_comment ("sar-pattern=alltoall", set by slurm-plugin/job_submit.lua).
+  JobPattern pattern = JobPattern::kDefault;
 };
 
 class JobSource {

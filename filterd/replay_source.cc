@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 
+#include "admin_comment.h"
 #include "hostlist.h"
 #include "sar/io/file_util.h"
 
@@ -33,10 +34,10 @@ Status ParseJobTrace(std::string_view text, const std::string& source, std::vect
     std::vector<std::string> w;
     for (std::string word; words >> word;) w.push_back(word);
     if (w.empty()) continue;
-    if (w.size() < 4 || w.size() > 6) {
+    if (w.size() < 4 || w.size() > 7) {
       return Status::Corruption(where +
                                 "expected <start_s> <end_s> <job_id> <host_list> "
-                                "[<partition> [<time_limit_min>]]");
+                                "[<partition> [<time_limit_min> [<admin_comment>]]]");
     }
     TraceJob t;
     if (!ParseSeconds(w[0], &t.start_s) || w[0] == "-") {
@@ -49,12 +50,13 @@ Status ParseJobTrace(std::string_view text, const std::string& source, std::vect
     Status s = ExpandHostlist(w[3], &t.job.hosts);
     if (!s.ok()) return Status::Corruption(where + s.message());
     if (w.size() >= 5) t.job.partition = w[4];
-    if (w.size() == 6) {
+    if (w.size() >= 6) {
       auto [p, ec] = std::from_chars(w[5].data(), w[5].data() + w[5].size(), t.job.time_limit_min);
       if (ec != std::errc() || p != w[5].data() + w[5].size()) {
         return Status::Corruption(where + "bad time limit '" + w[5] + "'");
       }
     }
+    if (w.size() == 7) t.job.pattern = PatternFromAdminComment(w[6]);
     out->push_back(std::move(t));
   }
   return Status::OK();

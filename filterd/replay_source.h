@@ -1,7 +1,8 @@
 // A job trace replayed against a clock, for tests, demos and what-if runs. One job per line:
-//   <start_s> <end_s> <job_id> <host_list> [<partition> [<time_limit_min>]]
+//   <start_s> <end_s> <job_id> <host_list> [<partition> [<time_limit_min> [<admin_comment>]]]
 // Times are seconds on the replay clock; a job holds its nodes for start <= t < end; end "-"
-// means never ends. '#' starts a comment. The host list is SLURM syntax (hostlist.h).
+// means never ends. '#' starts a comment. The host list is SLURM syntax (hostlist.h). The admin
+// comment is one word, read as SLURM's (admin_comment.h: "sar-pattern=alltoall").
 #pragma once
 
 #include <functional>

@@ -31,13 +31,23 @@ TEST(ReplaySource, JobsHoldNodesFromStartUntilEnd) {
 }
 
 TEST(ReplaySource, MalformedLinesNameTheLine) {
-  for (const char* text :
-       {"0 1 a\n", "\nx 1 a n1\n", "5 1 a n1\n", "0 1 a n[1-\n", "0 1 a n1 p z\n"}) {
+  for (const char* text : {"0 1 a\n", "\nx 1 a n1\n", "5 1 a n1\n", "0 1 a n[1-\n",
+                           "0 1 a n1 p z\n", "0 1 a n1 p 5 sar-pattern=alltoall extra\n"}) {
     std::vector<TraceJob> trace;
     Status s = ParseJobTrace(text, "t.trace", &trace);
     EXPECT_FALSE(s.ok()) << text;
     EXPECT_EQ(s.message().rfind("t.trace:", 0), 0u) << s.message();
   }
+}
+
+TEST(ReplaySource, TheSeventhWordIsTheAdminComment) {
+  std::vector<TraceJob> trace;
+  Status s = ParseJobTrace("0 - a n1 batch 60 sar-pattern=alltoall\n0 - b n2 batch 60 other\n",
+                           "t.trace", &trace);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(trace.size(), 2u);
+  EXPECT_EQ(trace[0].job.pattern, JobPattern::kAllToAll);
+  EXPECT_EQ(trace[1].job.pattern, JobPattern::kDefault);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admin_comment.h"
 #include "hostlist.h"
 
 namespace sar::filterd {
@@ -33,6 +34,10 @@ Status ParseSlurmJobsJson(std::string_view text, std::vector<SourceJob>* out) {
     if (auto t = j.find("time_limit"); t != j.end() && t->is_number_integer()) {
       const int64_t v = t->get<int64_t>();
       job.time_limit_min = v >= 0xFFFFFFFEll ? -1 : v;
+    }
+    // Absent or null when the job has none.
+    if (auto c = j.find("admin_comment"); c != j.end() && c->is_string()) {
+      job.pattern = PatternFromAdminComment(c->get<std::string>());
     }
     const std::string nodes = j.value("nodes", "");
     if (nodes.empty())

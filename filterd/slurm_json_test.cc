@@ -38,5 +38,19 @@ TEST(SlurmJson, IncompleteOrFailedRepliesAreErrors) {
   }
 }
 
+TEST(SlurmJson, ReadsThePatternFromTheAdminComment) {
+  const char* reply = R"({"errors": [], "jobs": [
+    {"job_id": 1, "job_state": "RUNNING", "nodes": "n1", "admin_comment": "sar-pattern=alltoall"},
+    {"job_id": 2, "job_state": "RUNNING", "nodes": "n2", "admin_comment": "x,sar-pattern=default"},
+    {"job_id": 3, "job_state": "RUNNING", "nodes": "n3", "admin_comment": null},
+    {"job_id": 4, "job_state": "RUNNING", "nodes": "n4"}]})";
+  std::vector<SourceJob> jobs;
+  Status s = ParseSlurmJobsJson(reply, &jobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(jobs.size(), 4u);
+  EXPECT_EQ(jobs[0].pattern, JobPattern::kAllToAll);
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(jobs[i].pattern, JobPattern::kDefault) << i;
+}
+
 }  // namespace
 }  // namespace sar::filterd

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "admin_comment.h"
+
 namespace sar::filterd {
 namespace {
 
@@ -31,6 +33,7 @@ class SlurmSource : public JobSource {
       job.id = std::to_string(j.job_id);
       if (j.partition != nullptr) job.partition = j.partition;
       job.time_limit_min = j.time_limit == INFINITE ? -1 : static_cast<int64_t>(j.time_limit);
+      if (j.admin_comment != nullptr) job.pattern = PatternFromAdminComment(j.admin_comment);
       hostlist_t hl = slurm_hostlist_create(j.nodes);
       if (hl == nullptr) {
         slurm_free_job_info_msg(msg);

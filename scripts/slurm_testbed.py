@@ -15,6 +15,10 @@ set. Teardown kills only what this instance started, by PID (SIGKILL: a slurmd w
 steps hangs on SIGTERM), plus job processes whose environment carries this test bed's
 SLURM_CONF. Every wait has a timeout; failures raise SlurmTestbedError with log tails.
 
+Optional sar SLURM side (slurm-plugin/, docs/slurm.md): `spank_plugin` (sar_pattern.so, listed in
+a plugstack.conf), `job_submit_lua` (copied beside slurm.conf, JobSubmitPlugins=lua) and
+`prolog_slurmctld` / `epilog_slurmctld` (programs run by slurmctld at job start / end).
+
 CLI: slurm_testbed.py up --workdir DIR [--nodes 64 --per-leaf 16]   (Ctrl-C tears down)
 """
 
@@ -74,7 +78,8 @@ def _proc_env_has(pid, needle):
 
 class SlurmTestbed:
     def __init__(self, workdir, num_nodes=64, nodes_per_leaf=16, prefix="n", width=3,
-                 extra_conf="", first_index=1):
+                 extra_conf="", spank_plugin=None, job_submit_lua=None, prolog_slurmctld=None,
+                 epilog_slurmctld=None, first_index=1):
         if num_nodes % nodes_per_leaf:
             raise ValueError("num_nodes must be a multiple of nodes_per_leaf")
         self.workdir = os.path.abspath(workdir)
@@ -83,6 +88,10 @@ class SlurmTestbed:
         self.prefix = prefix
         self.width = width
         self.extra_conf = extra_conf
+        self.spank_plugin = spank_plugin
+        self.job_submit_lua = job_submit_lua
+        self.prolog_slurmctld = prolog_slurmctld
+        self.epilog_slurmctld = epilog_slurmctld
         # Number in the first node's name: 1 gives n001; 0 matches `sar-route gen` (h00000).
         self.first_index = first_index
         self.conf = os.path.join(self.workdir, "etc", "slurm.conf")
@@ -249,8 +258,16 @@ class SlurmTestbed:
     def scontrol(self, args, check=True):
         return self._run(["scontrol", *args], check=check)
 
-    def sbatch(self, nodes=None, nodelist=None, time_limit=None, partition=None, seconds=600):
-        """Submits a sleeping batch job; returns its id (a string)."""
+    def sbatch(self, nodes=None, nodelist=None, time_limit=None, partition=None, seconds=600,
+               extra_args=()):
+        """Submits a sleeping batch job; returns its id (a string). `extra_args` go before
+        --wrap (e.g. ["--sar-pattern=alltoall"], ["--array=1-100"])."""
+        return self.sbatch_run(nodes, nodelist, time_limit, partition, seconds, extra_args,
+                               check=True).stdout.strip().split(";")[0]
+
+    def sbatch_run(self, nodes=None, nodelist=None, time_limit=None, partition=None, seconds=600,
+                   extra_args=(), check=False):
+        """Like sbatch(), but returns the CompletedProcess (for submissions meant to fail)."""
         argv = ["sbatch", "--parsable", "-o", os.path.join(self.workdir, "jobs", "%j.out")]
         if nodes:
             argv += ["-N", str(nodes)]
@@ -260,8 +277,9 @@ class SlurmTestbed:
             argv += ["-t", str(time_limit)]
         if partition:
             argv += ["-p", partition]
+        argv += list(extra_args)
         argv += ["--wrap", f"sleep {seconds}"]
-        return self._run(argv).stdout.strip().split(";")[0]
+        return self._run(argv, check=check)
 
     def scancel(self, job_id):
         self._run(["scancel", str(job_id)])
@@ -324,6 +342,19 @@ class SlurmTestbed:
                          "RealMemory=1000 State=UNKNOWN")
         lines.append("PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP "
                      "OverSubscribe=EXCLUSIVE")
+        if self.spank_plugin:
+            plugstack = os.path.join(w, "etc", "plugstack.conf")
+            with open(plugstack, "w") as f:
+                f.write(f"required {os.path.abspath(self.spank_plugin)}\n")
+            lines.append(f"PlugStackConfig={plugstack}")
+        if self.job_submit_lua:
+            # slurmctld looks for job_submit.lua beside slurm.conf.
+            shutil.copy(self.job_submit_lua, os.path.join(w, "etc", "job_submit.lua"))
+            lines.append("JobSubmitPlugins=lua")
+        if self.prolog_slurmctld:
+            lines.append(f"PrologSlurmctld={os.path.abspath(self.prolog_slurmctld)}")
+        if self.epilog_slurmctld:
+            lines.append(f"EpilogSlurmctld={os.path.abspath(self.epilog_slurmctld)}")
         if self.extra_conf:
             lines.append(self.extra_conf)
         with open(self.conf, "w") as f:

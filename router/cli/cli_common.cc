@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "sar/fabric_order.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
@@ -35,14 +36,17 @@ int Fail(const sar::Status& s) {
 
 // --- Loading a fabric with LIDs -------------------------------------------------------------
 
-void AddFabricOptions(CLI::App* cmd, FabricArgs* args) {
+void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required) {
   cmd->add_option("--topology,-t", args->topology, "topology file (ibnetdiscover or ibsim form)")
-      ->required();
+      ->required(topology_required);
   cmd->add_option("--lids", args->lids,
                   "OpenSM guid2lid file with the fabric's LIDs (default: the LIDs in the "
                   "topology file, else the deterministic assignment)");
   cmd->add_option("--lmc", args->lmc, "LMC for the deterministic LID assignment")
       ->check(CLI::Range(0, 7));
+  cmd->add_flag("--canonical-order", args->canonical_order,
+                "put nodes in the OpenSM plugin's order (switches, then HCAs, each by GUID) "
+                "before routing, so tables can be compared with libosmsar's entry for entry");
 }
 
 sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {
@@ -69,6 +73,12 @@ sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {
       return sar::Status::Corruption(args.topology + ": HCA '" + fabric->name(e.node) + "' port " +
                                      std::to_string(e.port) + " has no LID (give --lids)");
     }
+  }
+  // After the LIDs are settled, so the deterministic assignment does not depend on the flag.
+  if (args.canonical_order) {
+    sar::Fabric ordered;
+    SAR_RETURN_IF_ERROR(sar::CanonicalNodeOrder(*fabric, &ordered));
+    *fabric = std::move(ordered);
   }
   return sar::Status::OK();
 }

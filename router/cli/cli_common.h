@@ -42,10 +42,12 @@ struct FabricArgs {
   std::string topology;
   std::string lids;  // guid2lid file
   int lmc = 0;
+  bool canonical_order = false;  // renumber nodes as the OpenSM plugin does (fabric_order.h)
 };
 
-/// --topology, --lids, --lmc.
-void AddFabricOptions(CLI::App* cmd, FabricArgs* args);
+/// --topology, --lids, --lmc, --canonical-order. A command that can run without a topology
+/// (`route --engine list`) passes topology_required = false and checks it itself.
+void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required = true);
 
 /// Reads the topology and settles its LIDs: a guid2lid file wins, then LIDs carried by the
 /// topology (live ibnetdiscover output), then the deterministic assignment with args.lmc.

@@ -359,7 +359,7 @@ int RunCompare(const CompareArgs& a) {
 std::function<int()> SetupCompare(CLI::App* c) {
   auto a = std::make_shared<CompareArgs>();
   AddFabricOptions(c, &a->fabric);
-  c->add_option("--jobs,-j", a->jobs, "job mapping file: '<hostname> <jobid>' per line")
+  c->add_option("--jobs,-j", a->jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line")
       ->required();
   c->add_option("--engines,-e", a->engines,
                 "our engines, comma separated (see route --engine list)")

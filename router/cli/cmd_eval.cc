@@ -245,7 +245,7 @@ std::function<int()> SetupEval(CLI::App* c) {
   AddFabricOptions(c, &e.fabric);
   c->add_option("--lfts,-l", e.lfts, "LFT dump (OpenSM dump, file engine input, or dump_fts)")
       ->required();
-  c->add_option("--jobs,-j", e.jobs, "job mapping file: '<hostname> <jobid>' per line");
+  c->add_option("--jobs,-j", e.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
   c->add_option("--layers", e.layers, "virtual layer per route (see docs/formats.md)");
   c->add_option("--traffic", e.traffic,
                 "max link load for all-to-all | shift:N | random[:SEED] | "

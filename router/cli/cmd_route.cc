@@ -185,14 +185,11 @@ int RunRoute(const RouteArgs& a) {
 std::function<int()> SetupRoute(CLI::App* c) {
   auto a = std::make_shared<RouteArgs>();
   RouteArgs& r = *a;
-  // Not AddFabricOptions: `--engine list` must work without a topology.
   c->add_option("--engine,-e", r.engine, "routing engine, or 'list' (" + EngineList() + ")")
       ->required();
-  c->add_option("--topology,-t", r.fabric.topology, "topology file (ibnetdiscover or ibsim form)");
-  c->add_option("--lids", r.fabric.lids, "OpenSM guid2lid file with the fabric's LIDs");
-  c->add_option("--lmc", r.fabric.lmc, "LMC for the deterministic LID assignment")
-      ->check(CLI::Range(0, 7));
-  c->add_option("--jobs,-j", r.jobs, "job mapping file: '<hostname> <jobid>' per line");
+  // The topology is checked in run: `--engine list` must work without one.
+  AddFabricOptions(c, &r.fabric, /*topology_required=*/false);
+  c->add_option("--jobs,-j", r.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
   c->add_option("--vls", r.vls, "virtual lanes usable as layers")->check(CLI::Range(1, 15));
   c->add_option("--cn-guids", r.cn_guids, "compute node GUIDs, one per line");
   c->add_option("--io-guids", r.io_guids, "storage (I/O) node GUIDs, one per line");

@@ -5,9 +5,8 @@ On FT(2;20,18) and a degraded 4-ary-3-tree (failed links and a failed switch), s
 loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sar`:
 - the log says the engine registered, OpenSM's console `status` names sar as the engine in use;
 - the tables read back from the simulated switches (dump_fts) equal, entry for entry, what
-  `sar-route route --engine sar` computes offline from the read-back topology (ibnetdiscover,
-  records put in canonical GUID order, see canonical_topology), OpenSM's own guid2lid and the
-  same job mapping; `sar-route eval` finds the read-back tables valid;
+  `sar-route route --engine sar --canonical-order` computes offline from the read-back
+  topology (ibnetdiscover, in discovery order), OpenSM's own guid2lid and the same job mapping; `sar-route eval` finds the read-back tables valid;
 - FT(2;20,18): after a SIGHUP (OpenSM resends every block until its first heavy resweep), the
   mapping changes and SIGUSR2 brings the switches to the new offline tables within 2 s, and
   the LFT blocks OpenSM sends (the plugin logs one line per LFT_CHANGE event) are exactly the
@@ -30,23 +29,6 @@ from sar_it import check
 
 NUM_VLS = 8
 BLOCK = 64  # LIDs per LFT block (IB_SMP_DATA_SIZE)
-
-
-def canonical_topology(text):
-    """ibnetdiscover output with its node records in the order the plugin builds its fabric:
-    switches by node GUID, then HCAs by node GUID. The engines break ties by node order, and
-    ibnetdiscover prints nodes in discovery order."""
-    records, head = [], []
-    for chunk in text.split("\n\n"):
-        lines = chunk.strip("\n").splitlines()
-        m = next((re.match(r"^(switchguid|caguid)=0x([0-9a-fA-F]+)", l) for l in lines
-                  if re.match(r"^(switchguid|caguid)=", l)), None)
-        if m is None:
-            head.append(chunk.strip("\n"))
-            continue
-        records.append((m.group(1) != "switchguid", int(m.group(2), 16), chunk.strip("\n")))
-    records.sort()
-    return "\n\n".join(head + [r[2] for r in records]) + "\n"
 
 
 def console(port, command, timeout=5.0):
@@ -101,7 +83,7 @@ class Fabric:
             f.write(f"engine sar\nmapping_file {self.mapping}\nnum_vls {NUM_VLS}\nthreads 2\n")
         self.tb = sar_it.new_testbed(args.workdir, name + "-bed", self.topo_path, lids)
         self.daemon = None
-        self.canon = os.path.join(self.w, "canonical.topo")
+        self.live_topo = os.path.join(self.w, "live.topo")
 
     def start(self, console_port):
         self.tb.start()
@@ -115,8 +97,7 @@ class Fabric:
         passes = self.daemon.routing_passes("sar")
         check(passes and passes[-1][1] == "sar", f"OpenSM did not route with sar: {passes}")
         # The topology as the switches report it, and the LIDs OpenSM handed out.
-        with open(self.canon, "w") as f:
-            f.write(canonical_topology(self.tb.diag(["ibnetdiscover"])))
+        self.tb.diag(["ibnetdiscover"], self.live_topo)
         self.lids = os.path.join(self.tb.cache_dir, "guid2lid")
         self.known = set()
         for lo, hi in sar_it.parse_guid2lid(self.lids).values():
@@ -125,7 +106,8 @@ class Fabric:
     def offline(self, engine, tag, jobs=True):
         out = os.path.join(self.w, f"offline-{tag}.lfts")
         layers = os.path.join(self.w, f"offline-{tag}.layers")
-        cmd = [self.args.sar_route, "route", "--engine", engine, "--topology", self.canon,
+        cmd = [self.args.sar_route, "route", "--engine", engine, "--topology", self.live_topo,
+               "--canonical-order",
                "--lids", self.lids, "--vls", NUM_VLS, "-o", out, "--sl-out", layers]
         if jobs:
             cmd += ["--jobs", self.mapping]
@@ -178,7 +160,7 @@ def test_ft2(args):
           f"console status does not list the plugin:\n{status}")
     first, _ = fab.offline("sar", "a")
     rb = fab.check_equal(first, "FT(2;20,18) first pass")
-    ev = sar_it.sar_route_eval(args.sar_route, fab.canon, rb, fab.lids)
+    ev = sar_it.sar_route_eval(args.sar_route, fab.live_topo, rb, fab.lids)
     check(ev["valid"] is True, f"eval: read-back tables not valid: {ev}")
 
     # Settle OpenSM: until its first heavy resweep it resends every block.
@@ -231,7 +213,7 @@ def test_degraded(args):
     fab.start(21000 + os.getpid() % 20000)
     first, layers_path = fab.offline("sar", "a")
     rb = fab.check_equal(first, "degraded 3-level tree")
-    ev = sar_it.sar_route_eval(args.sar_route, fab.canon, rb, fab.lids,
+    ev = sar_it.sar_route_eval(args.sar_route, fab.live_topo, rb, fab.lids,
                                extra=["--layers", layers_path])
     check(ev["valid"] is True and ev["deadlock_free"] is True,
           f"eval: read-back tables not valid and deadlock-free: {ev}")

@@ -1,0 +1,233 @@
+/*
+ * sar-notify: tells sar-filterd that a job started or ended, so it polls SLURM now instead of at
+ * its next interval. Meant for PrologSlurmctld / EpilogSlurmctld, which run a program without
+ * arguments: the event comes from SLURM_SCRIPT_CONTEXT and the job from SLURM_JOB_ID. Explicit
+ * arguments (`sar-notify job-start 42`) are for tests and manual use.
+ *
+ * It must never delay or fail a job: libc only, a hard deadline (500 ms by default) on the whole
+ * exchange, and exit status 0 whatever happens. Failures are logged to syslog and stderr.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_SOCKET "/run/sar-filterd/control.sock"
+#define DEFAULT_CONFIG "/etc/sar/sar-notify.conf"
+#define SOCKET_ENV "SAR_FILTERD_SOCKET"
+
+static void Log(int priority, const char* fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  syslog(priority, "%s", msg);
+  fprintf(stderr, "sar-notify: %s\n", msg);
+}
+
+static void Usage(FILE* out) {
+  fprintf(out,
+          "usage: sar-notify [--socket PATH] [--config FILE] [--timeout-ms N] [job-start|job-end "
+          "JOBID]\n"
+          "Tells sar-filterd (its control socket) that a job started or ended. Without "
+          "arguments\n"
+          "the event comes from SLURM_SCRIPT_CONTEXT (prolog_slurmctld -> job-start,\n"
+          "epilog_slurmctld -> job-end) and the job from SLURM_JOB_ID.\n"
+          "Socket: --socket, else $" SOCKET_ENV
+          ", else 'socket=PATH' in the config file\n"
+          "(--config, default " DEFAULT_CONFIG "), else " DEFAULT_SOCKET
+          ".\n"
+          "Always exits 0: a job never fails because of sar.\n");
+}
+
+static double Now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int MsLeft(double deadline) {
+  const double left = deadline - Now();
+  return left > 0 ? (int)(left * 1000) + 1 : 0;
+}
+
+/* Reads 'socket=PATH' from a config file into out (size n). '#' lines are comments. Returns 1 if
+ * found. */
+static int SocketFromConfig(const char* path, char* out, size_t n) {
+  FILE* f = fopen(path, "r");
+  if (f == NULL) return 0;
+  char line[1024];
+  int found = 0;
+  while (!found && fgets(line, sizeof(line), f) != NULL) {
+    char* p = line;
+    while (*p == ' ' || *p == '\t') ++p;
+    if (strncmp(p, "socket", 6) != 0) continue;
+    p += 6;
+    while (*p == ' ' || *p == '\t') ++p;
+    if (*p != '=') continue;
+    ++p;
+    while (*p == ' ' || *p == '\t') ++p;
+    size_t len = strcspn(p, " \t\r\n#");
+    if (len == 0 || len >= n) continue;
+    memcpy(out, p, len);
+    out[len] = '\0';
+    found = 1;
+  }
+  fclose(f);
+  return found;
+}
+
+/* One request, one reply line, all within the deadline. Returns 0 on "ok". */
+static int Send(const char* path, const char* request, double deadline, char* reply,
+                size_t reply_size) {
+  struct sockaddr_un addr;
+  memset(&addr, 0, sizeof(addr));
+  addr.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof(addr.sun_path)) {
+    snprintf(reply, reply_size, "socket path too long");
+    return -1;
+  }
+  strcpy(addr.sun_path, path);
+  int fd = -1;
+  /* A full listen backlog (a burst of job starts) gives EAGAIN on a non-blocking UNIX connect:
+   * retry briefly until the deadline rather than give up at once. */
+  for (;;) {
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      snprintf(reply, reply_size, "socket: %s", strerror(errno));
+      return -1;
+    }
+    if (connect(fd, (struct sockaddr*)&addr, sizeof(addr)) == 0) break;
+    const int err = errno;
+    close(fd);
+    if (err != EAGAIN || MsLeft(deadline) == 0) {
+      snprintf(reply, reply_size, "connect %s: %s", path, strerror(err));
+      return -1;
+    }
+    usleep(5000);
+  }
+  size_t sent = 0;
+  const size_t len = strlen(request);
+  while (sent < len) {
+    struct pollfd p = {fd, POLLOUT, 0};
+    if (poll(&p, 1, MsLeft(deadline)) != 1) {
+      snprintf(reply, reply_size, "timed out sending");
+      close(fd);
+      return -1;
+    }
+    const ssize_t n = send(fd, request + sent, len - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno != EAGAIN && errno != EINTR) {
+      snprintf(reply, reply_size, "send: %s", strerror(errno));
+      close(fd);
+      return -1;
+    }
+    if (n > 0) sent += (size_t)n;
+  }
+  size_t got = 0;
+  while (got + 1 < reply_size && memchr(reply, '\n', got) == NULL) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, MsLeft(deadline)) != 1) {
+      snprintf(reply, reply_size, "timed out waiting for the reply");
+      close(fd);
+      return -1;
+    }
+    const ssize_t n = read(fd, reply + got, reply_size - 1 - got);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      snprintf(reply, reply_size, "read: %s", strerror(errno));
+      close(fd);
+      return -1;
+    }
+    got += (size_t)n;
+  }
+  close(fd);
+  reply[got] = '\0';
+  reply[strcspn(reply, "\n")] = '\0';
+  return strcmp(reply, "ok") == 0 ? 0 : -1;
+}
+
+int main(int argc, char** argv) {
+  const char* socket_flag = NULL;
+  const char* config = DEFAULT_CONFIG;
+  int timeout_ms = 500;
+  const char* event = NULL;
+  const char* job = NULL;
+  int i = 1;
+  for (; i < argc && strncmp(argv[i], "--", 2) == 0; ++i) {
+    const char* a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      Usage(stdout);
+      return 0;
+    }
+    if (i + 1 >= argc) {
+      Usage(stderr);
+      return 0; /* still 0: a hook misconfiguration must not fail jobs */
+    }
+    if (strcmp(a, "--socket") == 0) {
+      socket_flag = argv[++i];
+    } else if (strcmp(a, "--config") == 0) {
+      config = argv[++i];
+    } else if (strcmp(a, "--timeout-ms") == 0) {
+      timeout_ms = atoi(argv[++i]);
+      if (timeout_ms <= 0) timeout_ms = 500;
+    } else {
+      Usage(stderr);
+      return 0;
+    }
+  }
+  openlog("sar-notify", LOG_PID, LOG_DAEMON);
+  if (i < argc) event = argv[i++];
+  if (i < argc) job = argv[i++];
+  if (event == NULL) {
+    const char* ctx = getenv("SLURM_SCRIPT_CONTEXT");
+    if (ctx != NULL && strcmp(ctx, "prolog_slurmctld") == 0) {
+      event = "job-start";
+    } else if (ctx != NULL && strcmp(ctx, "epilog_slurmctld") == 0) {
+      event = "job-end";
+    } else {
+      event = "poll"; /* unknown context: still worth a look */
+    }
+  }
+  if (job == NULL) job = getenv("SLURM_JOB_ID");
+  if (strcmp(event, "job-start") != 0 && strcmp(event, "job-end") != 0 &&
+      strcmp(event, "poll") != 0) {
+    Log(LOG_WARNING, "unknown event '%s' (expected job-start, job-end or poll); sending poll",
+        event);
+    event = "poll";
+  }
+
+  char path[sizeof(((struct sockaddr_un*)0)->sun_path) + 1];
+  const char* env_socket = getenv(SOCKET_ENV);
+  if (socket_flag != NULL) {
+    snprintf(path, sizeof(path), "%s", socket_flag);
+  } else if (env_socket != NULL && env_socket[0] != '\0') {
+    snprintf(path, sizeof(path), "%s", env_socket);
+  } else if (!SocketFromConfig(config, path, sizeof(path))) {
+    snprintf(path, sizeof(path), "%s", DEFAULT_SOCKET);
+  }
+
+  char request[128];
+  if (strcmp(event, "poll") == 0 || job == NULL) {
+    snprintf(request, sizeof(request), "poll\n");
+  } else {
+    snprintf(request, sizeof(request), "%s %.64s\n", event, job);
+  }
+  char reply[256];
+  const double deadline = Now() + timeout_ms / 1000.0;
+  if (Send(path, request, deadline, reply, sizeof(reply)) != 0) {
+    Log(LOG_WARNING, "%s job %s: sar-filterd not told (%s); it will see the job at its next poll",
+        event, job ? job : "?", reply);
+  }
+  closelog();
+  return 0;
+}
