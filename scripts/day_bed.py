@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
@@ -118,17 +119,36 @@ def filterd_trigger(mode, bed):
     return dict(trigger="signal", opensm_pid_file=bed.osm.pid_file)
 
 
+def _hook_files(build_dir):
+    d = os.path.join(build_dir, "slurm-plugin")
+    return (os.path.join(d, "sar-notify"), os.path.join(d, "sar_pattern.so"),
+            os.path.join(REPO, "slurm-plugin", "job_submit.lua"))
+
+
 def hooks_available(build_dir):
-    return os.path.isdir(os.path.join(build_dir, "slurm-plugin"))
+    return all(os.path.exists(f) for f in _hook_files(build_dir))
 
 
 def hooks_setup(enabled, bed):
-    """(extra slurm.conf lines, sar-filterd options) for SLURM's controller hooks; without them
-    sar-filterd finds job changes by polling alone."""
+    """(SlurmTestbed keyword arguments, sar-filterd options) for the SLURM side (docs/slurm.md):
+    PrologSlurmctld/EpilogSlurmctld run sar-notify, which asks sar-filterd for a poll over its
+    control socket; the SPANK plugin and job_submit.lua carry --sar-pattern to sar-filterd.
+    Without them sar-filterd finds job changes by polling alone."""
     if not enabled:
-        return "", {}
-    raise DayError("--hooks on: this build has no slurm-plugin/ (SPANK option and "
-                   "PrologSlurmctld/EpilogSlurmctld notifier)")
+        return {}, {}
+    notify, spank, lua = _hook_files(bed.build_dir)
+    for f in (notify, spank, lua):
+        if not os.path.exists(f):
+            raise DayError(f"--hooks on: {f} is not built (slurm-plugin/)")
+    # slurmctld runs the hooks with a fresh environment: a wrapper names our socket.
+    hook = os.path.join(bed.workdir, "sar-hook.sh")
+    with open(hook, "w") as f:
+        f.write(f"#!/bin/sh\nexec {notify} --socket {bed.control_socket}\n")
+    os.chmod(hook, 0o755)
+    return (dict(spank_plugin=spank, job_submit_lua=lua, prolog_slurmctld=hook,
+                 epilog_slurmctld=hook),
+            # The hooks bring every start and end; the poll is only a safety net.
+            dict(poll_interval_s=max(bed.poll_interval_s, 30.0)))
 
 
 # --- sar-filterd ----------------------------------------------------------------------------
@@ -141,6 +161,7 @@ class Filterd:
         self.config = os.path.join(workdir, "sar-filterd.yaml")
         self.log = os.path.join(workdir, "sar-filterd.log")
         self.metrics_file = options["metrics_textfile"]
+        self.control_socket = options["control_socket"]
         with open(self.config, "w") as f:
             for k, v in options.items():
                 f.write(f"{k}: {json.dumps(v)}\n")
@@ -163,7 +184,11 @@ class Filterd:
 
     def wait_polls(self, count, timeout=30.0):
         """Waits until `count` more polls than now have completed; returns the metrics then."""
-        want = self.metrics().get("polls_total", 0) + count
+        return self.wait_polls_total(self.metrics().get("polls_total", 0) + count, timeout)
+
+    def wait_polls_total(self, want, timeout=30.0):
+        """Waits until `want` polls in all have completed; returns the metrics then."""
+        count = want - self.metrics().get("polls_total", 0)
         deadline = time.monotonic() + timeout
         while True:
             m = self.metrics()
@@ -182,6 +207,17 @@ class Filterd:
         with open(self.log, "rb") as f:
             f.seek(offset)
             return f.read().decode(errors="replace")
+
+    def control(self, line, timeout=5.0):
+        """One request on sar-filterd's control socket; returns the reply."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(self.control_socket)
+            sock.sendall(line.encode() + b"\n")
+            data = b""
+            while chunk := sock.recv(4096):
+                data += chunk
+        return data.decode()
 
     def pause(self):
         os.kill(self.proc.pid, signal.SIGSTOP)
@@ -228,6 +264,7 @@ class DayBed:
         self.lft_file = os.path.join(self.workdir, "sar.lfts")
         self.mapping_file = os.path.join(self.workdir, "jobs.map")
         self.minhop_lfts = os.path.join(self.workdir, "minhop.switches.lfts")
+        self.control_socket = os.path.join(self.workdir, "filterd", "control.sock")
         self.startup = {}  # step -> seconds
         self.tb = self.osm = self.slurm = self.filterd = None
         self.jobs = {}  # label -> Job (running now)
@@ -328,10 +365,10 @@ class DayBed:
         return f"OpenSM pid {self.osm.pid}, mode '{self.sm}', engine '{setup['engine']}'"
 
     def _start_slurm(self):
-        slurm_conf, self.hook_options = hooks_setup(self.hooks, self)
+        slurm_hooks, self.hook_options = hooks_setup(self.hooks, self)
         self.slurm = SlurmTestbed(os.path.join(self.workdir, "slurm"), num_nodes=len(self.hosts),
                                   nodes_per_leaf=self.per_leaf, prefix="h", width=5,
-                                  first_index=0, extra_conf=slurm_conf)
+                                  first_index=0, **slurm_hooks)
         try:
             self.slurm.start(timeout=180.0)
         finally:
@@ -353,7 +390,7 @@ class DayBed:
             "retry_backoff_s": 0.2,
             "mapping_file": self.mapping_file,
             "state_dir": os.path.join(fd, "state"),
-            "control_socket": os.path.join(fd, "control.sock"),
+            "control_socket": self.control_socket,
             "metrics_textfile": os.path.join(fd, "metrics.prom"),
             "routing_threads": 1,
         }
@@ -362,7 +399,8 @@ class DayBed:
         self.filterd = Filterd(self.sar_filterd, fd, options, self.slurm.env())
         self._pids.append(self.filterd.proc.pid)
         self.filterd.wait_polls(1)
-        return f"pid {self.filterd.proc.pid}, polls SLURM every {self.poll_interval_s} s"
+        return (f"pid {self.filterd.proc.pid}, polls SLURM every {options['poll_interval_s']} s"
+                + (", and when a hook asks" if self.hooks else ""))
 
     # --- jobs ---------------------------------------------------------------------------------
 
@@ -442,12 +480,23 @@ class DayBed:
         return dict(metrics=self.filterd.metrics(), osm=self.osm.log_offset(),
                     filterd=self.filterd.log_offset(), t=time.time())
 
-    def observe(self, marks, polls=2, timeout=60.0):
-        """After a change in SLURM: waits for `polls` complete polls (the first may have begun
-        before the change), then, if sar-filterd rerouted, for OpenSM's SUBNET UP. Returns
-        True if it rerouted. OpenSM must route again exactly when sar-filterd rerouted."""
-        m = self.filterd.wait_polls(polls)
+    def observe(self, marks, timeout=60.0):
+        """After a change in SLURM: waits until sar-filterd has polled since the change, then, if
+        it rerouted, until OpenSM has the new tables in the switches. Returns True if it
+        rerouted. OpenSM must route again exactly when sar-filterd rerouted."""
         before = marks["metrics"]
+        if self.hooks:
+            # The hook's poll comes by itself (if the change was a start or an end); then one
+            # more, asked for here, so that a poll surely began after the change.
+            deadline = time.monotonic() + 3.0
+            while (self.filterd.metrics().get("polls_total", 0) <= before.get("polls_total", 0)
+                   and time.monotonic() < deadline):
+                time.sleep(0.05)
+            polls = self.filterd.metrics().get("polls_total", 0)
+            self.filterd.control("poll")
+            m = self.filterd.wait_polls_total(polls + 1)
+        else:
+            m = self.filterd.wait_polls(2)  # the first may have begun before the change
         if m.get("trigger_errors_total", 0) > before.get("trigger_errors_total", 0):
             raise DayError(f"sar-filterd's trigger failed:\n{tail(self.filterd.log)}")
         rerouted = m.get("reroutes_total", 0) > before.get("reroutes_total", 0)

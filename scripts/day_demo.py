@@ -136,7 +136,8 @@ class Day:
         mapping, minhop = self.moment(tag)
         before = self.bed.evaluate(self.bed.current_lfts, mapping)
         after = before
-        multi = {j.id: sorted(j.hosts) for j in self.bed.jobs.values() if len(j.leaves) > 1}
+        multi = {j.id: (sorted(j.hosts), j.pattern or "default")
+                 for j in self.bed.jobs.values() if len(j.leaves) > 1}
         row = dict(n=self.n, tag=tag, title=title, rerouted=rerouted, expect=expect_reroute,
                    before=before, after=after, minhop=minhop, latency=None, same=None,
                    multi_leaf_jobs=multi)
