@@ -199,7 +199,7 @@ class Day:
                 line += (f"; job start -> tables in the switches {lat['total']:.2f} s (wait for "
                          f"poll {lat['wait']:.2f}, poll {lat['poll'] * 1e3:.1f} ms, filter "
                          f"{lat['filter'] * 1e3:.1f} ms, routing {lat['routing'] * 1e3:.0f} ms, "
-                         f"write {lat['write'] * 1e3:.0f} ms, OpenSM push {lat['push']:.2f} s)")
+                         f"write {lat['write'] * 1e3:.0f} ms, OpenSM push {lat['push'] * 1e3:.0f} ms)")
             self.out(line)
             if row["same"] is not None:
                 self.out("     switches == sar-route route for that mapping: "
