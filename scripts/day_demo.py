@@ -199,7 +199,8 @@ class Day:
                 line += (f"; job start -> tables in the switches {lat['total']:.2f} s (wait for "
                          f"poll {lat['wait']:.2f}, poll {lat['poll'] * 1e3:.1f} ms, filter "
                          f"{lat['filter'] * 1e3:.1f} ms, routing {lat['routing'] * 1e3:.0f} ms, "
-                         f"write {lat['write'] * 1e3:.0f} ms, OpenSM push {lat['push'] * 1e3:.0f} ms)")
+                         f"write {lat['write'] * 1e3:.0f} ms, OpenSM push "
+                         f"{lat['push'] * 1e3:.0f} ms)")
             self.out(line)
             if row["same"] is not None:
                 self.out("     switches == sar-route route for that mapping: "
@@ -217,18 +218,17 @@ class Day:
     def summary(self):
         out = self.out
         out("")
-        out(" #  event                                   reroute  latency  max eff.EFI     "
-            "dark fiber     worst job EFI")
-        out("                                                        (s)    sar  minhop   "
-            "sar   minhop   sar  minhop")
+        out(f" #  {'event':44s}  reroute  latency  max eff.EFI     dark fiber     worst job EFI")
+        out(f"    {'':44s}               (s)    sar  minhop   sar   minhop   sar  minhop")
         for r in self.rows:
             lat = f"{r['latency']['total']:.2f}" if r["latency"] else "-"
-            out(f"{r['n']:2d}  {r['title'][:38]:38s}  {'yes' if r['rerouted'] else 'no':>6s}"
+            out(f"{r['n']:2d}  {r['title'][:44]:44s}  {'yes' if r['rerouted'] else 'no':>7s}"
                 f"  {lat:>7s}  {r['after']['max_eff_efi']:4d}  {r['minhop']['max_eff_efi']:5d}"
                 f"   {r['after']['dark']:4.0%}  {r['minhop']['dark']:5.0%}   "
                 f"{r['after']['worst_job_efi']:4d}  {r['minhop']['worst_job_efi']:5d}")
         if any("*" in r["title"] for r in self.rows):
-            out("* alltoall without slurm-plugin/ (no --sar-pattern): submitted as a default job")
+            out("* alltoall, but the SLURM side is off (--hooks off, or slurm-plugin/ not built): "
+                "submitted without --sar-pattern")
         lats = [r["latency"] for r in self.rows if r["latency"]]
         if lats:
             tot = [x["total"] for x in lats]
@@ -245,16 +245,18 @@ def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=F
     """Prefill, then the events; returns the Day (rows, failures)."""
     day = Day(bed, out, compare_offline, verify_quiet, seed)
     events = plan_day(template, seed, len(bed.hosts), bed.per_leaf)
-    day.step("morning: small jobs in single leaves",
-             lambda: f"{len(prefill(bed, seed))} jobs, {sum(len(j.hosts) for j in bed.jobs.values())}"
-                     " hosts busy", expect_reroute=False)
+    def morning():
+        jobs = prefill(bed, seed)
+        return f"{len(jobs)} jobs, {sum(len(j.hosts) for j in jobs)} hosts busy"
+
+    day.step("morning: small jobs in single leaves", morning, expect_reroute=False)
     for ev in events:
         label = ev["label"]
         if ev["kind"] == "start":
             kind = "one-leaf job" if ev["one_leaf"] else "job"
             pat = ""
             if ev["pattern"]:
-                # Without slurm-plugin/ there is no --sar-pattern: the job runs as a default one.
+                # Without the SLURM side there is no --sar-pattern: the job runs as a default one.
                 pat = f", {ev['pattern']}" + ("" if bed.hooks else "*")
             title = f"start {kind} {label} ({ev['nodes']} nodes{pat})"
             started = {}
@@ -286,11 +288,10 @@ def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=F
             day.step(f"end job {label}" + ("" if multi else " (one leaf)"), act,
                      expect_reroute=multi)
         else:
-            result = {}
-
-            def act(label=label, result=result):
+            def act(label=label):
                 old, new = bed.resubmit_same_nodes(label)
-                return f"job {old.id} cancelled, job {new.id} started on the same {len(new.hosts)} hosts"
+                return (f"job {old.id} cancelled, job {new.id} started on the same "
+                        f"{len(new.hosts)} hosts")
 
             day.step(f"resubmit {label} on its nodes (id-only change)", act,
                      expect_reroute=False)

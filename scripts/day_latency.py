@@ -4,7 +4,8 @@ logs of the three daemons (all on one machine, all in local time):
   slurmctld.log  [2026-11-21T14:57:27.123] sched: Allocate JobId=7 NodeList=...   job start
   sar-filterd    [2026-11-21 14:57:27.611] [info] cycle: ... (poll 2.1 ms, cycle 2.4 ms)
                  [...] [info]   + job 7 (...)                                      seen
-                 [...] [info] file mode: new tables ... (routing and checks 41.0 ms, write 3.2 ms); SIGHUP sent
+                 [...] [info] file mode: new tables ... (routing and checks 41.0 ms,
+                               write 3.2 ms); SIGHUP sent                          (file mode)
                  [...] [info] reroute: wrote N multi-switch jobs to ..., triggered '<trigger>'
   OpenSM         Nov 21 14:57:28 101234 [..] 0x02 -> SUBNET UP                      tables pushed
                  (plugin: the last "osmsar: LFT block B of switch G changed" of the pass)

@@ -17,5 +17,12 @@ if [[ "${1:-}" == engines ]]; then
   cmake --build build -j "$(nproc)" --target sar-route >/dev/null
   exec python3 scripts/demo.py --sar-route build/router/sar-route "$@"
 fi
-cmake --build build -j "$(nproc)" --target sar-route sar-filterd >/dev/null
+# The OpenSM plugin and the SLURM side exist where their headers are installed (install-deps.sh
+# installs them); the day uses them when built, else OpenSM's file engine and polling alone.
+targets=(sar-route sar-filterd)
+available=$(cmake --build build --target help)
+for t in osmsar sar_pattern sar-notify; do
+  if grep -qx "\.\.\. $t" <<<"$available"; then targets+=("$t"); fi
+done
+cmake --build build -j "$(nproc)" --target "${targets[@]}" >/dev/null
 exec python3 scripts/day_demo.py --build build "$@"
