@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
   DaemonOptions options;
   std::string log_level;
   app.add_option("-c,--config", config_path, "YAML configuration file");
-  app.add_flag("--once", options.once, "run one cycle and exit (1 if the poll or the reroute failed)");
+  app.add_flag("--once", options.once,
+               "run one cycle and exit (1 if the poll or the reroute failed)");
   app.add_flag("--dry-run", options.dry_run, "report what a reroute would change; change nothing");
   app.add_option("--log-level", log_level, "override the config's log_level");
   CLI11_PARSE(app, argc, argv);

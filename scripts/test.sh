@@ -30,6 +30,7 @@ cmake --build build-asan -j "$JOBS"
 
 step "tests under ASan/UBSan in build-asan/"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
 (cd build-asan && ctest --output-on-failure -j "$JOBS")
 
 if [ -x tests/fuzz/run_fuzzers.sh ]; then

@@ -268,8 +268,8 @@ class TopologyParser {
   Status SetPortGuid(PortRef p, Guid guid) {
     const PortRef owner = fabric_.FindByPortGuid(guid);
     if (owner.valid() && owner != p) {
-      return Error("port GUID " + GuidString(guid) + " already belongs to '" + fabric_.name(owner.node) +
-                   "' port " + std::to_string(owner.port));
+      return Error("port GUID " + GuidString(guid) + " already belongs to '" +
+                   fabric_.name(owner.node) + "' port " + std::to_string(owner.port));
     }
     if (fabric_.FindByNodeGuid(guid) != kNoNode && fabric_.FindByNodeGuid(guid) != p.node) {
       return Error("port GUID " + GuidString(guid) + " is another node's GUID");
