@@ -10,10 +10,10 @@ runs a day on it; tests/integration/test_e2e_day.py a short one):
   - sar-filterd reading SLURM through libslurm and telling OpenSM to reroute.
 
 How OpenSM gets sar's tables has two modes, chosen in one place each (sm_setup, filterd_trigger):
-  file    stock OpenSM's `file` engine; sar-filterd routes with libsar, writes the LFT file
-          atomically and sends SIGHUP (works with main as it is);
   plugin  OpenSM loads libosmsar.so (opensm-patch/) and routes with `routing_engine sar`;
-          sar-filterd writes the job mapping and sends SIGUSR2.
+          sar-filterd writes the job mapping and sends SIGUSR2 (the default when built);
+  file    stock OpenSM's `file` engine; sar-filterd routes with libsar, writes the LFT file
+          atomically and sends SIGHUP (needs nothing but stock OpenSM).
 SLURM's controller hooks (slurm-plugin/: PrologSlurmctld/EpilogSlurmctld -> sar-filterd's control
 socket, and --sar-pattern) are set up in hooks_setup, on when the build has them.
 
