@@ -31,6 +31,7 @@ import subprocess
 import time
 
 import sar_testbed
+from filterd_process import FilterdError, FilterdProcess
 from slurm_testbed import SlurmTestbed, SlurmTestbedError
 from testbed_common import live_registry, tail
 
@@ -154,81 +155,14 @@ def hooks_setup(enabled, bed):
 # --- sar-filterd ----------------------------------------------------------------------------
 
 
-class Filterd:
-    """sar-filterd in the foreground, its config written from a dict, its log on stderr."""
+class Filterd(FilterdProcess):
+    """sar-filterd for the day: a stall or an exit is a failed part of the day (DayError)."""
 
-    def __init__(self, binary, workdir, options, env):
-        self.config = os.path.join(workdir, "sar-filterd.yaml")
-        self.log = os.path.join(workdir, "sar-filterd.log")
-        self.metrics_file = options["metrics_textfile"]
-        self.control_socket = options["control_socket"]
-        with open(self.config, "w") as f:
-            for k, v in options.items():
-                f.write(f"{k}: {json.dumps(v)}\n")
-        with open(self.log, "ab") as err:
-            self.proc = subprocess.Popen(
-                sar_testbed._with_parent_death_signal([binary, "--config", self.config]),
-                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-
-    def metrics(self):
-        out = {}
+    def wait_metric(self, key, want, timeout):
         try:
-            with open(self.metrics_file) as f:
-                for line in f:
-                    if line.startswith("sar_filterd_"):
-                        k, v = line.split()
-                        out[k[len("sar_filterd_"):]] = float(v)
-        except FileNotFoundError:
-            pass
-        return out
-
-    def wait_polls(self, count, timeout=30.0):
-        """Waits until `count` more polls than now have completed; returns the metrics then."""
-        return self.wait_polls_total(self.metrics().get("polls_total", 0) + count, timeout)
-
-    def wait_polls_total(self, want, timeout=30.0):
-        """Waits until `want` polls in all have completed; returns the metrics then."""
-        count = want - self.metrics().get("polls_total", 0)
-        deadline = time.monotonic() + timeout
-        while True:
-            m = self.metrics()
-            if m.get("polls_total", 0) >= want:
-                return m
-            if self.proc.poll() is not None:
-                raise DayError(f"sar-filterd exited ({self.proc.returncode}):\n{tail(self.log)}")
-            if time.monotonic() > deadline:
-                raise DayError(f"sar-filterd: no {count} polls in {timeout} s:\n{tail(self.log)}")
-            time.sleep(0.05)
-
-    def log_offset(self):
-        return os.path.getsize(self.log)
-
-    def log_since(self, offset):
-        with open(self.log, "rb") as f:
-            f.seek(offset)
-            return f.read().decode(errors="replace")
-
-    def control(self, line, timeout=5.0):
-        """One request on sar-filterd's control socket; returns the reply."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(timeout)
-            sock.connect(self.control_socket)
-            sock.sendall(line.encode() + b"\n")
-            data = b""
-            while chunk := sock.recv(4096):
-                data += chunk
-        return data.decode()
-
-    def pause(self):
-        os.kill(self.proc.pid, signal.SIGSTOP)
-
-    def resume(self):
-        os.kill(self.proc.pid, signal.SIGCONT)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGCONT)
-        sar_testbed.stop_process(self.proc, grace=5.0)
+            return super().wait_metric(key, want, timeout)
+        except FilterdError as e:
+            raise DayError(str(e)) from None
 
 
 # --- the bed ------------------------------------------------------------------------------

@@ -333,6 +333,26 @@ class Testbed:
             f.write("\n".join(lines) + "\n")
         return conf
 
+    def _spawn_opensm(self, mode_args, conf, log, engine, lfts_file, run_dir, dump_dir,
+                      env_extra=None):
+        """Starts OpenSM on this fabric (stdout to run_dir/opensm.out). For engine "file",
+        `lfts_file` is loaded with no fallback: a file OpenSM cannot use fails the run instead of
+        silently routing with minhop."""
+        cmd = ["opensm", *mode_args, "-F", conf, "-f", log, "-D", "0x43", "-l", str(self.lmc)]
+        if engine == "file":
+            if not lfts_file:
+                raise TestbedError("engine 'file' needs lfts_file")
+            cmd += ["-R", "file,no_fallback", "-U", os.path.abspath(lfts_file)]
+        else:
+            cmd += ["-R", engine]
+        env = self.env(preload=True)
+        env["OSM_TMP_DIR"] = dump_dir
+        env.update(env_extra or {})
+        _preload_sanitizers(env, run_dir)
+        with open(os.path.join(run_dir, "opensm.out"), "wb") as out:
+            return subprocess.Popen(_with_parent_death_signal(cmd), stdout=out,
+                                    stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+
     def route(self, engine, lfts_file=None, extra_conf=None, timeout=60.0, readback=True,
               allow_fallback=False):
         """Runs OpenSM once with routing engine `engine` and collects its results.
@@ -350,19 +370,8 @@ class Testbed:
         result = RouteResult(run_dir, engine)
         self._last_log = result.log
         conf = self._write_conf(run_dir, dump_dir, extra_conf)
-        cmd = ["opensm", "-F", conf, "-f", result.log, "-o", "-D", "0x43", "-l", str(self.lmc)]
-        if engine == "file":
-            if not lfts_file:
-                raise TestbedError("engine 'file' needs lfts_file")
-            cmd += ["-R", "file,no_fallback", "-U", os.path.abspath(lfts_file)]
-        else:
-            cmd += ["-R", engine]
-        env = self.env(preload=True)
-        env["OSM_TMP_DIR"] = dump_dir
         t0 = time.monotonic()
-        with open(os.path.join(run_dir, "opensm.out"), "wb") as out:
-            proc = subprocess.Popen(_with_parent_death_signal(cmd), stdout=out,
-                                    stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+        proc = self._spawn_opensm(["-o"], conf, result.log, engine, lfts_file, run_dir, dump_dir)
         try:
             self._wait_opensm(proc, result, engine, t0, timeout)
         finally:
@@ -440,20 +449,8 @@ class Testbed:
         conf = self._write_conf(run_dir, dump_dir, extra_conf, console_port)
         log = os.path.join(run_dir, "opensm.log")
         self._last_log = log
-        cmd = ["opensm", "-F", conf, "-f", log, "-D", "0x43", "-l", str(self.lmc)]
-        if engine == "file":
-            if not lfts_file:
-                raise TestbedError("engine 'file' needs lfts_file")
-            cmd += ["-R", "file,no_fallback", "-U", os.path.abspath(lfts_file)]
-        else:
-            cmd += ["-R", engine]
-        env = self.env(preload=True)
-        env["OSM_TMP_DIR"] = dump_dir
-        env.update(env_extra or {})
-        _preload_sanitizers(env, run_dir)
-        with open(os.path.join(run_dir, "opensm.out"), "wb") as out:
-            proc = subprocess.Popen(_with_parent_death_signal(cmd), stdout=out,
-                                    stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+        proc = self._spawn_opensm([], conf, log, engine, lfts_file, run_dir, dump_dir,
+                                  env_extra)
         daemon = OpenSMDaemon(self, proc, run_dir, log, dump_dir)
         self._daemons.append(daemon)
         try:

@@ -68,7 +68,8 @@ def hostlist(prefix, first, last, width):
     return f"{prefix}[{first:0{width}d}-{last:0{width}d}]"
 
 
-def _proc_env_has(pid, needle):
+def proc_env_has(pid, needle):
+    """True if process `pid` has the environment entry `needle` (bytes, NAME=value)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             return needle in f.read().split(b"\0")
@@ -238,7 +239,7 @@ class SlurmTestbed:
         needle = f"SLURM_CONF={self.conf}".encode()
         me = os.getpid()
         for entry in os.listdir("/proc"):
-            if entry.isdigit() and int(entry) != me and _proc_env_has(entry, needle):
+            if entry.isdigit() and int(entry) != me and proc_env_has(entry, needle):
                 try:
                     os.kill(int(entry), signal.SIGKILL)
                 except ProcessLookupError:

@@ -7,7 +7,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
 import sar_it  # noqa: E402  (beside this file)
-import slurm_testbed  # noqa: E402  (path set above)
+import filterd_process  # noqa: E402  (path set above)
+import slurm_testbed  # noqa: E402
 from sar_it import CheckFailed, check  # noqa: E402,F401 (used by the tests through this module)
 
 
@@ -27,7 +27,7 @@ def parse_args(description):
 
 
 def main(body):
-    sar_it.main(body, errors=(slurm_testbed.SlurmTestbedError,))
+    sar_it.main(body, errors=(slurm_testbed.SlurmTestbedError, filterd_process.FilterdError))
 
 
 def parse_mapping(text):
@@ -94,70 +94,15 @@ def _fake_opensm_main(argv):
         time.sleep(3600)
 
 
-class Filterd:
-    """sar-filterd running in the foreground with a config written from `options`."""
+class Filterd(filterd_process.FilterdProcess):
+    """sar-filterd with debug logging, as every filterd test runs it."""
 
     def __init__(self, binary, workdir, options, env, name="filterd"):
-        self.workdir = workdir
-        self.config = os.path.join(workdir, f"{name}.yaml")
-        self.log = os.path.join(workdir, f"{name}.log")
-        self.metrics_file = options["metrics_textfile"]
-        with open(self.config, "w") as f:
-            for k, v in options.items():
-                f.write(f"{k}: {json.dumps(v)}\n")
-        self.proc = subprocess.Popen([binary, "--config", self.config, "--log-level", "debug"],
-                                     env=env, stdout=subprocess.DEVNULL,
-                                     stderr=open(self.log, "a"))
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def metrics(self):
-        out = {}
-        try:
-            with open(self.metrics_file) as f:
-                for line in f:
-                    if line.startswith("sar_filterd_"):
-                        k, v = line.split()
-                        out[k[len("sar_filterd_"):]] = float(v)
-        except FileNotFoundError:
-            pass
-        return out
-
-    def wait_polls(self, n, timeout=20.0, errors=False):
-        """Waits until n more polls (or failed polls) than now have completed."""
-        key = "poll_errors_total" if errors else "polls_total"
-        start = self.metrics().get(key, 0)
-        deadline = time.monotonic() + timeout
-        while self.metrics().get(key, 0) < start + n:
-            check(self.alive(), f"sar-filterd exited ({self.proc.returncode}):\n{self.tail()}")
-            check(time.monotonic() < deadline, f"no {n} polls in {timeout} s:\n{self.tail()}")
-            time.sleep(0.05)
-
-    def tail(self, lines=30):
-        with open(self.log, errors="replace") as f:
-            return "".join(f.readlines()[-lines:])
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        return self.proc.returncode
+        super().__init__(binary, workdir, options, env, name=name,
+                         extra_args=("--log-level", "debug"))
 
 
-def control(path, line, timeout=5.0):
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(path)
-        s.sendall(line.encode() + b"\n")
-        data = b""
-        while chunk := s.recv(4096):
-            data += chunk
-    return data.decode()
+control = filterd_process.control_request
 
 
 def wait_for(cond, what, timeout=15.0):

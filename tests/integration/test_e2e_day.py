@@ -28,6 +28,7 @@ import sar_it
 sys.path.insert(0, os.path.join(it.REPO, "scripts"))
 import day_bed  # noqa: E402
 import day_demo  # noqa: E402
+import slurm_testbed  # noqa: E402
 
 
 def parse_mapping(text):
@@ -92,16 +93,8 @@ def body(args):
     if conf:
         needle = f"SLURM_CONF={conf}".encode()
         strays = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
-                  and slurm_env_has(p, needle)]
+                  and slurm_testbed.proc_env_has(p, needle)]
         it.check(not strays, f"job processes left: {strays}")
-
-
-def slurm_env_has(pid, needle):
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return needle in f.read().split(b"\0")
-    except OSError:
-        return False
 
 
 if __name__ == "__main__":
