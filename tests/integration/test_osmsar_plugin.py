@@ -15,7 +15,8 @@ loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sa
   for routes on layers other than 0;
 - a mapping with a four-word line keeps the old tables and logs file:line; a missing mapping
   routes with plain dfsssp (logged), equal to `sar-route route --engine dfsssp` offline;
-- a config file with a bad value: no engine registered, file:line logged, OpenSM falls back.
+- a config file with a bad value: no engine registered, file:line logged, OpenSM falls back;
+- FT(2;4,4) with LMC 2: every LID of every host routed as sar-route routes it.
 """
 
 import os
@@ -70,18 +71,19 @@ def mapping_text(topo, seed, jobs=3, per_job=6):
 class Fabric:
     """One test bed with OpenSM running the plugin."""
 
-    def __init__(self, args, name, gen):
+    def __init__(self, args, name, gen, lmc=0):
         self.args, self.w = args, os.path.join(args.workdir, name)
         os.makedirs(self.w)
         self.topo_path = os.path.join(self.w, "fabric.topo")
         lids = os.path.join(self.w, "fabric.guid2lid")
-        sar_it.sar_route_gen(args.sar_route, gen[0], self.topo_path, lids, extra=gen[1:])
+        sar_it.sar_route_gen(args.sar_route, gen[0], self.topo_path, lids,
+                             extra=gen[1:] + (["--lmc", str(lmc)] if lmc else []))
         self.topo = sar_it.parse_topology(self.topo_path)
         self.mapping = os.path.join(self.w, "job_mapping")
         self.conf = os.path.join(self.w, "osmsar.conf")
         with open(self.conf, "w") as f:
             f.write(f"engine sar\nmapping_file {self.mapping}\nnum_vls {NUM_VLS}\nthreads 2\n")
-        self.tb = sar_it.new_testbed(args.workdir, name + "-bed", self.topo_path, lids)
+        self.tb = sar_it.new_testbed(args.workdir, name + "-bed", self.topo_path, lids, lmc=lmc)
         self.daemon = None
         self.live_topo = os.path.join(self.w, "live.topo")
 
@@ -267,11 +269,27 @@ def test_degraded(args):
     fab.tb.stop()
 
 
+def test_lmc(args):
+    """LMC 2: every host has four LIDs; the plugin routes each of them as sar-route does."""
+    fab = Fabric(args, "ft2_4_4_lmc2", ["ft2:4,4"], lmc=2)
+    write_atomic(fab.mapping, mapping_text(fab.topo, 5, jobs=2, per_job=4))
+    fab.start(21000 + (os.getpid() + 7) % 20000)
+    ranges = sar_it.parse_guid2lid(fab.lids).values()
+    check(any(hi - lo == 3 for lo, hi in ranges), f"no LMC 2 LID range in {fab.lids}")
+    offline, layers_path = fab.offline("sar", "lmc")
+    rb = fab.check_equal(offline, "FT(2;4,4) with LMC 2")
+    ev = sar_it.sar_route_eval(args.sar_route, fab.live_topo, rb, fab.lids,
+                               extra=["--layers", layers_path])
+    check(ev["valid"] is True and ev["deadlock_free"] is True,
+          f"eval: LMC tables not valid and deadlock-free: {ev}")
+    fab.tb.stop()
+
+
 def main():
     args = sar_it.parse_args(__doc__, extra=lambda ap: ap.add_argument(
         "--plugin-dir", required=True, help="directory holding libosmsar.so"))
     args.plugin_dir = os.path.abspath(args.plugin_dir)
-    sar_it.main(lambda: (test_degraded(args), test_ft2(args)))
+    sar_it.main(lambda: (test_degraded(args), test_lmc(args), test_ft2(args)))
 
 
 if __name__ == "__main__":
