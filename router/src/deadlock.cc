@@ -29,7 +29,9 @@ class DependencyBuilder {
     std::vector<uint32_t> mark;  // per switch: epoch of the last (destination, layer) reaching it
     uint32_t epoch = 0;
     std::vector<int> sources;                 // per switch, fixed-layer mode
-    std::vector<std::pair<int, int>> seeds;   // (layer, switch)
+    std::vector<std::vector<int>> seeds;      // per layer: switches routes start from
+    std::vector<uint32_t> seeded;             // per (layer, switch): destination stamp
+    uint32_t stamp = 0;                       // one per destination (layered mode)
     std::vector<std::vector<uint64_t>> deps;  // per layer: kWords per inter-switch channel
   };
 
@@ -107,39 +109,43 @@ void DependencyBuilder::Destination(size_t index, Worker* w) const {
   const auto [lid, dest] = dests_[index];
   tracer_.Build(lid, &w->tree);
   const NodeId dest_node = endpoints_[dest].node;
-  w->seeds.clear();
+  for (std::vector<int>& seeds : w->seeds) seeds.clear();
   if (fixed_layer_ >= 0) {
     for (int e : of_node_[dest_node]) {
       if (leaf_[e] >= 0) --w->sources[leaf_[e]];
     }
     for (int s = 0; s < fabric_.num_switches(); ++s) {
-      if (w->sources[s] > 0) w->seeds.push_back({fixed_layer_, s});
+      if (w->sources[s] > 0) w->seeds[fixed_layer_].push_back(s);
     }
     for (int e : of_node_[dest_node]) {
       if (leaf_[e] >= 0) ++w->sources[leaf_[e]];
     }
   } else {
+    // Each (layer, leaf) once per destination: a stamp per pair instead of sorting the seeds.
+    ++w->stamp;
+    const size_t n = static_cast<size_t>(fabric_.num_switches());
+    auto seed = [&](int layer, int leaf) {
+      uint32_t& seen = w->seeded[static_cast<size_t>(layer) * n + leaf];
+      if (seen == w->stamp) return;
+      seen = w->stamp;
+      w->seeds[layer].push_back(leaf);
+    };
     for (size_t e = 0; e < endpoints_.size(); ++e) {
       if (endpoints_[e].node == dest_node || leaf_[e] < 0) continue;
       const Lid base = fabric_.base_lid(endpoints_[e]);
       if (base == 0) {  // a source without a LID still sends in the default layer
-        w->seeds.push_back({layers_->default_layer, leaf_[e]});
+        seed(layers_->default_layer, leaf_[e]);
         continue;
       }
       for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(endpoints_[e])); ++l) {
-        w->seeds.push_back({layers_->get(l, lid), leaf_[e]});
+        seed(layers_->get(l, lid), leaf_[e]);
       }
     }
-    std::sort(w->seeds.begin(), w->seeds.end());
-    w->seeds.erase(std::unique(w->seeds.begin(), w->seeds.end()), w->seeds.end());
   }
-  int layer = -1;
-  for (const auto& [l, s] : w->seeds) {
-    if (l != layer) {
-      layer = l;
-      ++w->epoch;
-    }
-    MarkFrom(s, l, w);
+  for (int layer = 0; layer < num_layers_; ++layer) {
+    if (w->seeds[layer].empty()) continue;
+    ++w->epoch;
+    for (int s : w->seeds[layer]) MarkFrom(s, layer, w);
   }
 }
 
@@ -199,6 +205,8 @@ Status DependencyBuilder::Run(DeadlockReport* out) {
   for (Worker& w : state) {
     w.mark.assign(n, 0);
     w.deps.resize(num_layers_);
+    w.seeds.resize(num_layers_);
+    if (fixed_layer_ < 0) w.seeded.assign(static_cast<size_t>(num_layers_) * n, 0);
     if (fixed_layer_ >= 0) {
       w.sources.assign(n, 0);
       for (int leaf : leaf_) {
