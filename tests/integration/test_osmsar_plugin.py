@@ -116,6 +116,17 @@ class Fabric:
         sar_it.run(cmd, expect=0)
         return self.restrict(sar_it.parse_lfts(out)), layers
 
+    def check_sar_tables(self, tag, what):
+        """The switches hold sar-route's sar tables for the current mapping, and eval finds them
+        valid and deadlock-free with sar-route's layers. Returns (offline tables, layers path)."""
+        offline, layers_path = self.offline("sar", tag)
+        rb = self.check_equal(offline, what)
+        ev = sar_it.sar_route_eval(self.args.sar_route, self.live_topo, rb, self.lids,
+                                   extra=["--layers", layers_path])
+        check(ev["valid"] is True and ev["deadlock_free"] is True,
+              f"{what}: eval: read-back tables not valid and deadlock-free: {ev}")
+        return offline, layers_path
+
     def restrict(self, tables):
         return {g: {l: p for l, p in t.items() if l in self.known} for g, t in tables.items()}
 
@@ -160,10 +171,7 @@ def test_ft2(args):
           f"console status does not name sar:\n{status}")
     check(re.search(r"Loaded event plugins\s*:.*\bosmsar\b", status),
           f"console status does not list the plugin:\n{status}")
-    first, _ = fab.offline("sar", "a")
-    rb = fab.check_equal(first, "FT(2;20,18) first pass")
-    ev = sar_it.sar_route_eval(args.sar_route, fab.live_topo, rb, fab.lids)
-    check(ev["valid"] is True, f"eval: read-back tables not valid: {ev}")
+    first, _ = fab.check_sar_tables("a", "FT(2;20,18) first pass")
 
     # Settle OpenSM: until its first heavy resweep it resends every block.
     off = fab.daemon.log_offset()
@@ -213,12 +221,7 @@ def test_degraded(args):
                   "--fail-link", "l2sw002:7", "--fail-switch", "l2sw006"])
     write_atomic(fab.mapping, mapping_text(fab.topo, 3, jobs=2, per_job=8))
     fab.start(21000 + os.getpid() % 20000)
-    first, layers_path = fab.offline("sar", "a")
-    rb = fab.check_equal(first, "degraded 3-level tree")
-    ev = sar_it.sar_route_eval(args.sar_route, fab.live_topo, rb, fab.lids,
-                               extra=["--layers", layers_path])
-    check(ev["valid"] is True and ev["deadlock_free"] is True,
-          f"eval: read-back tables not valid and deadlock-free: {ev}")
+    first, layers_path = fab.check_sar_tables("a", "degraded 3-level tree")
 
     # SA path records carry the routes' layers as SL.
     layers = parse_layers(layers_path)
@@ -276,12 +279,7 @@ def test_lmc(args):
     fab.start(21000 + (os.getpid() + 7) % 20000)
     ranges = sar_it.parse_guid2lid(fab.lids).values()
     check(any(hi - lo == 3 for lo, hi in ranges), f"no LMC 2 LID range in {fab.lids}")
-    offline, layers_path = fab.offline("sar", "lmc")
-    rb = fab.check_equal(offline, "FT(2;4,4) with LMC 2")
-    ev = sar_it.sar_route_eval(args.sar_route, fab.live_topo, rb, fab.lids,
-                               extra=["--layers", layers_path])
-    check(ev["valid"] is True and ev["deadlock_free"] is True,
-          f"eval: LMC tables not valid and deadlock-free: {ev}")
+    fab.check_sar_tables("lmc", "FT(2;4,4) with LMC 2")
     fab.tb.stop()
 
 
