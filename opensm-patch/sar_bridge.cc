@@ -3,7 +3,6 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include "sar/deadlock.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
+#include "sar/fabric_order.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 #include "sar/jobs.h"
@@ -47,21 +47,14 @@ bool CopyString(const std::string& value, char* dst, size_t dst_size) {
   return true;
 }
 
-// Builds the libsar fabric with nodes in canonical order (switches by GUID, then HCAs by GUID):
-// the engines break ties by node order, and OpenSM's tables must not depend on the order its
-// maps happen to hold. *canon_of_input maps input node -> fabric NodeId.
+// Builds the libsar fabric with nodes in canonical order (sar::CanonicalNodeOrder, which
+// `sar-route --canonical-order` uses too): the engines break ties by node order, and OpenSM's
+// tables must not depend on the order its maps happen to hold. *canon_of_input maps input
+// node -> fabric NodeId.
 sar::Status BuildFabric(const SarBridgeFabric& in, sar::Fabric* f,
                         std::vector<sar::NodeId>* canon_of_input) {
-  std::vector<int> order(in.num_nodes);
-  for (int i = 0; i < in.num_nodes; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    const SarBridgeNode& x = in.nodes[a];
-    const SarBridgeNode& y = in.nodes[b];
-    if ((x.is_switch != 0) != (y.is_switch != 0)) return x.is_switch != 0;
-    return x.guid < y.guid;
-  });
-  canon_of_input->assign(in.num_nodes, sar::kNoNode);
-  for (int i : order) {
+  sar::Fabric as_given;  // node i = input node i
+  for (int i = 0; i < in.num_nodes; ++i) {
     const SarBridgeNode& n = in.nodes[i];
     if (n.num_ports < 1 || n.num_ports > sar::kMaxPorts) {
       return sar::Status::InvalidArgument("node " + sar::GuidString(n.guid) + " has " +
@@ -71,15 +64,14 @@ sar::Status BuildFabric(const SarBridgeFabric& in, sar::Fabric* f,
     const std::string hex = sar::GuidString(n.guid).substr(2);
     std::string err;
     const sar::NodeId id =
-        f->AddNode(n.is_switch ? sar::NodeKind::kSwitch : sar::NodeKind::kHca, n.num_ports, n.guid,
-                   prefix + hex, n.description ? n.description : "", &err);
+        as_given.AddNode(n.is_switch ? sar::NodeKind::kSwitch : sar::NodeKind::kHca, n.num_ports,
+                         n.guid, prefix + hex, n.description ? n.description : "", &err);
     if (id == sar::kNoNode) return sar::Status::InvalidArgument(err);
-    (*canon_of_input)[i] = id;
   }
   auto ref = [&](int node, int port, sar::PortRef* out) {
     if (node < 0 || node >= in.num_nodes) return false;
-    *out = {(*canon_of_input)[node], port};
-    return port >= 0 && port <= f->num_ports(out->node);
+    *out = {node, port};
+    return port >= 0 && port <= as_given.num_ports(node);
   };
   for (int i = 0; i < in.num_ports; ++i) {
     const SarBridgePort& p = in.ports[i];
@@ -87,8 +79,8 @@ sar::Status BuildFabric(const SarBridgeFabric& in, sar::Fabric* f,
     if (!ref(p.node, p.port, &r)) {
       return sar::Status::InvalidArgument("port entry " + std::to_string(i) + " out of range");
     }
-    if (p.guid != 0) f->set_port_guid(r, p.guid);
-    if (p.base_lid != 0) SAR_RETURN_IF_ERROR(f->SetLid(r, p.base_lid, p.lmc));
+    if (p.guid != 0) as_given.set_port_guid(r, p.guid);
+    if (p.base_lid != 0) SAR_RETURN_IF_ERROR(as_given.SetLid(r, p.base_lid, p.lmc));
   }
   for (int i = 0; i < in.num_links; ++i) {
     const SarBridgeLink& l = in.links[i];
@@ -96,7 +88,12 @@ sar::Status BuildFabric(const SarBridgeFabric& in, sar::Fabric* f,
     if (!ref(l.node_a, l.port_a, &a) || !ref(l.node_b, l.port_b, &b)) {
       return sar::Status::InvalidArgument("link entry " + std::to_string(i) + " out of range");
     }
-    SAR_RETURN_IF_ERROR(f->Connect(a, b));
+    SAR_RETURN_IF_ERROR(as_given.Connect(a, b));
+  }
+  SAR_RETURN_IF_ERROR(sar::CanonicalNodeOrder(as_given, f));
+  canon_of_input->resize(in.num_nodes);
+  for (int i = 0; i < in.num_nodes; ++i) {
+    (*canon_of_input)[i] = f->FindByNodeGuid(in.nodes[i].guid);
   }
   for (const sar::PortRef& e : f->Endpoints()) {
     if (f->base_lid(e) == 0) {
