@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "sar/io/topology.h"
+#include "test_util.h"
 
 namespace sar::filterd {
 namespace {
@@ -33,25 +34,15 @@ TEST(LeafMap, TopologyConfErrorsNameTheLine) {
   EXPECT_NE(s.message().find("t.conf:1:"), std::string::npos) << s.message();
 }
 
-// Two leaves under a spine, two hosts per leaf; the truth is the cabling built here.
-Fabric TwoLeafFabric() {
-  Fabric f;
-  const NodeId leaf0 = f.AddNode(NodeKind::kSwitch, 4, 0x100, "leaf0", "leaf0");
-  const NodeId leaf1 = f.AddNode(NodeKind::kSwitch, 4, 0x200, "leaf1", "leaf1");
-  const NodeId spine = f.AddNode(NodeKind::kSwitch, 4, 0x300, "spine", "spine");
-  EXPECT_TRUE(f.Connect({leaf0, 4}, {spine, 1}).ok());
-  EXPECT_TRUE(f.Connect({leaf1, 4}, {spine, 2}).ok());
-  for (int i = 0; i < 4; ++i) {
-    const std::string host = "h" + std::to_string(i);
-    const NodeId h = f.AddNode(NodeKind::kHca, 1, 0x1000 + 16 * i, host, host + " HCA-1");
-    EXPECT_TRUE(f.Connect({h, 1}, {i < 2 ? leaf0 : leaf1, 1 + i % 2}).ok());
-  }
-  f.AddNode(NodeKind::kHca, 1, 0x9000, "loose", "loose HCA-1");  // not cabled: not a host
+// TwoLeafFabric plus an HCA that is not cabled (so not a host).
+Fabric TwoLeafFabricWithLooseHca() {
+  Fabric f = TwoLeafFabric();
+  f.AddNode(NodeKind::kHca, 1, 0x9000, "loose", "loose HCA-1");
   return f;
 }
 
 TEST(LeafMap, FromFabricFollowsTheCables) {
-  const Fabric f = TwoLeafFabric();
+  const Fabric f = TwoLeafFabricWithLooseHca();
   const LeafMap map = LeafMapFromFabric(f, {});
   EXPECT_EQ(map.num_hosts(), 4);
   EXPECT_EQ(map.leaf_name(map.LeafOf("h0")), "leaf0");
@@ -68,7 +59,7 @@ TEST(LeafMap, NodeNameMapRenamesHosts) {
   std::ofstream(path) << "# OpenSM node-name-map\n0x1000 \"cn-a HCA-1\"\n0x1010 \"cn-b\"\n";
   std::unordered_map<Guid, std::string> names;
   ASSERT_TRUE(ReadNodeNameMap(path, &names).ok());
-  const LeafMap map = LeafMapFromFabric(TwoLeafFabric(), names);
+  const LeafMap map = LeafMapFromFabric(TwoLeafFabricWithLooseHca(), names);
   EXPECT_EQ(map.leaf_name(map.LeafOf("cn-a")), "leaf0");
   EXPECT_EQ(map.leaf_name(map.LeafOf("cn-b")), "leaf0");
   EXPECT_EQ(map.LeafOf("h0"), LeafMap::kUnknown);  // renamed away

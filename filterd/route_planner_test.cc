@@ -4,80 +4,26 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <deque>
 #include <fstream>
 
 #include "daemon.h"
 #include "replay_source.h"
+#include "sar/engine.h"
 #include "sar/io/lft_dump.h"
 #include "test_util.h"
 
 namespace sar::filterd {
 namespace {
 
-// Two leaves (h0, h1 on leaf0; h2, h3 on leaf1) under one spine, LIDs 1..7.
-Fabric TwoLeafFabric() {
-  Fabric f;
-  const NodeId leaf0 = f.AddNode(NodeKind::kSwitch, 4, 0x100, "leaf0", "leaf0");
-  const NodeId leaf1 = f.AddNode(NodeKind::kSwitch, 4, 0x200, "leaf1", "leaf1");
-  const NodeId spine = f.AddNode(NodeKind::kSwitch, 4, 0x300, "spine", "spine");
-  EXPECT_TRUE(f.Connect({leaf0, 4}, {spine, 1}).ok());
-  EXPECT_TRUE(f.Connect({leaf1, 4}, {spine, 2}).ok());
-  Lid lid = 1;
-  for (NodeId s : {leaf0, leaf1, spine}) EXPECT_TRUE(f.SetLid({s, 0}, lid++, 0).ok());
-  for (int i = 0; i < 4; ++i) {
-    const std::string host = "h" + std::to_string(i);
-    const NodeId h = f.AddNode(NodeKind::kHca, 1, 0x1000 + 16 * i, host, host + " HCA-1");
-    EXPECT_TRUE(f.Connect({h, 1}, {i < 2 ? leaf0 : leaf1, 1 + i % 2}).ok());
-    EXPECT_TRUE(f.SetLid({h, 1}, lid++, 0).ok());
-  }
-  return f;
-}
-
-// A shortest-path engine written here (BFS per destination), so the planner can be tested on a
-// success path while libsar's engines are still placeholders.
-class BfsEngine : public RoutingEngine {
- public:
-  std::string_view name() const override { return "test-bfs"; }
-  Status Route(const RoutingInput& in, RoutingOutput* out) const override {
-    const Fabric& f = *in.fabric;
-    out->lfts = LftSet(f);
-    for (Lid lid = 1; lid <= f.max_lid(); ++lid) {
-      const PortRef owner = f.lid_owner(lid);
-      if (!owner.valid()) continue;
-      NodeId target = owner.node;
-      std::deque<NodeId> queue;
-      if (f.is_switch(target)) {
-        out->lfts.set_port(f.switch_index(target), lid, 0);
-      } else {
-        const PortRef sw = f.peer(owner);
-        target = sw.node;
-        out->lfts.set_port(f.switch_index(target), lid, static_cast<uint8_t>(sw.port));
-      }
-      std::vector<bool> seen(f.num_nodes(), false);
-      seen[target] = true;
-      queue.push_back(target);
-      while (!queue.empty()) {
-        const NodeId n = queue.front();
-        queue.pop_front();
-        for (int p = 1; p <= f.num_ports(n); ++p) {
-          const PortRef q = f.peer({n, p});
-          if (!q.valid() || !f.is_switch(q.node) || seen[q.node]) continue;
-          seen[q.node] = true;
-          out->lfts.set_port(f.switch_index(q.node), lid, static_cast<uint8_t>(q.port));
-          queue.push_back(q.node);
-        }
-      }
-    }
-    return Status::OK();
-  }
-};
+// The planner's engine in these tests: libsar's MinHop.
+std::unique_ptr<RoutingEngine> MinHop() { return MakeRoutingEngine("minhop"); }
 
 // Tables that bounce every route between leaf0 and the spine: a loop validation must catch.
-class LoopEngine : public BfsEngine {
+class LoopEngine : public RoutingEngine {
  public:
+  std::string_view name() const override { return "test-loop"; }
   Status Route(const RoutingInput& in, RoutingOutput* out) const override {
-    SAR_RETURN_IF_ERROR(BfsEngine::Route(in, out));
+    SAR_RETURN_IF_ERROR(MinHop()->Route(in, out));
     const Fabric& f = *in.fabric;
     const NodeId spine = f.FindByName("spine");
     for (Lid lid = 1; lid <= f.max_lid(); ++lid) {
@@ -88,7 +34,7 @@ class LoopEngine : public BfsEngine {
 };
 
 TEST(RoutePlanner, ValidTablesAndTheirQuality) {
-  RoutePlanner planner(TwoLeafFabric(), std::make_unique<BfsEngine>(), {});
+  RoutePlanner planner(TwoLeafFabric(), MinHop(), {});
   LftSet tables;
   RouteQuality q;
   // One job h0 + h2: its two routes cross each of the four leaf-spine channels once.
@@ -166,7 +112,7 @@ class FileModeTest : public ::testing::Test {
 };
 
 TEST_F(FileModeTest, GoodTablesAreWrittenThenSignalled) {
-  Daemon d = MakeDaemon(std::make_unique<BfsEngine>());
+  Daemon d = MakeDaemon(MinHop());
   EXPECT_TRUE(d.RunCycle(now_));
   EXPECT_EQ(Hups(), 1);
   // The file on disk is what the engine computed, read back by libsar's own reader.
@@ -176,7 +122,7 @@ TEST_F(FileModeTest, GoodTablesAreWrittenThenSignalled) {
   RoutingOutput out;
   RoutingInput in;
   in.fabric = &f;
-  ASSERT_TRUE(BfsEngine().Route(in, &out).ok());
+  ASSERT_TRUE(MinHop()->Route(in, &out).ok());
   EXPECT_TRUE(on_disk == out.lfts);
 }
 
