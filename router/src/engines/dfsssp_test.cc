@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
 #include "sar/failures.h"
 #include "sar/generate.h"
@@ -72,14 +73,8 @@ TEST(Dfsssp, DegradedTreesFromRandomFailures) {
   const Fabric base = Generated("pgft:3;4,4,3;1,4,4;1,1,1");
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE(seed);
-    RandomFailureOptions opt;
-    opt.num_links = 6;
-    opt.num_switches = seed % 3 == 0 ? 1 : 0;
-    opt.seed = seed;
-    FailureSet failures;
-    ASSERT_TRUE(PickRandomFailures(base, opt, &failures).ok());
     Fabric f;
-    ASSERT_TRUE(ApplyFailures(base, failures, &f).ok());
+    ASSERT_TRUE(enginetest::Degrade(base, 6, seed % 3 == 0 ? 1 : 0, seed, &f));
     RoutingOutput out;
     const Status st = Route("dfsssp", f, &out);
     ASSERT_TRUE(st.ok()) << st.ToString();

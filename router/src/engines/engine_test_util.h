@@ -51,6 +51,27 @@ inline bool Degrade(const Fabric& f, int links, int switches, uint64_t seed, Fab
   return ApplyFailures(f, fs, out).ok();
 }
 
+/// Runs `check(fabric)` on 30 random degraded PGFTs: spec from `rng_seed`, LMC seed % 3,
+/// 1 + seed % link_spread failed cables and seed % 2 failed switches. Returns how many fabrics
+/// it could build (a failure request the generator cannot meet is skipped).
+template <class Check>
+int ForEachDegradedPgft(uint64_t rng_seed, int link_spread, Check check) {
+  std::mt19937_64 rng(rng_seed);
+  int built = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const Fabric intact = Pgft(RandomSpec(&rng), static_cast<int>(seed % 3));
+    Fabric f;
+    if (!Degrade(intact, 1 + static_cast<int>(seed % link_spread), static_cast<int>(seed % 2), seed,
+                 &f)) {
+      continue;
+    }
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    check(f);
+    ++built;
+  }
+  return built;
+}
+
 inline RoutingOutput RouteOk(const std::string& engine, const Fabric& f, RoutingInput in = {}) {
   in.fabric = &f;
   RoutingOutput out;

@@ -99,17 +99,7 @@ TEST(MinHop, LmcLidsTakeDifferentPorts) {
 }
 
 TEST(MinHop, RandomDegradedPgftsStayValidAndMinimal) {
-  std::mt19937_64 rng(7);
-  int routed = 0;
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
-    const PgftSpec spec = enginetest::RandomSpec(&rng);
-    const Fabric intact = Pgft(spec, static_cast<int>(seed % 3));
-    Fabric f;
-    if (!enginetest::Degrade(intact, 1 + static_cast<int>(seed % 4), static_cast<int>(seed % 2),
-                             seed, &f)) {
-      continue;
-    }
-    SCOPED_TRACE("seed " + std::to_string(seed));
+  const int routed = enginetest::ForEachDegradedPgft(7, 4, [](const Fabric& f) {
     const RoutingOutput out = RouteOk("minhop", f);
     const TraceReport r = Trace(f, out.lfts);
     EXPECT_TRUE(r.valid()) << (r.examples.empty() ? "" : r.examples[0]);
@@ -117,8 +107,7 @@ TEST(MinHop, RandomDegradedPgftsStayValidAndMinimal) {
     int longer = 0;
     EXPECT_EQ(BadSwitchRoutes(f, out.lfts, &longer), 0);
     EXPECT_EQ(longer, 0);
-    ++routed;
-  }
+  });
   EXPECT_GE(routed, 20);  // the failure picker finds most requests possible
 }
 

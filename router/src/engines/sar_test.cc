@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
 #include "sar/failures.h"
 #include "sar/generate.h"
@@ -104,13 +105,8 @@ TEST(Sar, DegradedTreeWithJobsAndLmc) {
   ASSERT_TRUE(GeneratePgft(spec, GenerateOptions{}, &base).ok());
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
-    RandomFailureOptions opt;
-    opt.num_links = 5;
-    opt.seed = seed;
-    FailureSet failures;
-    ASSERT_TRUE(PickRandomFailures(base, opt, &failures).ok());
     Fabric f;
-    ASSERT_TRUE(ApplyFailures(base, failures, &f).ok());
+    ASSERT_TRUE(enginetest::Degrade(base, 5, 0, seed, &f));
     LidOptions lids;
     lids.lmc = static_cast<int>(seed % 3);
     ASSERT_TRUE(AssignLids(lids, &f).ok());

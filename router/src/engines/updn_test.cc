@@ -117,17 +117,7 @@ TEST(UpDown, IntactFatTreesRootAtTheTopAndRouteMinimally) {
 }
 
 TEST(UpDown, RandomDegradedPgftsAreLegalAndDeadlockFree) {
-  std::mt19937_64 rng(11);
-  int routed = 0;
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
-    const PgftSpec spec = enginetest::RandomSpec(&rng);
-    const Fabric intact = Pgft(spec, static_cast<int>(seed % 3));
-    Fabric f;
-    if (!enginetest::Degrade(intact, 1 + static_cast<int>(seed % 5), static_cast<int>(seed % 2),
-                             seed, &f)) {
-      continue;
-    }
-    SCOPED_TRACE("seed " + std::to_string(seed));
+  const int routed = enginetest::ForEachDegradedPgft(11, 5, [](const Fabric& f) {
     const RoutingOutput out = RouteOk("updn", f);
     const TraceReport r = Trace(f, out.lfts);
     EXPECT_TRUE(r.valid()) << (r.examples.empty() ? "" : r.examples[0]);
@@ -135,8 +125,7 @@ TEST(UpDown, RandomDegradedPgftsAreLegalAndDeadlockFree) {
     EXPECT_TRUE(DeadlockFree(f, out.lfts));
     int longer = 0;
     EXPECT_EQ(BadSwitchRoutes(f, out.lfts, &longer), 0);
-    ++routed;
-  }
+  });
   EXPECT_GE(routed, 20);
 }
 
