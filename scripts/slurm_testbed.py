@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 from testbed_common import exit_on_signals, live_registry, tail  # noqa: F401 (re-exported)
@@ -100,6 +101,7 @@ class SlurmTestbed:
         self.ctld = None
         self.slurmds = []
         self.restd = None
+        self.sockdir = None  # short private directory for everything that holds UNIX sockets
         self._rng = random.Random(os.getpid() ^ int(time.time() * 1000))
 
     # --- names -----------------------------------------------------------------------------
@@ -137,8 +139,9 @@ class SlurmTestbed:
 
     def start(self, timeout=60.0):
         shutil.rmtree(self.workdir, ignore_errors=True)
-        for d in ("etc", "bin", "state", "spool", "log", "run", "jobs", "no-hwloc-plugins"):
+        for d in ("etc", "bin", "state", "log", "jobs", "no-hwloc-plugins"):
             os.makedirs(os.path.join(self.workdir, d))
+        self._make_sockdir()
         for name in ("slurmctld", "slurmd", "slurmstepd"):
             target = os.path.join(SBIN, f"{name}-wlm")
             if not os.path.exists(target):
@@ -191,7 +194,7 @@ class SlurmTestbed:
     def start_slurmrestd(self, timeout=15.0):
         """slurmrestd on a UNIX socket (local auth; as root it needs disable_user_check).
         Returns the socket path; GET /slurm/v0.0.38/jobs answers like `squeue --json`."""
-        sock = os.path.join(self.workdir, "run", "slurmrestd.sock")
+        sock = os.path.join(self.sockdir, "run", "slurmrestd.sock")  # short: sun_path limit
         env = dict(self.env(), SLURMRESTD_SECURITY="disable_user_check")
         log = open(os.path.join(self.workdir, "log", "slurmrestd.out"), "a")
         self.restd = subprocess.Popen(
@@ -247,7 +250,26 @@ class SlurmTestbed:
         self.ctld = None
         self.restd = None
         self.slurmds = []
+        if self.sockdir:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
+            self.sockdir = None
         _live.discard(self)
+
+    def _make_sockdir(self):
+        """slurmd's spool holds slurmstepd's UNIX sockets, named <spool>/<node>_<job>.<step>, and
+        sun_path takes 107 bytes: under a deep build tree (a CI checkout, a long test name) the
+        batch step's socket no longer fits, slurmstepd cannot listen, and every job is requeued
+        as a launch failure. So spool/ and run/ live in a short private directory under the
+        system's temp dir; the work directory links to them for reading the logs."""
+        self.sockdir = tempfile.mkdtemp(prefix="sar-slurm-")  # mode 0700
+        longest = os.path.join(self.sockdir, "spool", self.node(self.num_nodes - 1),
+                               f"{self.node(self.num_nodes - 1)}_4294967295.4294967291")
+        if len(longest.encode()) > 107:
+            raise SlurmTestbedError(f"temp dir {self.sockdir} is too deep for slurmstepd's "
+                                    f"sockets ({len(longest.encode())} > 107 bytes); set TMPDIR")
+        for d in ("spool", "run"):
+            os.makedirs(os.path.join(self.sockdir, d))
+            os.symlink(os.path.join(self.sockdir, d), os.path.join(self.workdir, d))
 
     # --- clients ---------------------------------------------------------------------------
     def _run(self, argv, check=True, timeout=30):
@@ -295,7 +317,9 @@ class SlurmTestbed:
             if got == state or (state == "GONE" and got in ("", "COMPLETED", "CANCELLED")):
                 return
             if time.monotonic() > deadline:
-                raise self._error(f"job {job_id} is '{got}', not {state} after {timeout} s")
+                reason = self.job_field(job_id, "%r")  # e.g. "launch failed requeued held"
+                raise self._error(f"job {job_id} is '{got}' ({reason}), not {state} "
+                                  f"after {timeout} s")
             time.sleep(0.2)
 
     def job_hosts(self, job_id):
@@ -324,7 +348,7 @@ class SlurmTestbed:
             f"SlurmctldPort={self.ctld_port}",
             "SlurmUser=root", "SlurmdUser=root",
             "AuthType=auth/none", "CredType=cred/none",
-            f"StateSaveLocation={w}/state", f"SlurmdSpoolDir={w}/spool/%n",
+            f"StateSaveLocation={w}/state", f"SlurmdSpoolDir={self.sockdir}/spool/%n",
             f"SlurmctldPidFile={w}/run/slurmctld.pid", f"SlurmdPidFile={w}/run/%n.pid",
             f"SlurmctldLogFile={w}/log/slurmctld.log", f"SlurmdLogFile={w}/log/%n.log",
             "ProctrackType=proctrack/pgid", "TaskPlugin=task/none",

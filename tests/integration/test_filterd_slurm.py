@@ -20,7 +20,11 @@ from slurm_testbed import SlurmTestbed
 
 def body(args):
     w = args.workdir
-    with SlurmTestbed(os.path.join(w, "slurm"), num_nodes=64, nodes_per_leaf=16) as sb:
+    # A SLURM work directory deeper than sun_path (107 bytes) on purpose: a deep CI checkout once
+    # left slurmstepd unable to create its sockets, and every job was requeued as a launch failure.
+    slurm_dir = os.path.join(w, "slurm-" + "d" * 100)
+    with SlurmTestbed(slurm_dir, num_nodes=64, nodes_per_leaf=16) as sb:
+        sockdir = sb.sockdir
         mapping = os.path.join(w, "jobs.map")
         opensm = it.FakeOpenSM(w, mapping)
         d = it.Filterd(args.sar_filterd, w, it.base_options(w, sb, opensm), sb.env())
@@ -77,6 +81,7 @@ def body(args):
         finally:
             d.stop()
             opensm.stop()
+    it.check(not os.path.exists(sockdir), f"the test bed left {sockdir} behind")
 
 
 if __name__ == "__main__":
