@@ -122,8 +122,10 @@ class Day:
                                                       f"{tag}.map"))
         return mapping, self.bed.evaluate(self.bed.minhop_lfts, mapping)
 
-    def step(self, title, action, expect_reroute, start_job=None):
-        """One event: action() changes SLURM; then observe, read back, judge, print."""
+    def step(self, title, action, expect_reroute, start_job=None, end_job=None):
+        """One event: action() changes SLURM; then observe, read back, judge, print. For a job's
+        start (start_job() gives the Job after the action) or end (end_job), a reroute's latency
+        is read from the logs."""
         self.n += 1
         tag = f"e{self.n:02d}"
         os.makedirs(os.path.join(self.bed.workdir, "moments"), exist_ok=True)
@@ -140,13 +142,13 @@ class Day:
                  for j in self.bed.jobs.values() if len(j.leaves) > 1}
         row = dict(n=self.n, tag=tag, title=title, rerouted=rerouted, expect=expect_reroute,
                    before=before, after=after, minhop=minhop, latency=None, same=None,
-                   multi_leaf_jobs=multi)
+                   multi_leaf_jobs=multi, event="start" if job else "end" if end_job else None)
         if rerouted:
             self.bed.current_lfts = self.bed.readback(tag)
             row["after"] = after = self.bed.evaluate(self.bed.current_lfts, mapping)
             row["same"] = self.check_tables(tag)
-            if job is not None:
-                row["latency"] = self.latency(job, marks)
+            if job or end_job:
+                row["latency"] = self.latency(job or end_job, marks, row["event"])
         elif self.verify_quiet:
             now = self.bed.readback(tag)
             p = day_bed.run([self.bed.sar_route, "diff-lfts", "--topology", self.bed.topology,
@@ -178,14 +180,14 @@ class Day:
                                  f"for the mapping sar-filterd handed over:\n{p.stdout[-1500:]}")
         return p.returncode == 0
 
-    def latency(self, job, marks):
+    def latency(self, job, marks, event):
         bed = self.bed
         with open(os.path.join(bed.slurm.workdir, "log", "slurmctld.log"),
                   errors="replace") as f:
             ctld = f.read()
         return day_latency.stages(ctld, bed.filterd.log_since(marks["filterd"]),
                                   bed.osm.log_since(marks["osm"]), job.id,
-                                  "file" if bed.sm == "file" else "sar")
+                                  "file" if bed.sm == "file" else "sar", event)
 
     def print_event(self, row, detail):
         b, a, m = row["before"], row["after"], row["minhop"]
@@ -196,7 +198,8 @@ class Day:
             lat = row["latency"]
             line = "     sar-filterd rerouted"
             if lat:
-                line += (f"; job start -> tables in the switches {lat['total']:.2f} s (wait for "
+                line += (f"; job {row['event']} -> tables in the switches {lat['total']:.2f} s "
+                         f"(wait for "
                          f"poll {lat['wait']:.2f}, poll {lat['poll'] * 1e3:.1f} ms, filter "
                          f"{lat['filter'] * 1e3:.1f} ms, routing {lat['routing'] * 1e3:.0f} ms, "
                          f"write {lat['write'] * 1e3:.0f} ms, OpenSM push "
@@ -229,16 +232,18 @@ class Day:
         if any("*" in r["title"] for r in self.rows):
             out("* alltoall, but the SLURM side is off (--hooks off, or slurm-plugin/ not built): "
                 "submitted without --sar-pattern")
-        lats = [r["latency"] for r in self.rows if r["latency"]]
-        if lats:
+        for event in ("start", "end"):
+            lats = [r["latency"] for r in self.rows if r["latency"] and r["event"] == event]
+            if not lats:
+                continue
             tot = [x["total"] for x in lats]
-            out(f"\njob start -> LFTs in the switches over {len(lats)} reroutes: median "
+            out(f"\njob {event} -> LFTs in the switches over {len(lats)} reroutes: median "
                 f"{statistics.median(tot):.2f} s, worst {max(tot):.2f} s")
             parts = ", ".join(
                 f"{k} {statistics.median(x[k] for x in lats) * 1e3:.1f} ms"
                 for k in ("wait", "poll", "filter", "routing", "write", "push"))
             out(f"median per stage: {parts}")
-        return lats
+        return [r["latency"] for r in self.rows if r["latency"]]
 
 
 def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=False):
@@ -286,7 +291,7 @@ def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=F
                 return f"job {job.id} ended: {len(job.hosts)} hosts on {leaves_text(job)} free"
 
             day.step(f"end job {label}" + ("" if multi else " (one leaf)"), act,
-                     expect_reroute=multi)
+                     expect_reroute=multi, end_job=job)
         else:
             def act(label=label):
                 old, new = bed.resubmit_same_nodes(label)

@@ -1,16 +1,19 @@
-"""Job start -> tables in the switches: the latency of one reroute and its stages, read from the
-logs of the three daemons (all on one machine, all in local time):
+"""Job start (or end) -> tables in the switches: the latency of one reroute and its stages, read
+from the logs of the three daemons (all on one machine, all in local time):
 
   slurmctld.log  [2026-11-21T14:57:27.123] sched: Allocate JobId=7 NodeList=...   job start
+                 [...] _slurm_rpc_kill_job: REQUEST_KILL_JOB JobId=7 uid 0         job end (scancel)
+                 [...] _job_complete: JobId=7 WEXITSTATUS 0                        job end (exit)
   sar-filterd    [2026-11-21 14:57:27.611] [info] cycle: ... (poll 2.1 ms, cycle 2.4 ms)
-                 [...] [info]   + job 7 (...)                                      seen
+                 [...] [info]   + job 7 (...)    seen (an end: "- job <id> (", where the id is
+                                                 the one sar-filterd recorded for those hosts)
                  [...] [info] file mode: new tables ... (routing and checks 41.0 ms,
                                write 3.2 ms); SIGHUP sent                          (file mode)
                  [...] [info] reroute: wrote N multi-switch jobs to ..., triggered '<trigger>'
   OpenSM         Nov 21 14:57:28 101234 [..] 0x02 -> SUBNET UP                      tables pushed
                  (plugin: the last "osmsar: LFT block B of switch G changed" of the pass)
 
-Stages: wait (job start -> the poll that saw it began), poll (the libslurm call), filter
+Stages: wait (job start or end -> the poll that saw it began), poll (the libslurm call), filter
 (filter + diff), routing (libsar in sar-filterd, or OpenSM's routing pass with the plugin), write
 (LFT file, file mode), push (signal -> OpenSM's SUBNET UP, less its routing pass: OpenSM notices
 the signal, sweeps, loads and sends the changed LFT blocks). OpenSM sends the blocks before it
@@ -37,7 +40,17 @@ def _month_seconds(m):
 
 def job_start_time(slurmctld_log_text, job_id):
     """When slurmctld allocated nodes to the job (main scheduler or backfill), or None."""
-    rx = re.compile(rf"(Allocate|Started) JobId={job_id}\b")
+    return _first_time(slurmctld_log_text, rf"(Allocate|Started) JobId={job_id}\b")
+
+
+def job_end_time(slurmctld_log_text, job_id):
+    """When the job was cancelled or its script ended, or None."""
+    return _first_time(slurmctld_log_text,
+                       rf"(REQUEST_KILL_JOB|_job_complete:) JobId={job_id}\b")
+
+
+def _first_time(slurmctld_log_text, pattern):
+    rx = re.compile(pattern)
     for line in slurmctld_log_text.splitlines():
         if rx.search(line):
             m = _SLURM_TIME.match(line)
@@ -46,8 +59,9 @@ def job_start_time(slurmctld_log_text, job_id):
     return None
 
 
-def filterd_reroute(filterd_log_text, job_id):
-    """The cycle that first saw the job and the reroute it made: dict or None."""
+def filterd_reroute(filterd_log_text, seen_marker):
+    """The first cycle that logs `seen_marker` (e.g. "+ job 7 (") and the reroute it made: dict
+    or None."""
     cycle = None
     seen = None
     for line in filterd_log_text.splitlines():
@@ -61,7 +75,7 @@ def filterd_reroute(filterd_log_text, job_id):
             cycle = dict(end=t, poll_ms=poll_ms, filter_ms=cycle_ms - poll_ms,
                          poll_start=t - cycle_ms / 1e3)
             continue
-        if cycle and not seen and f"+ job {job_id} (" in line:
+        if cycle and not seen and seen_marker in line:
             seen = dict(cycle, routing_ms=None, write_ms=None)
             continue
         if seen:
@@ -111,11 +125,18 @@ def opensm_plugin_done(opensm_log_text, after):
     return max(configured, last or configured), seconds
 
 
-def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_engine):
-    """Latency of a job start in seconds: dict(total, wait, poll, filter, routing, write, push),
-    or None if a log lacks a line it needs."""
-    start = job_start_time(slurmctld_log_text, job_id)
-    fd = filterd_reroute(filterd_log_text, job_id)
+def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_engine,
+           event="start"):
+    """Latency of a job's start or end (`event`) in seconds: dict(total, wait, poll, filter,
+    routing, write, push), or None if a log lacks a line it needs. The filterd log should begin
+    at the event: for an end, the first cycle that drops a job is taken, as sar-filterd names the
+    job id it recorded for those hosts (an id-only resubmit keeps the old one)."""
+    if event == "start":
+        start = job_start_time(slurmctld_log_text, job_id)
+        fd = filterd_reroute(filterd_log_text, f"+ job {job_id} (")
+    else:
+        start = job_end_time(slurmctld_log_text, job_id)
+        fd = filterd_reroute(filterd_log_text, "- job ")
     if start is None or fd is None:
         return None
     if osm_engine == "file":

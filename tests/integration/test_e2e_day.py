@@ -16,7 +16,9 @@ hosts, and sar-filterd between them. Asserts:
     and the tables read back from the switches are those before the event; starting and ending
     a multi-leaf job causes exactly one each;
   - every process started (ibsim x2, OpenSM x2, slurmctld, slurmd, sar-filterd) is gone at the
-    end, and no job process of this SLURM is left.
+    end, and no job process of this SLURM is left;
+  - every reroute's latency (job start or end -> tables in the switches) is found in the logs
+    of slurmctld, sar-filterd and OpenSM, and its stages add up to it.
 """
 
 import os
@@ -83,6 +85,12 @@ def body(args):
         it.check(len(rerouted) >= 2, f"reroutes: {[r['title'] for r in rerouted]}")
         for row in rerouted:
             check_row(bed, row)
+            # Each reroute follows a job's start or end; its latency comes from the three logs.
+            lat = row["latency"]
+            it.check(lat is not None, f"event {row['n']} ({row['title']}): no latency in the logs")
+            parts = sum(lat[k] for k in ("wait", "poll", "filter", "routing", "write", "push"))
+            it.check(0 < lat["total"] < 10 and abs(parts - lat["total"]) < 0.05,
+                     f"event {row['n']} ({row['title']}): latency {lat}")
         for row in quiet:  # read back after the event: the same tables as before it
             it.check(row["same"] is True, f"event {row['n']}: switches changed without reroute")
     finally:
