@@ -55,10 +55,29 @@ def _port_free(port):
             return False
 
 
+def _ephemeral_ports():
+    """The kernel's range for outgoing connections' local ports."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def _free_port_block(count, rng):
-    """A run of `count` free TCP ports on loopback, chosen at random so instances do not collide."""
+    """A run of `count` free TCP ports on loopback, chosen at random so instances do not collide,
+    and outside the ephemeral range: the outgoing connections of a hundred daemons take their
+    local ports from there, and one taken between this check and slurmd's bind once left a node
+    down ("Unable to bind listen port")."""
+    lo, hi = _ephemeral_ports()
+    spans = [(a, b - count) for a, b in ((10000, lo), (hi + 1, 65536)) if b - count > a]
+    if not spans:
+        raise SlurmTestbedError(f"no room for {count} ports outside the ephemeral range {lo}-{hi}")
+    weights = [b - a for a, b in spans]
     for _ in range(200):
-        base = rng.randrange(20000, 60000 - count)
+        a, b = rng.choices(spans, weights)[0]
+        base = rng.randrange(a, b)
         if all(_port_free(p) for p in range(base, base + count)):
             return base
     raise SlurmTestbedError(f"no block of {count} free ports found")
@@ -392,8 +411,19 @@ class SlurmTestbed:
             f.write(f"SwitchName=spine Switches=leaf[00-{self.num_leaves - 1:02d}]\n")
 
     def _error(self, what):
+        logs = os.path.join(self.workdir, "log")
+        unbound = []
+        for i in range(self.num_nodes):
+            try:
+                with open(os.path.join(logs, f"{self.node(i)}.out"), errors="replace") as f:
+                    if "Unable to bind listen port" in f.read():
+                        unbound.append(self.node(i))
+            except OSError:
+                pass
+        if unbound:
+            what += f"\nslurmd could not bind its port on: {' '.join(unbound)}"
         return SlurmTestbedError(
-            f"{what}\n--- slurmctld.log ---\n{tail(os.path.join(self.workdir, 'log', 'slurmctld.log'), 15)}")
+            f"{what}\n--- slurmctld.log ---\n{tail(os.path.join(logs, 'slurmctld.log'), 15)}")
 
 
 

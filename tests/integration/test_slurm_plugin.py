@@ -9,7 +9,9 @@ explain a cycle soon after a job starts.
   2. --sar-pattern=alltoall on  -> admin_comment "sar-pattern=alltoall" (scontrol, squeue --json),
      a two-leaf job                the hook sees SPANK_SAR_PATTERN, one filterd cycle within 1 s
                                    of the hook (latency printed), one SIGUSR2 whose mapping holds
-                                   the job's hosts (scontrol show hostnames) with "alltoall"
+                                   the job's hosts (scontrol show hostnames) with "alltoall";
+                                   an admin's AdminComment update keeps the pattern, a bad
+                                   pattern in one is refused
   3. a 100-task array at once   -> 100 hook requests, at most a few cycles (printed)
   4. the job ends               -> EpilogSlurmctld's job-end: a reroute with an empty mapping;
      the array is cancelled        100 job-end requests, again at most a few cycles
@@ -136,6 +138,17 @@ def body(args):
             js = json.loads(sb._run(["squeue", "--json"]).stdout)
             comments = {str(j["job_id"]): j.get("admin_comment") for j in js["jobs"]}
             it.check(comments.get(job) == "sar-pattern=alltoall", f"squeue --json: {comments}")
+            # An admin's AdminComment update keeps the pattern (job_submit.lua's
+            # slurm_job_modify) and its other text; a bad pattern in it is refused.
+            sb.scontrol(["update", f"JobId={job}", "AdminComment=checked by ops"])
+            show = sb.scontrol(["show", "job", job]).stdout
+            it.check("AdminComment=checked by ops,sar-pattern=alltoall" in show,
+                     f"AdminComment update lost the pattern:\n{show}")
+            bad = sb.scontrol(["update", f"JobId={job}", "AdminComment=sar-pattern=bogus"],
+                              check=False)
+            show = sb.scontrol(["show", "job", job]).stdout
+            it.check(bad.returncode != 0 and "sar-pattern=alltoall" in show,
+                     f"AdminComment=sar-pattern=bogus: exit {bad.returncode}\n{show}")
 
             # 3. 100 jobs at once (one array submission): a few cycles, not 100
             m0 = d.metrics()
