@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from testbed_common import exit_on_signals, live_registry, tail  # noqa: F401 (re-exported)
+from testbed_common import exit_on_signals, free_port_block, live_registry, tail  # noqa: F401
 
 SBIN = "/usr/sbin"
 _live = live_registry()
@@ -41,46 +41,6 @@ _live = live_registry()
 
 class SlurmTestbedError(RuntimeError):
     """A step of the SLURM test bed failed; the message carries the relevant log tails."""
-
-
-
-
-def _port_free(port):
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
-def _ephemeral_ports():
-    """The kernel's range for outgoing connections' local ports."""
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            lo, hi = (int(x) for x in f.read().split())
-        return lo, hi
-    except (OSError, ValueError):
-        return 32768, 60999
-
-
-def _free_port_block(count, rng):
-    """A run of `count` free TCP ports on loopback, chosen at random so instances do not collide,
-    and outside the ephemeral range: the outgoing connections of a hundred daemons take their
-    local ports from there, and one taken between this check and slurmd's bind once left a node
-    down ("Unable to bind listen port")."""
-    lo, hi = _ephemeral_ports()
-    spans = [(a, b - count) for a, b in ((10000, lo), (hi + 1, 65536)) if b - count > a]
-    if not spans:
-        raise SlurmTestbedError(f"no room for {count} ports outside the ephemeral range {lo}-{hi}")
-    weights = [b - a for a, b in spans]
-    for _ in range(200):
-        a, b = rng.choices(spans, weights)[0]
-        base = rng.randrange(a, b)
-        if all(_port_free(p) for p in range(base, base + count)):
-            return base
-    raise SlurmTestbedError(f"no block of {count} free ports found")
 
 
 def hostlist(prefix, first, last, width):
@@ -166,8 +126,8 @@ class SlurmTestbed:
             if not os.path.exists(target):
                 target = os.path.join(SBIN, name)
             os.symlink(target, os.path.join(self.workdir, "bin", name))
-        self.ctld_port = _free_port_block(1, self._rng)
-        self.node_port0 = _free_port_block(self.num_nodes, self._rng)
+        self.ctld_port = self._free_ports(1)
+        self.node_port0 = self._free_ports(self.num_nodes)
         self._write_conf()
         _live.add(self)
         self.start_controller()
@@ -409,6 +369,12 @@ class SlurmTestbed:
                 f.write(f"SwitchName=leaf{leaf:02d} Nodes="
                         f"{hostlist(self.prefix, a, a + self.nodes_per_leaf - 1, self.width)}\n")
             f.write(f"SwitchName=spine Switches=leaf[00-{self.num_leaves - 1:02d}]\n")
+
+    def _free_ports(self, count):
+        try:
+            return free_port_block(count, self._rng)
+        except OSError as e:
+            raise SlurmTestbedError(str(e)) from None
 
     def _error(self, what):
         logs = os.path.join(self.workdir, "log")

@@ -3,7 +3,9 @@ error messages, turning termination signals into clean exits, and stopping every
 when the interpreter exits."""
 
 import atexit
+import random
 import signal
+import socket
 import weakref
 
 
@@ -37,3 +39,42 @@ def live_registry():
                 pass
     atexit.register(stop_all)
     return live
+
+
+def _port_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _ephemeral_ports():
+    """The kernel's range for outgoing connections' local ports."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def free_port_block(count, rng=None):
+    """A run of `count` free TCP ports on loopback, chosen at random so instances do not collide,
+    and outside the ephemeral range: the outgoing connections of a hundred daemons take their
+    local ports from there, and one taken between this check and slurmd's bind once left a node
+    down ("Unable to bind listen port")."""
+    rng = rng or random.Random()
+    lo, hi = _ephemeral_ports()
+    spans = [(a, b - count) for a, b in ((10000, lo), (hi + 1, 65536)) if b - count > a]
+    if not spans:
+        raise OSError(f"no room for {count} ports outside the ephemeral range {lo}-{hi}")
+    weights = [b - a for a, b in spans]
+    for _ in range(200):
+        a, b = rng.choices(spans, weights)[0]
+        base = rng.randrange(a, b)
+        if all(_port_free(p) for p in range(base, base + count)):
+            return base
+    raise OSError(f"no block of {count} free ports found")

@@ -27,6 +27,7 @@ import time
 
 import sar_it
 from sar_it import check
+from testbed_common import free_port_block
 
 NUM_VLS = 8
 BLOCK = 64  # LIDs per LFT block (IB_SMP_DATA_SIZE)
@@ -164,7 +165,7 @@ def sent_blocks(log_text):
 def test_ft2(args):
     fab = Fabric(args, "ft2_20_18", ["ft2:20,18"])
     write_atomic(fab.mapping, mapping_text(fab.topo, 1))
-    port = 20000 + os.getpid() % 20000
+    port = free_port_block(1)
     fab.start(port)
     status = console(port, "status")
     check(re.search(r"Routing Engine.*\bsar\b", status),
@@ -220,7 +221,7 @@ def test_degraded(args):
                  ["kary:4,3", "--fail-link", "leaf000:5", "--fail-link", "leaf005:6",
                   "--fail-link", "l2sw002:7", "--fail-switch", "l2sw006"])
     write_atomic(fab.mapping, mapping_text(fab.topo, 3, jobs=2, per_job=8))
-    fab.start(21000 + os.getpid() % 20000)
+    fab.start(free_port_block(1))
     first, layers_path = fab.check_sar_tables("a", "degraded 3-level tree")
 
     # SA path records carry the routes' layers as SL.
@@ -276,7 +277,7 @@ def test_lmc(args):
     """LMC 2: every host has four LIDs; the plugin routes each of them as sar-route does."""
     fab = Fabric(args, "ft2_4_4_lmc2", ["ft2:4,4"], lmc=2)
     write_atomic(fab.mapping, mapping_text(fab.topo, 5, jobs=2, per_job=4))
-    fab.start(21000 + (os.getpid() + 7) % 20000)
+    fab.start(free_port_block(1))
     ranges = sar_it.parse_guid2lid(fab.lids).values()
     check(any(hi - lo == 3 for lo, hi in ranges), f"no LMC 2 LID range in {fab.lids}")
     fab.check_sar_tables("lmc", "FT(2;4,4) with LMC 2")
