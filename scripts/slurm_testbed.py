@@ -117,6 +117,18 @@ class SlurmTestbed:
         self.stop()
 
     def start(self, timeout=60.0):
+        """Brings SLURM up; if that fails, stops what did start and removes the socket dir
+        before raising (a failing __enter__ gets no __exit__)."""
+        try:
+            self._start(timeout)
+        except BaseException:
+            try:
+                self.stop()
+            except Exception:  # noqa: BLE001 - report the start's error, not the teardown's
+                pass
+            raise
+
+    def _start(self, timeout):
         shutil.rmtree(self.workdir, ignore_errors=True)
         for d in ("etc", "bin", "state", "log", "jobs", "no-hwloc-plugins"):
             os.makedirs(os.path.join(self.workdir, d))
