@@ -33,7 +33,7 @@ import time
 import sar_testbed
 from filterd_process import FilterdError, FilterdProcess
 from slurm_testbed import SlurmTestbed, SlurmTestbedError
-from testbed_common import live_registry, tail
+from testbed_common import StartStop, live_registry, tail
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _live = live_registry()
@@ -177,7 +177,7 @@ class Job:
         self.pattern = pattern
 
 
-class DayBed:
+class DayBed(StartStop):
     """Starts fabric, OpenSM (sar), the minhop reference, SLURM and sar-filterd; stop() ends all."""
 
     def __init__(self, workdir, fabric="ft2:16,16", sm=None, hooks=None, sar_route=None,
@@ -205,14 +205,6 @@ class DayBed:
         self._pids = []  # every PID started, for the final check
 
     # --- lifecycle ---------------------------------------------------------------------------
-
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
 
     def start(self):
         for tool in (self.sar_route, self.sar_filterd):

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from testbed_common import exit_on_signals, live_registry, tail  # noqa: F401 (re-exported)
+from testbed_common import StartStop, exit_on_signals, live_registry, tail  # noqa: F401
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 # ibsim refuses clients beyond this many at once; OpenSM is one of them.
@@ -195,7 +195,7 @@ class RouteResult:
         return dict(self.__dict__)
 
 
-class Testbed:
+class Testbed(StartStop):
     """One ibsim fabric plus the means to route it with stock OpenSM and read it back."""
 
     def __init__(self, topology, workdir, lmc=0, guid2lid=None, sim_host=None,
@@ -218,14 +218,6 @@ class Testbed:
         self._daemons = []
 
     # --- lifecycle -------------------------------------------------------------------------
-
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False
 
     def env(self, preload=False):
         env = dict(os.environ)

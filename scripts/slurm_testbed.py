@@ -33,7 +33,8 @@ import sys
 import tempfile
 import time
 
-from testbed_common import exit_on_signals, free_port_block, live_registry, tail  # noqa: F401
+from testbed_common import (StartStop, exit_on_signals, free_port_block,  # noqa: F401
+                            live_registry, tail)
 
 SBIN = "/usr/sbin"
 _live = live_registry()
@@ -57,7 +58,7 @@ def proc_env_has(pid, needle):
         return False
 
 
-class SlurmTestbed:
+class SlurmTestbed(StartStop):
     def __init__(self, workdir, num_nodes=64, nodes_per_leaf=16, prefix="n", width=3,
                  extra_conf="", spank_plugin=None, job_submit_lua=None, prolog_slurmctld=None,
                  epilog_slurmctld=None, first_index=1):
@@ -109,26 +110,7 @@ class SlurmTestbed:
         return env
 
     # --- lifecycle ---------------------------------------------------------------------------
-    def __enter__(self):
-        self.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
     def start(self, timeout=60.0):
-        """Brings SLURM up; if that fails, stops what did start and removes the socket dir
-        before raising (a failing __enter__ gets no __exit__)."""
-        try:
-            self._start(timeout)
-        except BaseException:
-            try:
-                self.stop()
-            except Exception:  # noqa: BLE001 - report the start's error, not the teardown's
-                pass
-            raise
-
-    def _start(self, timeout):
         shutil.rmtree(self.workdir, ignore_errors=True)
         for d in ("etc", "bin", "state", "log", "jobs", "no-hwloc-plugins"):
             os.makedirs(os.path.join(self.workdir, d))

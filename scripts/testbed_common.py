@@ -1,12 +1,33 @@
-"""What the OpenSM and SLURM test beds (sar_testbed.py, slurm_testbed.py) share: log tails for
-error messages, turning termination signals into clean exits, and stopping every live test bed
-when the interpreter exits."""
+"""What the OpenSM and SLURM test beds (sar_testbed.py, slurm_testbed.py, day_bed.py) share:
+start/stop as a context manager, log tails for error messages, turning termination signals into
+clean exits, stopping every live test bed when the interpreter exits, and free TCP ports."""
 
 import atexit
 import random
 import signal
 import socket
 import weakref
+
+
+class StartStop:
+    """`with Bed(...) as bed:` for classes with start() and stop(). A start() that fails is
+    stopped at once: a failing __enter__ gets no __exit__, and what did start (daemons, temp
+    dirs) must not outlive it."""
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            try:
+                self.stop()
+            except Exception:  # noqa: BLE001 - report the start's error, not the teardown's
+                pass
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
 
 
 def tail(path, lines=25):
