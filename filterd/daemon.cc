@@ -366,9 +366,10 @@ int Daemon::Run() {
       // Drain what is queued (bounded, so a flood cannot starve the timer and signals): a burst
       // of hooks is then one batch of requests and, through `events`, one poll.
       int requests = 0;
+      const std::string status = StatusLine();  // the metrics do not change while draining
       for (int served = 0; served < 256; ++served) {
         bool poll_now = false;
-        if (!control.ServeOne(StatusLine(), &poll_now)) break;
+        if (!control.ServeOne(status, &poll_now)) break;
         if (poll_now) {
           ++requests;
           events.Request(MonotonicSeconds());

@@ -116,9 +116,7 @@ sar::Status LoadMapping(const std::string& path, bool* missing, sar::JobMapping*
     *missing = true;
     return sar::Status::OK();
   }
-  std::string text;
-  SAR_RETURN_IF_ERROR(sar::ReadFileToString(path, &text));
-  return sar::ParseJobMapping(text, path, mapping);
+  return sar::ReadJobMapping(path, mapping);
 }
 
 sar::Status LoadClasses(const SarBridgeConfig& c, const sar::Fabric& f, sar::NodeClasses* classes,

@@ -464,6 +464,11 @@ class DayBed(StartStop):
              self.guid2lid, "--jobs", mapping, "--vls", self.num_vls, "-o", out])
         return out
 
+    def diff_lfts(self, a, b):
+        """`sar-route diff-lfts` of two table files: (same, its report)."""
+        p = run([self.sar_route, "diff-lfts", "--topology", self.topology, a, b], check=False)
+        return p.returncode == 0, p.stdout
+
     def evaluate(self, lfts, mapping):
         """`sar-route eval` of tables read from the switches, for a job mapping."""
         p = run([self.sar_route, "eval", "--topology", self.topology, "--lids", self.guid2lid,

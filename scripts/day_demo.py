@@ -151,12 +151,10 @@ class Day:
                 row["latency"] = self.latency(job or end_job, marks, row["event"])
         elif self.verify_quiet:
             now = self.bed.readback(tag)
-            p = day_bed.run([self.bed.sar_route, "diff-lfts", "--topology", self.bed.topology,
-                             self.bed.current_lfts, now], check=False)
-            row["same"] = p.returncode == 0
+            row["same"], report = self.bed.diff_lfts(self.bed.current_lfts, now)
             if not row["same"]:
                 self.failures.append(f"event {self.n} ({title}): no reroute, yet the switches' "
-                                     f"tables changed:\n{p.stdout[-1500:]}")
+                                     f"tables changed:\n{report[-1500:]}")
         if expect_reroute is not None and rerouted != expect_reroute:
             self.failures.append(f"event {self.n} ({title}): "
                                  f"{'a reroute' if rerouted else 'no reroute'}, expected "
@@ -173,12 +171,11 @@ class Day:
             return None
         offline = self.bed.offline_route(handed, os.path.join(self.bed.workdir, "moments",
                                                               f"{tag}.offline.lfts"))
-        p = day_bed.run([self.bed.sar_route, "diff-lfts", "--topology", self.bed.topology,
-                         offline, self.bed.current_lfts], check=False)
-        if p.returncode != 0:
+        same, report = self.bed.diff_lfts(offline, self.bed.current_lfts)
+        if not same:
             self.failures.append(f"event {self.n}: switch tables differ from sar-route route "
-                                 f"for the mapping sar-filterd handed over:\n{p.stdout[-1500:]}")
-        return p.returncode == 0
+                                 f"for the mapping sar-filterd handed over:\n{report[-1500:]}")
+        return same
 
     def latency(self, job, marks, event):
         bed = self.bed

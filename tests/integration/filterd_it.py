@@ -41,6 +41,21 @@ def parse_mapping(text):
     return {j: sorted(h) for j, h in jobs.items()}
 
 
+def parse_mapping_patterns(text):
+    """Mapping with patterns ('<host> <job> [<pattern>]') -> {job id: (sorted hosts, pattern)};
+    written independently of libsar's parser."""
+    hosts, pattern = {}, {}
+    for line in text.splitlines():
+        f = line.split("#", 1)[0].split()
+        if not f:
+            continue
+        check(len(f) in (2, 3), f"mapping line is not '<host> <job> [<pattern>]': {line}")
+        hosts.setdefault(f[1], []).append(f[0])
+        p = f[2] if len(f) == 3 else "default"
+        check(pattern.setdefault(f[1], p) == p, f"job {f[1]} has two patterns in the mapping")
+    return {j: (sorted(h), pattern[j]) for j, h in hosts.items()}
+
+
 class FakeOpenSM:
     """A separate process standing in for OpenSM: pid file + a record of each SIGUSR2."""
 

@@ -33,26 +33,12 @@ import day_demo  # noqa: E402
 import slurm_testbed  # noqa: E402
 
 
-def parse_mapping(text):
-    """'<host> <job> [<pattern>]' lines -> {job: (sorted hosts, pattern)}, by hand."""
-    hosts, pattern = {}, {}
-    for line in text.splitlines():
-        f = line.split("#", 1)[0].split()
-        if not f:
-            continue
-        it.check(len(f) in (2, 3), f"mapping line {line!r}")
-        hosts.setdefault(f[1], []).append(f[0])
-        p = f[2] if len(f) == 3 else "default"
-        it.check(pattern.setdefault(f[1], p) == p, f"job {f[1]} has two patterns")
-    return {j: (sorted(h), pattern[j]) for j, h in hosts.items()}
-
-
 def check_row(bed, row):
     tag = row["tag"]
     moments = os.path.join(bed.workdir, "moments")
     handed = os.path.join(moments, f"{tag}.filterd.map")
     with open(handed) as f:
-        got = parse_mapping(f.read())
+        got = it.parse_mapping_patterns(f.read())
     it.check(got == row["multi_leaf_jobs"],
              f"event {row['n']}: sar-filterd handed over {got}, the multi-leaf jobs are "
              f"{row['multi_leaf_jobs']}")

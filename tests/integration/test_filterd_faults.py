@@ -12,13 +12,13 @@
 """
 
 import os
-import socket
 import stat
 import time
 import urllib.request
 
 import filterd_it as it
 from slurm_testbed import SlurmTestbed
+from testbed_common import free_port_block
 
 
 def write_fabric(path, sb):
@@ -102,9 +102,7 @@ def body(args):
             del options3["topology_conf"]
             options3["fabric"] = fabric
             options3["metrics_textfile"] = os.path.join(w, "metrics3.prom")
-            with socket.socket() as probe:  # a free loopback port for the HTTP endpoint
-                probe.bind(("127.0.0.1", 0))
-                http_port = probe.getsockname()[1]
+            http_port = free_port_block(1)  # a free loopback port for the HTTP endpoint
             options3["metrics_listen"] = f"127.0.0.1:{http_port}"
             d = it.Filterd(args.sar_filterd, w, options3, sb.env(), name="run3")
             it.wait_for(lambda: d.metrics().get("polls_total", 0) >= 1, "the start-up poll")

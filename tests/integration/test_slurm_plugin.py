@@ -22,7 +22,6 @@ explain a cycle soon after a job starts.
 import json
 import os
 import re
-import signal
 import time
 
 import filterd_it as it
@@ -39,21 +38,6 @@ def parse_args():
         ap.add_argument("--spank-plugin", required=True)
         ap.add_argument("--job-submit-lua", required=True)
     return sar_it.parse_args(__doc__, need_sar_route=False, extra=extra)
-
-
-def parse_mapping(text):
-    """Mapping file -> {job id: (sorted hosts, pattern)}; independent of libsar's parser."""
-    jobs = {}
-    for line in text.splitlines():
-        words = line.split("#", 1)[0].split()
-        if not words:
-            continue
-        it.check(len(words) in (2, 3), f"mapping line is not '<host> <job> [<pattern>]': {line}")
-        pattern = words[2] if len(words) == 3 else "default"
-        hosts, seen = jobs.setdefault(words[1], ([], pattern))
-        it.check(seen == pattern, f"job {words[1]} has two patterns in the mapping")
-        hosts.append(words[0])
-    return {j: (sorted(h), p) for j, (h, p) in jobs.items()}
 
 
 def write_hook(workdir, notify, sock):
@@ -130,7 +114,7 @@ def body(args):
                      f"want exactly one hook-driven cycle: {m}")
             hosts = sb.job_hosts(job)
             it.check(len({sb.leaf_of(h) for h in hosts}) == 2, f"test setup: {hosts}")
-            got = parse_mapping(opensm.signals()[0])
+            got = it.parse_mapping_patterns(opensm.signals()[0])
             it.check(got == {job: (sorted(hosts), "alltoall")},
                      f"mapping at the signal: {got}, want {job}: {sorted(hosts)} alltoall")
             show = sb.scontrol(["show", "job", job]).stdout
@@ -179,7 +163,8 @@ def body(args):
             # 4. the alltoall job ends: EpilogSlurmctld -> job-end -> reroute, empty mapping
             sb.scancel(job)
             it.wait_for(lambda: len(opensm.signals()) >= 2, "a reroute after the job ended", 10)
-            it.check(parse_mapping(opensm.signals()[1]) == {}, "mapping after the end is not empty")
+            it.check(it.parse_mapping_patterns(opensm.signals()[1]) == {},
+                     "mapping after the end is not empty")
             ends = [c for c in hook_calls(w) if c[2] == job and c[3] == "epilog_slurmctld"]
             it.check(len(ends) == 1 and ends[0][4] == 0, f"epilog calls: {ends}")
 
@@ -197,13 +182,13 @@ def body(args):
             it.check(1 <= cycles <= MAX_BURST_CYCLES, f"{cycles} cycles for the end burst")
 
             # 5. filterd frozen, then stopped: jobs start, the hook exits 0 and logs
-            os.kill(d.proc.pid, signal.SIGSTOP)
+            d.pause()
             try:
                 frozen = sb.sbatch(nodes=1)
                 sb.wait_state(frozen, "RUNNING")
                 it.wait_for(lambda: prologs(w, frozen), "the prolog of the job (filterd frozen)")
             finally:
-                os.kill(d.proc.pid, signal.SIGCONT)
+                d.resume()
             start, end, _, _, rc, _ = prologs(w, frozen)[0]
             print(f"filterd frozen: hook exit {rc} after {(end - start) * 1e3:.0f} ms", flush=True)
             it.check(rc == 0 and end - start < 1.5, f"hook with filterd frozen: {rc}, "
