@@ -317,7 +317,7 @@ class DayBed(StartStop):
     # --- jobs ---------------------------------------------------------------------------------
 
     def idle_by_leaf(self):
-        p = run(["sinfo", "-h", "-N", "-t", "idle", "-o", "%N"], env=self.slurm.env())
+        p = self.slurm.run(["sinfo", "-h", "-N", "-t", "idle", "-o", "%N"])
         idle = {leaf: [] for leaf in self.leaves}
         for name in p.stdout.split():
             if name in self.host_leaf:
@@ -326,18 +326,13 @@ class DayBed(StartStop):
 
     def submit(self, label, nodes=None, nodelist=None, pattern=None, one_leaf=False):
         """sbatch a sleeping job, wait until it runs; returns the Job."""
-        argv = ["sbatch", "--parsable", "-J", label, "-o",
-                os.path.join(self.slurm.workdir, "jobs", "%j.out")]
-        if nodes:
-            argv += ["-N", str(nodes)]
-        if nodelist:
-            argv += ["-w", nodelist]
+        extra = ["-J", label]
         if one_leaf:
-            argv += ["--switches=1"]
+            extra += ["--switches=1"]
         if pattern and self.hooks:
-            argv += [f"--sar-pattern={pattern}"]
-        argv += ["--wrap", "sleep 3600"]
-        job_id = run(argv, env=self.slurm.env()).stdout.strip().split(";")[0]
+            extra += [f"--sar-pattern={pattern}"]
+        job_id = self.slurm.sbatch(nodes=nodes, nodelist=nodelist, seconds=3600,
+                                   extra_args=extra)
         self.slurm.wait_state(job_id, "RUNNING", timeout=30.0)
         hosts = self.slurm.job_hosts(job_id)
         leaves = sorted({self.host_leaf[h] for h in hosts})
