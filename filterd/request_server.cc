@@ -60,7 +60,8 @@ int RequestServer::Handle(int listen_fd, const std::vector<pollfd>& fds, const A
   // A connection is done once its answer is out; it is dropped at its deadline, whatever state.
   auto step = [&](Conn* c, bool readable, int* answered) {
     if (readable && !c->answered && !Progress(c, answer, answered)) return false;
-    if (c->answered) return WriteAvailable(c->fd, &c->out) && !c->out.empty();
+    if (c->answered && !(WriteAvailable(c->fd, &c->out) && !c->out.empty())) return false;
+    // Still reading, or an answer the client does not take: the deadline ends both.
     if (IoClock::now() >= c->deadline) {
       ++dropped_;
       return false;
