@@ -129,7 +129,7 @@ TEST(DaemonLoop, SlowClientsDelayNeitherCyclesNorSigterm) {
   const auto t1 = Clock::now();
   kill(getpid(), SIGTERM);
   loop.join();
-  EXPECT_LT(Since(t1), 0.5);
+  EXPECT_LT(Since(t1), 1.0) << "the old loop obeyed SIGTERM only after the slow client";
   EXPECT_EQ(rc, 0);
   for (int fd : silent) close(fd);
   close(slow);

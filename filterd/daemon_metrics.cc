@@ -21,7 +21,8 @@ std::string FormatPrometheus(const DaemonMetrics& m) {
   Add(&out, "polls_total", "counter", "Job source polls.", m.polls);
   Add(&out, "poll_errors_total", "counter", "Polls that failed after all retries.", m.poll_errors);
   Add(&out, "reroutes_total", "counter", "Mapping writes followed by a trigger.", m.reroutes);
-  Add(&out, "trigger_errors_total", "counter", "Failed subnet manager triggers.", m.trigger_errors);
+  Add(&out, "trigger_errors_total", "counter",
+      "Failed reroutes: mapping not written or trigger failed.", m.trigger_errors);
   Add(&out, "cycle_errors_total", "counter",
       "Cycles ended by an unexpected error (logged; the daemon goes on).", m.cycle_errors);
   Add(&out, "control_requests_total", "counter",

@@ -15,7 +15,11 @@ RequestServer::~RequestServer() {
 }
 
 void RequestServer::AddPollFds(int listen_fd, std::vector<pollfd>* fds) const {
-  if (listen_fd >= 0) fds->push_back({listen_fd, POLLIN, 0});
+  // At the cap, further clients wait in the kernel's listen backlog until a slot frees (by an
+  // answer or a deadline); not polling the listener then keeps the loop from spinning on it.
+  if (listen_fd >= 0 && conns_.size() < options_.max_clients) {
+    fds->push_back({listen_fd, POLLIN, 0});
+  }
   for (const Conn& c : conns_) {
     fds->push_back({c.fd, static_cast<short>(c.answered ? POLLOUT : POLLIN), 0});
   }
@@ -77,17 +81,12 @@ int RequestServer::Handle(int listen_fd, const std::vector<pollfd>& fds, const A
     }
   }
   if (listen_fd >= 0 && ready(listen_fd)) {
-    // Accept everything queued (the listening socket is non-blocking): a burst of hooks becomes
-    // one batch. Past max_clients the newest are closed at once, so a flood of idle
-    // connections cannot grow without bound; those clients see the connection reset.
-    for (;;) {
+    // Accept what is queued (the listening socket is non-blocking), up to max_clients open at
+    // once: a burst of hooks becomes one batch, and a flood of idle connections cannot grow
+    // our state without bound (the rest wait in the backlog).
+    while (conns_.size() < options_.max_clients) {
       const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) break;
-      if (conns_.size() >= options_.max_clients) {
-        close(fd);
-        ++dropped_;
-        continue;
-      }
       conns_.push_back({fd, DeadlineIn(options_.deadline_s), {}, {}, false});
       // Most clients have sent their request by now: answer it in this same turn.
       if (!step(&conns_.back(), true, &answered)) Close(conns_.size() - 1);

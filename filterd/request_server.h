@@ -19,7 +19,7 @@ namespace sar::filterd {
 struct RequestServerOptions {
   double deadline_s = 2;      // from accept to the last byte of the answer
   size_t max_request = 4096;  // a request still incomplete at this size is dropped
-  size_t max_clients = 64;    // further connections are accepted and closed at once
+  size_t max_clients = 64;    // open at once; further clients wait in the listen backlog
 };
 
 class RequestServer {
@@ -40,7 +40,7 @@ class RequestServer {
   /// The earliest connection deadline (for the loop's poll timeout); max() if none is open.
   IoClock::time_point NextDeadline() const;
   size_t open_connections() const { return conns_.size(); }
-  uint64_t dropped() const { return dropped_; }  // timed out, too large, or over max_clients
+  uint64_t dropped() const { return dropped_; }  // closed unanswered: deadline or byte cap
 
  private:
   struct Conn {

@@ -59,7 +59,7 @@ TEST(RequestServer, DeadlinesAndCapsHoldAfterTheAnswerToo) {
         longest, std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count());
   }
   EXPECT_EQ(answered, 1);
-  EXPECT_LT(longest, 0.05) << "Handle waited on a client";
+  EXPECT_LT(longest, 0.25) << "Handle waited on a client";
   EXPECT_EQ(server.open_connections(), 0u) << "the unread answer outlived its deadline";
   EXPECT_EQ(server.dropped(), 2u);  // the flooder (cap) and the one that did not read (deadline)
   close(reader_never);
