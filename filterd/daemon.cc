@@ -246,9 +246,16 @@ void Daemon::ReportDryRun(const std::vector<MultiSwitchJob>& set) {
     return;
   }
   RouteQuality now, now_new_jobs, after;
-  if (Status s = planner_->Evaluate(state_.router_set, &now); !s.ok()) {
+  RoutingInputs router_in, in;  // each job set converted once
+  if (Status s = planner_->Inputs(set, &in); !s.ok()) {
+    spdlog::info("dry run: {}", s.ToString());
+    return;
+  }
+  if (Status s = planner_->Inputs(state_.router_set, &router_in); !s.ok()) {
+    spdlog::info("dry run: current job set: {}", s.ToString());
+  } else if (s = planner_->Evaluate(router_in, &now); !s.ok()) {
     spdlog::info("dry run: current tables not evaluated: {}", s.ToString());
-  } else if (planner_->Evaluate(set, &now_new_jobs).ok()) {
+  } else if (planner_->Evaluate(in, &now_new_jobs).ok()) {
     spdlog::info(
         "dry run: current tables: max effective EFI {} -> {} and dark fiber {:.3f} -> {:.3f} "
         "with the new jobs and no reroute",
@@ -256,7 +263,7 @@ void Daemon::ReportDryRun(const std::vector<MultiSwitchJob>& set) {
         now_new_jobs.dark_fiber);
   }
   LftSet tables;
-  if (Status s = planner_->Plan(set, &tables, &after); !s.ok()) {
+  if (Status s = planner_->Plan(in, &tables, &after); !s.ok()) {
     spdlog::info("dry run: a reroute would fail and keep the last good tables: {}", s.ToString());
     return;
   }
@@ -271,7 +278,9 @@ Status Daemon::FileModeTrigger(const std::vector<MultiSwitchJob>& set) {
   LftSet tables;
   RouteQuality quality;
   const double t0 = MonotonicSeconds();
-  Status s = planner_->Plan(set, &tables, &quality);
+  RoutingInputs in;
+  Status s = planner_->Inputs(set, &in);
+  if (s.ok()) s = planner_->Plan(in, &tables, &quality);
   if (!s.ok()) {
     return Status::Failed(s.message() + "; keeping the last good tables in " + config_.lft_file);
   }

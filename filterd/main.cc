@@ -27,15 +27,16 @@ using namespace sar::filterd;
 
 constexpr int kExitConfig = 2;
 
-Status LoadLeaves(const Config& config, LeafMap* leaves) {
+// `fabric`: the parsed `fabric` file (parsed once: the planner gets it too), or why not.
+Status LoadLeaves(const Config& config, const sar::Fabric& fabric, const Status& fabric_status,
+                  LeafMap* leaves) {
   if (!config.topology_conf.empty()) return ReadTopologyConf(config.topology_conf, leaves);
   std::unordered_map<sar::Guid, std::string> name_map;
   if (!config.node_name_map.empty()) {
     SAR_RETURN_IF_ERROR(ReadNodeNameMap(config.node_name_map, &name_map));
   }
   if (!config.subnet_lst.empty()) return ReadSubnetLst(config.subnet_lst, name_map, leaves);
-  sar::Fabric fabric;
-  SAR_RETURN_IF_ERROR(sar::ReadTopology(config.fabric, &fabric));
+  SAR_RETURN_IF_ERROR(fabric_status);
   *leaves = LeafMapFromFabric(fabric, name_map);
   return Status::OK();
 }
@@ -100,8 +101,12 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::flush_on(spdlog::level::info);
 
+  sar::Fabric fabric;
+  const Status fabric_status = config.fabric.empty()
+                                   ? Status::InvalidArgument("no 'fabric' topology configured")
+                                   : sar::ReadTopology(config.fabric, &fabric);
   LeafMap leaves;
-  if (Status s = LoadLeaves(config, &leaves); !s.ok()) {
+  if (Status s = LoadLeaves(config, fabric, fabric_status, &leaves); !s.ok()) {
     spdlog::critical("topology: {}", s.ToString());
     return kExitConfig;
   }
@@ -124,10 +129,15 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<RoutePlanner> planner;
   if (!config.fabric.empty() && !config.guid2lid.empty()) {
-    PlannerOptions po{config.engine, config.num_vls, config.routing_threads};
-    if (Status s =
-            RoutePlanner::Open(config.fabric, config.guid2lid, config.current_lfts, po, &planner);
-        !s.ok()) {
+    // File mode feeds OpenSM's file engine, which carries one layer; the dry run in front of
+    // the plugin may use every lane.
+    PlannerOptions po{config.engine, config.num_vls, config.routing_threads,
+                      config.trigger == "file" ? 1 : 0};
+    Status s = fabric_status;
+    if (s.ok()) {
+      s = RoutePlanner::Open(std::move(fabric), config.guid2lid, config.current_lfts, po, &planner);
+    }
+    if (!s.ok()) {
       // File mode cannot work without it; the dry run only loses its metrics.
       if (config.trigger == "file") {
         spdlog::critical("routing data: {}", s.ToString());

@@ -1,4 +1,5 @@
-// sar-route eval: validate routing tables and print their metrics.
+// sar-route eval: validate routing tables (libsar's routing pass) and print their metrics. An
+// invalid table set exits 1 with ValidateRouting's message on stderr, after the report.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "sar/io/layers_file.h"
 #include "sar/jobs.h"
 #include "sar/metrics.h"
+#include "sar/routing_pass.h"
 #include "sar/trace.h"
 
 namespace sarcli {
@@ -26,6 +28,8 @@ struct EvalArgs {
   std::string lfts;
   std::string jobs;
   std::string layers;
+  int vls = 15;
+  bool allow_disconnected = false;
   bool json = false;
   bool per_channel = false;
   std::vector<std::string> traffic;
@@ -97,23 +101,28 @@ int RunEval(const EvalArgs& a) {
   }
   timing["read_ms"] = watch.Lap();
 
-  sar::TraceOptions topts;
-  topts.threads = a.threads;
-  sar::TraceReport trace;
-  s = sar::TraceAll(f, lfts, topts, &trace);
-  if (!s.ok()) return Fail(s);
-  timing["trace_ms"] = watch.Lap();
+  // The verdict is libsar's routing pass (ValidateRouting), as for `route`, `compare`, the
+  // plugin and sar-filterd. Without --layers the routes' layers are unknown (tables read back
+  // from a subnet manager): their channel dependencies are then reported, not judged.
+  sar::ValidationOptions vo;
+  vo.num_vls = a.vls;
+  vo.allow_disconnected = a.allow_disconnected;
+  vo.layers_known = layers.has_value();
+  vo.check_min_hop = true;
+  vo.threads = a.threads;
+  sar::ValidationReport check;
+  const sar::Status verdict = sar::ValidateRouting(f, lfts, layers ? &*layers : nullptr,
+                                                   layers ? layers->num_layers() : 1, vo, &check);
+  if (!verdict.ok() && verdict.code() != sar::Status::Code::kFailed) return Fail(verdict);
+  const sar::TraceReport& trace = check.trace;
+  timing["trace_ms"] = check.trace_ms;
 
   sar::DeadlockReport single_layer;
   s = sar::CheckDeadlock(f, lfts, nullptr, &single_layer);
   if (!s.ok()) return Fail(s);
   std::optional<sar::DeadlockReport> layered;
-  if (layers) {
-    layered.emplace();
-    s = sar::CheckDeadlock(f, lfts, &*layers, &*layered);
-    if (!s.ok()) return Fail(s);
-  }
-  timing["deadlock_ms"] = watch.Lap();
+  if (check.deadlock_checked) layered = check.deadlock;
+  timing["deadlock_ms"] = watch.Lap() - check.trace_ms;
 
   sar::MetricsOptions mopts;
   mopts.threads = a.threads;
@@ -129,7 +138,7 @@ int RunEval(const EvalArgs& a) {
   }
   timing["traffic_ms"] = watch.Lap();
 
-  const bool valid = trace.valid() && (!layered || layered->deadlock_free);
+  const bool valid = verdict.ok();
 
   Json j;
   j["valid"] = valid;
@@ -172,6 +181,7 @@ int RunEval(const EvalArgs& a) {
     j["traffic"] = std::move(t);
   }
   j["problems"] = trace.examples;
+  j["invalid"] = valid ? Json(nullptr) : Json(verdict.message());
   if (layered && !layered->deadlock_free) {
     Json cycle = Json::array();
     for (sar::PortId c : layered->cycle) {
@@ -234,7 +244,8 @@ int RunEval(const EvalArgs& a) {
     }
     for (const std::string& e : trace.examples) std::printf("problem: %s\n", e.c_str());
   }
-  return valid ? kOk : kCheckFailed;
+  if (!valid) return Fail(verdict);
+  return kOk;
 }
 
 }  // namespace
@@ -246,7 +257,13 @@ std::function<int()> SetupEval(CLI::App* c) {
   c->add_option("--lfts,-l", e.lfts, "LFT dump (OpenSM dump, file engine input, or dump_fts)")
       ->required();
   c->add_option("--jobs,-j", e.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
-  c->add_option("--layers", e.layers, "virtual layer per route (see docs/formats.md)");
+  c->add_option("--layers", e.layers,
+                "virtual layer per route (see docs/formats.md); with it, every layer must be "
+                "deadlock-free for the tables to be valid");
+  c->add_option("--vls", e.vls, "virtual lanes usable as layers (valid: layers <= this)")
+      ->check(CLI::Range(1, 15));
+  c->add_flag("--allow-disconnected", e.allow_disconnected,
+              "unreachable pairs do not make the tables invalid (loops still do)");
   c->add_option("--traffic", e.traffic,
                 "max link load for all-to-all | shift:N | random[:SEED] | "
                 "clustered:SIZE[:SEED] (repeatable)");

@@ -8,9 +8,7 @@
 #include <memory>
 #include <utility>
 
-#include "sar/deadlock.h"
 #include "sar/io/job_file.h"
-#include "sar/trace.h"
 
 namespace sar {
 namespace {
@@ -132,24 +130,18 @@ ValidationOptions ValidationFor(const RoutingOptions& options) {
 
 Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
                        int num_layers, const ValidationOptions& options, ValidationReport* report) {
-  ValidationReport r;
+  ValidationReport& r = *report;
+  r = ValidationReport();
   r.layers = std::max(num_layers, 1);
-  *report = r;
   SAR_RETURN_IF_ERROR(lfts.CheckFits(fabric));
 
   auto t0 = std::chrono::steady_clock::now();
   TraceOptions topts;
   topts.threads = options.threads;
-  topts.check_min_hop = false;
-  topts.max_examples = 1;
-  TraceReport trace;
-  SAR_RETURN_IF_ERROR(TraceAll(fabric, lfts, topts, &trace));
+  topts.check_min_hop = options.check_min_hop;
+  SAR_RETURN_IF_ERROR(TraceAll(fabric, lfts, topts, &r.trace));
   r.trace_ms = MsSince(t0);
-  r.pairs = trace.pairs;
-  r.delivered = trace.delivered;
-  r.unreachable = trace.unreachable;
-  r.loops = trace.loops;
-  *report = r;
+  const TraceReport& trace = r.trace;
   if (trace.loops > 0 || (!options.allow_disconnected && trace.unreachable > 0)) {
     return Status::Failed("invalid routing: " + std::to_string(trace.unreachable) +
                           " unreachable pairs, " + std::to_string(trace.loops) + " loops; first: " +
@@ -167,12 +159,10 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
   // Looping routes were refused above; unreachable ones (allow_disconnected) add no dependency
   // past their hole.
   t0 = std::chrono::steady_clock::now();
-  DeadlockReport dl;
-  SAR_RETURN_IF_ERROR(CheckDeadlock(fabric, lfts, layers, &dl));
+  SAR_RETURN_IF_ERROR(CheckDeadlock(fabric, lfts, layers, &r.deadlock));
   r.deadlock_ms = MsSince(t0);
   r.deadlock_checked = true;
-  r.dependencies = dl.dependencies;
-  *report = r;
+  const DeadlockReport& dl = r.deadlock;
   if (!dl.deadlock_free) {
     std::string cycle;
     for (PortId c : dl.cycle) cycle += (cycle.empty() ? "" : " -> ") + Channel(fabric, c);

@@ -40,8 +40,8 @@ TEST(ValidateRouting, ValidTablesPass) {
   ValidationReport r;
   const Status s = ValidateRouting(f, invalidtables::Valid(f), nullptr, 1, o, &r);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(r.pairs, 6u);
-  EXPECT_EQ(r.delivered, 6u);
+  EXPECT_EQ(r.trace.pairs, 6u);
+  EXPECT_EQ(r.trace.delivered, 6u);
   EXPECT_TRUE(r.deadlock_checked);
 }
 
@@ -88,7 +88,7 @@ TEST(ValidateRouting, AllowDisconnectedToleratesHolesNotLoops) {
   o.allow_disconnected = true;
   ValidationReport r;
   EXPECT_TRUE(ValidateRouting(f, cases[0].lfts, nullptr, 1, o, &r).ok());
-  EXPECT_EQ(r.unreachable, 1u);
+  EXPECT_EQ(r.trace.unreachable, 1u);
   EXPECT_FALSE(ValidateRouting(f, cases[1].lfts, nullptr, 1, o, &r).ok());
 }
 
@@ -179,7 +179,7 @@ TEST(LoadRoutingInputs, InMemoryMappingEqualsTheFile) {
   ASSERT_TRUE(RunRoutingPass(from_file, &a, &ra).ok());
   ASSERT_TRUE(RunRoutingPass(from_memory, &b, &rb).ok());
   EXPECT_TRUE(a.lfts == b.lfts);
-  EXPECT_EQ(ra.pairs, 30u);
+  EXPECT_EQ(ra.trace.pairs, 30u);
 }
 
 // --- RunRoutingPass ---------------------------------------------------------------------------

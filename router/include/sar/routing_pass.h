@@ -18,12 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "sar/deadlock.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
 #include "sar/jobs.h"
 #include "sar/lft.h"
 #include "sar/node_classes.h"
 #include "sar/status.h"
+#include "sar/trace.h"
 
 namespace sar {
 
@@ -77,19 +79,20 @@ struct ValidationOptions {
   int max_layers = 0;  // 0 = num_vls; else min(num_vls, max_layers)
   bool allow_disconnected = false;
   /// False for tables read back from a subnet manager whose per-route SLs are unknown (compare's
-  /// OpenSM rows): the channel dependency check is skipped and the report says so.
+  /// OpenSM rows, eval without --layers): the channel dependency check is skipped and the report
+  /// says so.
   bool layers_known = true;
+  /// Also compare delivered routes with the shortest paths (eval's report; not a validity rule).
+  bool check_min_hop = false;
   int threads = 0;
 };
 
 struct ValidationReport {
-  uint64_t pairs = 0;  // (endpoint, other endpoint's LID) pairs traced
-  uint64_t delivered = 0;
-  uint64_t unreachable = 0;
-  uint64_t loops = 0;
-  int layers = 1;                 // layers the routes use
-  bool deadlock_checked = false;  // false with layers_known = false, or when tracing failed
-  uint64_t dependencies = 0;      // channel dependencies in all layers
+  TraceReport trace;        // every pair traced (examples: the first problem routes)
+  DeadlockReport deadlock;  // meaningful when deadlock_checked
+  bool deadlock_checked =
+      false;       // false with layers_known = false, or when an earlier check failed
+  int layers = 1;  // layers the routes use
   double trace_ms = 0, deadlock_ms = 0;
 };
 
