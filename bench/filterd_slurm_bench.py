@@ -20,15 +20,11 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
-from slurm_testbed import SlurmTestbed, exit_on_signals  # noqa: E402
+from filterd_process import write_config  # noqa: E402
+from slurm_testbed import SlurmTestbed  # noqa: E402
+from testbed_common import exit_on_signals  # noqa: E402
 
 CYCLE = re.compile(r"cycle: (\d+) running, (\d+) multi-switch.*\(poll ([\d.]+) ms, cycle ([\d.]+) ms\)")
-
-
-def write_config(path, opts):
-    with open(path, "w") as f:
-        for k, v in opts.items():
-            f.write(f"{k}: {json.dumps(v)}\n")
 
 
 def vm_rss_kb(pid):

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 
 import sar_testbed  # noqa: E402
+from testbed_common import exit_on_signals  # noqa: E402
 
 ENGINES = ("ftree", "updn", "minhop", "dfsssp", "sssp", "nue")
 
@@ -82,7 +83,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=120.0, help="per OpenSM run, seconds")
     ap.add_argument("--workdir", help="scratch directory (default: a temporary one)")
     args = ap.parse_args()
-    sar_testbed.exit_on_signals()
+    exit_on_signals()
 
     with tempfile.TemporaryDirectory(prefix="sar-bench-") as tmp:
         workdir = args.workdir or tmp

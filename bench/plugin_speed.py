@@ -22,6 +22,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 import sar_testbed  # noqa: E402
+from testbed_common import exit_on_signals  # noqa: E402
 
 FABRICS = {
     "ft2": ("ft2:20,18", "FT(2;20,18), 360 hosts"),
@@ -59,7 +60,7 @@ def main():
     ap.add_argument("--fabrics", default="ft2,pgft3-2k")
     ap.add_argument("--threads", type=int, default=0, help="plugin threads (0 = all cores)")
     args = ap.parse_args()
-    sar_testbed.exit_on_signals()
+    exit_on_signals()
     plugin_dir = os.path.abspath(args.plugin_dir)
     print(f"{'fabric':40} {'engine':7} {'median ms':>10} {'min ms':>8} {'max ms':>8} "
           f"{'x dfsssp':>9} {'plugin route/check ms':>22}")

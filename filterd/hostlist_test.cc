@@ -43,6 +43,41 @@ TEST(Hostlist, RejectsMalformed) {
   EXPECT_FALSE(ExpandHostlist("n1]", &out).ok());
 }
 
+// Hostile lists (issue 19): a huge range is refused before anything is made, and many bracket
+// groups neither recurse nor blow up.
+TEST(Hostlist, HugeRangesAreRefusedWithoutExpanding) {
+  for (const char* expr :
+       {"x[0-999999999999999999]", "x[0-9999999]", "a[0-999]b[0-999]", "x[0-40000],y[0-40000]"}) {
+    std::vector<std::string> out;
+    const Status s = ExpandHostlist(expr, &out);
+    EXPECT_FALSE(s.ok()) << expr;
+    EXPECT_NE(s.message().find("names more than"), std::string::npos) << s.ToString();
+    EXPECT_TRUE(out.size() <= kMaxHostlistHosts) << expr;
+  }
+  std::vector<std::string> out;
+  EXPECT_TRUE(ExpandHostlist("n[1-4]", &out, 4).ok());
+  EXPECT_FALSE(ExpandHostlist("n[1-5]", &out, 4).ok());
+  EXPECT_EQ(Expand("x[0-49150]").size(), kMaxHostlistHosts);
+}
+
+TEST(Hostlist, ManyGroupsNeitherRecurseNorMultiply) {
+  std::string expr = "h";
+  for (int i = 0; i < 20000; ++i) expr += "[0]";
+  const auto hosts = Expand(expr);
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0], "h" + std::string(20000, '0'));
+  // Errors quote a bounded part of a long input.
+  std::vector<std::string> out;
+  const Status s = ExpandHostlist(expr + "[", &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_LT(s.ToString().size(), 200u);
+}
+
+TEST(Hostlist, OdometerOrderWithSeveralRangesPerGroup) {
+  const std::vector<std::string> want = {"r1n1", "r1n3", "r1n4", "r5n1", "r5n3", "r5n4"};
+  EXPECT_EQ(Expand("r[1,5]n[1,3-4]"), want);
+}
+
 #ifdef SAR_HAVE_SLURM
 // Second truth: SLURM's own expander, on the forms squeue and topology.conf use.
 TEST(Hostlist, AgreesWithLibslurm) {

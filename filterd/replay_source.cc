@@ -1,6 +1,7 @@
 #include "replay_source.h"
 
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -16,8 +17,10 @@ bool ParseSeconds(std::string_view s, double* v) {
     *v = std::numeric_limits<double>::infinity();
     return true;
   }
+  // from_chars also takes "nan", "inf" and "infinity": a time must be a finite number ("-" is
+  // the one way to say "never ends").
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
+  return ec == std::errc() && p == s.data() + s.size() && std::isfinite(*v);
 }
 
 }  // namespace

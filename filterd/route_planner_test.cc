@@ -25,7 +25,9 @@ std::unique_ptr<RoutingEngine> MinHop() { return MakeRoutingEngine("minhop"); }
 class LoopEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "test-loop"; }
-  Status Route(const RoutingInput& in, RoutingOutput* out) const override {
+
+ protected:
+  Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     SAR_RETURN_IF_ERROR(MinHop()->Route(in, out));
     const Fabric& f = *in.fabric;
     const NodeId spine = f.FindByName("spine");

@@ -26,14 +26,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 
 import sar_testbed
-from filterd_process import FilterdError, FilterdProcess
-from slurm_testbed import SlurmTestbed, SlurmTestbedError
-from testbed_common import StartStop, live_registry, tail
+from filterd_process import FilterdProcess
+from slurm_testbed import SlurmTestbed
+from testbed_common import ProcessError, StartStop, live_registry, tail, wait_gone
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _live = live_registry()
@@ -43,7 +42,7 @@ class DayError(RuntimeError):
     """A step of the end-to-end bed failed or a check did not hold; the message says which."""
 
 
-ERRORS = (DayError, sar_testbed.TestbedError, SlurmTestbedError)
+ERRORS = (DayError, ProcessError)  # ProcessError: the test beds' and sar-filterd's errors
 
 
 def run(argv, check=True, timeout=120, **kw):
@@ -152,19 +151,6 @@ def hooks_setup(enabled, bed):
             dict(poll_interval_s=max(bed.poll_interval_s, 30.0)))
 
 
-# --- sar-filterd ----------------------------------------------------------------------------
-
-
-class Filterd(FilterdProcess):
-    """sar-filterd for the day: a stall or an exit is a failed part of the day (DayError)."""
-
-    def wait_metric(self, key, want, timeout):
-        try:
-            return super().wait_metric(key, want, timeout)
-        except FilterdError as e:
-            raise DayError(str(e)) from None
-
-
 # --- the bed ------------------------------------------------------------------------------
 
 
@@ -202,7 +188,7 @@ class DayBed(StartStop):
         self.startup = {}  # step -> seconds
         self.tb = self.osm = self.slurm = self.filterd = None
         self.jobs = {}  # label -> Job (running now)
-        self._pids = []  # every PID started, for the final check
+        self.pids = []  # every PID started, for the final check
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -242,7 +228,7 @@ class DayBed(StartStop):
 
     def leftover_pids(self):
         """PIDs started here that still run (zombies count as gone)."""
-        return [p for p in self._pids if not sar_testbed.wait_gone(p, 5.0)]
+        return [p for p in self.pids if not wait_gone(p, 5.0)]
 
     # --- start-up steps ----------------------------------------------------------------------
 
@@ -266,7 +252,7 @@ class DayBed(StartStop):
     def _minhop_reference(self):
         with sar_testbed.Testbed(self.topology, os.path.join(self.workdir, "minhop-bed"),
                                  guid2lid=self.guid2lid) as ref:
-            self._pids.append(ref.ibsim_pid)
+            self.pids.append(ref.ibsim_pid)
             res = ref.route("minhop")
             shutil.copyfile(res.switches_lfts, self.minhop_lfts)
         return "OpenSM's default engine routed once on a second ibsim bed, tables read back"
@@ -275,12 +261,12 @@ class DayBed(StartStop):
         self.tb = sar_testbed.Testbed(self.topology, os.path.join(self.workdir, "sar-bed"),
                                       guid2lid=self.guid2lid)
         self.tb.start()
-        self._pids.append(self.tb.ibsim_pid)
+        self.pids.append(self.tb.ibsim_pid)
         setup = sm_setup(self.sm, self, self.tb.workdir)
         self.osm = self.tb.start_opensm(setup["engine"], extra_conf=setup["extra_conf"],
                                         env_extra=setup["env_extra"],
                                         lfts_file=setup["lfts_file"], name="opensm")
-        self._pids.append(self.osm.pid)
+        self.pids.append(self.osm.pid)
         if self.sm == "plugin":
             # Until its first heavy sweep OpenSM resends every LFT block on a reroute; a live
             # OpenSM has long had one (docs/opensm-plugin.md).
@@ -298,7 +284,7 @@ class DayBed(StartStop):
         try:
             self.slurm.start(timeout=180.0)
         finally:
-            self._pids += [p.pid for p in [self.slurm.ctld, *self.slurm.slurmds] if p]
+            self.pids += [p.pid for p in [self.slurm.ctld, *self.slurm.slurmds] if p]
         return (f"slurmctld + {len(self.slurm.slurmds)} slurmd on 127.0.0.1, topology/tree, "
                 f"hooks {'on' if self.hooks else 'off'}")
 
@@ -322,16 +308,16 @@ class DayBed(StartStop):
         }
         options.update(filterd_trigger(self.sm, self))
         options.update(self.hook_options)
-        self.filterd = Filterd(self.sar_filterd, fd, options, self.slurm.env())
-        self._pids.append(self.filterd.proc.pid)
+        self.filterd = FilterdProcess(self.sar_filterd, fd, options, self.slurm.env())
+        self.pids.append(self.filterd.pid)
         self.filterd.wait_polls(1)
-        return (f"pid {self.filterd.proc.pid}, polls SLURM every {options['poll_interval_s']} s"
+        return (f"pid {self.filterd.pid}, polls SLURM every {options['poll_interval_s']} s"
                 + (", and when a hook asks" if self.hooks else ""))
 
     # --- jobs ---------------------------------------------------------------------------------
 
     def idle_by_leaf(self):
-        p = run(["sinfo", "-h", "-N", "-t", "idle", "-o", "%N"], env=self.slurm.env())
+        p = self.slurm.run(["sinfo", "-h", "-N", "-t", "idle", "-o", "%N"])
         idle = {leaf: [] for leaf in self.leaves}
         for name in p.stdout.split():
             if name in self.host_leaf:
@@ -340,18 +326,13 @@ class DayBed(StartStop):
 
     def submit(self, label, nodes=None, nodelist=None, pattern=None, one_leaf=False):
         """sbatch a sleeping job, wait until it runs; returns the Job."""
-        argv = ["sbatch", "--parsable", "-J", label, "-o",
-                os.path.join(self.slurm.workdir, "jobs", "%j.out")]
-        if nodes:
-            argv += ["-N", str(nodes)]
-        if nodelist:
-            argv += ["-w", nodelist]
+        extra = ["-J", label]
         if one_leaf:
-            argv += ["--switches=1"]
+            extra += ["--switches=1"]
         if pattern and self.hooks:
-            argv += [f"--sar-pattern={pattern}"]
-        argv += ["--wrap", "sleep 3600"]
-        job_id = run(argv, env=self.slurm.env()).stdout.strip().split(";")[0]
+            extra += [f"--sar-pattern={pattern}"]
+        job_id = self.slurm.sbatch(nodes=nodes, nodelist=nodelist, seconds=3600,
+                                   extra_args=extra)
         self.slurm.wait_state(job_id, "RUNNING", timeout=30.0)
         hosts = self.slurm.job_hosts(job_id)
         leaves = sorted({self.host_leaf[h] for h in hosts})

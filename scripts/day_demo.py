@@ -351,7 +351,7 @@ def main(argv=None):
         # A second Ctrl-C (or the terminal's SIGHUP) must not cut the teardown short.
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)
-        pids = list(bed._pids)
+        pids = list(bed.pids)
         try:
             bed.stop()
         except day_bed.DayError as e:

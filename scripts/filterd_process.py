@@ -4,17 +4,21 @@ Prometheus textfile read back as numbers, its control socket, and stopping it by
 
 import json
 import os
-import signal
 import socket
-import subprocess
-import time
 
-import sar_testbed
-from testbed_common import tail
+from testbed_common import LoggedProcess, ProcessError, start_logged
 
 
-class FilterdError(RuntimeError):
+class FilterdError(ProcessError):
     """sar-filterd exited or did not make progress in time; the message carries its log tail."""
+
+
+def write_config(path, options):
+    """sar-filterd's YAML config from a dict: one `key: value` line each, values as JSON (a
+    subset of YAML)."""
+    with open(path, "w") as f:
+        for k, v in options.items():
+            f.write(f"{k}: {json.dumps(v)}\n")
 
 
 def control_request(path, line, timeout=5.0):
@@ -29,29 +33,21 @@ def control_request(path, line, timeout=5.0):
     return data.decode()
 
 
-class FilterdProcess:
+class FilterdProcess(LoggedProcess):
     """sar-filterd in the foreground. `options` must name `metrics_textfile`; `name` picks the
     config and log file names in `workdir` (several runs can share one directory)."""
 
+    name = "sar-filterd"
+    error_class = FilterdError
+
     def __init__(self, binary, workdir, options, env, name="sar-filterd", extra_args=()):
         self.config = os.path.join(workdir, f"{name}.yaml")
-        self.log = os.path.join(workdir, f"{name}.log")
+        log = os.path.join(workdir, f"{name}.log")
         self.metrics_file = options["metrics_textfile"]
         self.control_socket = options.get("control_socket")
-        with open(self.config, "w") as f:
-            for k, v in options.items():
-                f.write(f"{k}: {json.dumps(v)}\n")
-        with open(self.log, "ab") as err:
-            self.proc = subprocess.Popen(
-                sar_testbed._with_parent_death_signal(
-                    [binary, "--config", self.config, *extra_args]),
-                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def tail(self, lines=30):
-        return tail(self.log, lines)
+        write_config(self.config, options)
+        super().__init__(start_logged([binary, "--config", self.config, *extra_args], log,
+                                      env=env, stdout_to_log=False), log)
 
     def metrics(self):
         """{name without the sar_filterd_ prefix: value} from the textfile; {} before the first."""
@@ -77,39 +73,16 @@ class FilterdProcess:
         return self.wait_metric("polls_total", want, timeout)
 
     def wait_metric(self, key, want, timeout):
-        deadline = time.monotonic() + timeout
-        while True:
+        """Waits until metric `key` reaches `want`; returns the metrics then."""
+        def reached():
             m = self.metrics()
-            if m.get(key, 0) >= want:
-                return m
-            if not self.alive():
-                raise FilterdError(f"sar-filterd exited ({self.proc.returncode}):\n{self.tail()}")
-            if time.monotonic() > deadline:
-                raise FilterdError(f"sar-filterd: {key} did not reach {want:g} in {timeout} s:\n"
-                                   f"{self.tail()}")
-            time.sleep(0.05)
-
-    def log_offset(self):
-        return os.path.getsize(self.log)
-
-    def log_since(self, offset):
-        with open(self.log, "rb") as f:
-            f.seek(offset)
-            return f.read().decode(errors="replace")
+            return [m] if m.get(key, 0) >= want else None
+        return self.wait_until(reached, f"{key} >= {want:g}", timeout, interval=0.05)[0]
 
     def control(self, line, timeout=5.0):
         return control_request(self.control_socket, line, timeout)
 
-    def pause(self):
-        os.kill(self.proc.pid, signal.SIGSTOP)
-
-    def resume(self):
-        os.kill(self.proc.pid, signal.SIGCONT)
-
     def stop(self, grace=10.0):
-        """SIGTERM (after SIGCONT, in case it is paused), SIGKILL after `grace`; returns the exit
+        """SIGTERM (with SIGCONT, in case it is paused), SIGKILL after `grace`; returns the exit
         status (0 for a clean exit)."""
-        if self.alive():
-            os.kill(self.proc.pid, signal.SIGCONT)
-        sar_testbed.stop_process(self.proc, grace=grace)
-        return self.proc.returncode
+        return super().stop(grace)

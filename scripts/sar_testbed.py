@@ -12,7 +12,8 @@ scratch. Only processes started here are ever signalled, by PID. Every wait has 
 failure raises TestbedError carrying the tail of the OpenSM and ibsim logs.
 
 For a subnet manager that keeps running (signals, console, rerouting on events), start_opensm()
-returns an OpenSMDaemon: its pid file, log offsets to wait on, read-back, and stop().
+returns an OpenSMDaemon (a testbed_common.LoggedProcess, as ibsim is): its pid file, log offsets
+to wait on, read-back, and stop(). Starting, waiting and stopping use testbed_common's helpers.
 
 CLI: sar_testbed.py route --topology T --engine ftree --out DIR [--lmc N] [--guid2lid G]
      [--lfts-file L] writes DIR/{opensm-lfts.dump,switches.lfts,live.topo,guid2lid,opensm.log,
@@ -25,12 +26,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
-from testbed_common import StartStop, exit_on_signals, live_registry, tail  # noqa: F401
+from testbed_common import (LoggedProcess, ProcessError, StartStop, exit_on_signals,
+                            live_registry, start_logged, stop_process, tail, vm_hwm_kb,
+                            with_parent_death_signal)
 
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 # ibsim refuses clients beyond this many at once; OpenSM is one of them.
@@ -40,22 +42,15 @@ _instance_counter = itertools.count()
 _live_testbeds = live_registry()
 
 
-class TestbedError(RuntimeError):
+class TestbedError(ProcessError):
     """A step of the test bed failed; the message carries the relevant log tails."""
 
 
+class IbsimProcess(LoggedProcess):
+    """The bed's ibsim; its log is its console output."""
 
-
-def _with_parent_death_signal(argv):
-    # If this Python process is killed outright (SIGKILL from a CTest timeout), the kernel still
-    # takes ibsim/OpenSM down with it. setpriv execs, so the PID stays the tool's own. (No
-    # preexec_fn: that is unsafe when route() runs in threads.)
-    if _SETPRIV:
-        return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
-    return list(argv)
-
-
-_SETPRIV = shutil.which("setpriv")
+    name = "ibsim"
+    error_class = TestbedError
 
 
 def _preload_sanitizers(env, run_dir):
@@ -73,63 +68,6 @@ def _preload_sanitizers(env, run_dir):
                         ("libumad2sim.so", "libibumad.so.3", "libosmvendor.so.5")))
     env["LD_PRELOAD"] = " ".join(extra + env.get("LD_PRELOAD", "").split())
     env["ASAN_OPTIONS"] = f"detect_leaks=0:abort_on_error=1:suppressions={supp}"
-
-
-def _proc_state(pid):
-    """State letter from /proc/PID/stat, or None once the PID is gone. Zombies show as 'Z'."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # The command name is in parentheses and may contain spaces; the state follows it.
-    return stat[stat.rfind(")") + 2]
-
-
-def wait_gone(pid, timeout):
-    """True once PID has exited (absent or a zombie we could not reap) within `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        state = _proc_state(pid)
-        if state is None or state in "ZX":
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-
-
-def stop_process(proc, grace=3.0):
-    """Stops a child we started (a subprocess.Popen): SIGTERM, then SIGKILL; reaps it."""
-    if proc is None or proc.returncode is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        try:
-            os.kill(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    if proc.returncode is None:
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-    if not wait_gone(proc.pid, 5.0):
-        raise TestbedError(f"process {proc.pid} ({' '.join(proc.args)}) did not exit")
-
-
-def _vm_hwm_kb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
 
 
 def first_hca_name(topology_path):
@@ -246,24 +184,15 @@ class Testbed(StartStop):
         # write console commands into it.
         self._fifo_fd = os.open(self.fifo, os.O_RDWR)
         _live_testbeds.add(self)
-        with open(self.ibsim_log, "wb") as out:
-            self._ibsim = subprocess.Popen(
-                _with_parent_death_signal(["ibsim", "-s", *self.ibsim_args, self.topology]),
-                stdin=self._fifo_fd, stdout=out, stderr=subprocess.STDOUT, env=self.env(),
-                cwd=self.workdir)  # umad2sim leaves sys-<pid>/ in the working directory
-        deadline = time.monotonic() + self.ready_timeout
-        while True:
-            if "Network simulator ready" in tail(self.ibsim_log, 200):
-                return
-            if self._ibsim.poll() is not None:
-                self.stop()
-                raise TestbedError(f"ibsim exited with {self._ibsim.returncode} before it was "
-                                   f"ready:\n{tail(self.ibsim_log)}")
-            if time.monotonic() > deadline:
-                self.stop()
-                raise TestbedError(f"ibsim not ready after {self.ready_timeout} s:\n"
-                                   f"{tail(self.ibsim_log)}")
-            time.sleep(0.02)
+        self._ibsim = IbsimProcess(start_logged(
+            ["ibsim", "-s", *self.ibsim_args, self.topology], self.ibsim_log, env=self.env(),
+            stdin=self._fifo_fd, mode="wb",
+            cwd=self.workdir), self.ibsim_log)  # umad2sim leaves sys-<pid>/ in the working dir
+        try:
+            self._ibsim.wait_log("Network simulator ready", 0, self.ready_timeout)
+        except TestbedError:
+            self.stop()
+            raise
 
     def _seed_guid2lid(self):
         # OpenSM's cache reader needs a blank line after each entry: without it only the first
@@ -286,7 +215,8 @@ class Testbed(StartStop):
         try:
             for daemon in self._daemons:
                 daemon.stop()
-            stop_process(self._ibsim)
+            if self._ibsim is not None:
+                self._ibsim.stop()
         finally:
             if self._fifo_fd is not None:
                 os.close(self._fifo_fd)
@@ -302,6 +232,10 @@ class Testbed(StartStop):
         os.write(self._fifo_fd, (command + "\n").encode())
 
     # --- routing ---------------------------------------------------------------------------
+
+    def _check_ibsim(self):
+        if self._ibsim is None or not self._ibsim.alive():
+            raise TestbedError("ibsim is not running")
 
     def _write_conf(self, run_dir, dump_dir, extra_conf, console_port=None):
         pml = os.path.join(run_dir, "per-module-logging.conf")
@@ -341,9 +275,8 @@ class Testbed(StartStop):
         env["OSM_TMP_DIR"] = dump_dir
         env.update(env_extra or {})
         _preload_sanitizers(env, run_dir)
-        with open(os.path.join(run_dir, "opensm.out"), "wb") as out:
-            return subprocess.Popen(_with_parent_death_signal(cmd), stdout=out,
-                                    stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
+        return start_logged(cmd, os.path.join(run_dir, "opensm.out"), env=env, mode="wb",
+                            cwd=self.workdir)
 
     def route(self, engine, lfts_file=None, extra_conf=None, timeout=60.0, readback=True,
               allow_fallback=False):
@@ -352,8 +285,7 @@ class Testbed(StartStop):
         For engine "file", `lfts_file` is loaded with no fallback to minhop: a file OpenSM cannot
         use fails the run instead of silently routing with minhop.
         """
-        if self._ibsim is None or self._ibsim.poll() is not None:
-            raise TestbedError("ibsim is not running")
+        self._check_ibsim()
         self._runs += 1
         run_dir = os.path.join(self.workdir, f"run{self._runs}-{engine}")
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -371,11 +303,11 @@ class Testbed(StartStop):
         log_text = open(result.log, errors="replace").read()
         result.routing_time_s, result.engine_used = routing_time(log_text, engine)
         if result.engine_used != engine and not allow_fallback:
-            raise self._error(f"OpenSM configured the tables with '{result.engine_used}', "
-                              f"not '{engine}'")
+            raise self.error(f"OpenSM configured the tables with '{result.engine_used}', "
+                             f"not '{engine}'")
         src = os.path.join(dump_dir, "opensm-lfts.dump")
         if not os.path.exists(src):
-            raise self._error("OpenSM wrote no opensm-lfts.dump")
+            raise self.error("OpenSM wrote no opensm-lfts.dump")
         shutil.copyfile(src, result.opensm_lfts)
         cache = os.path.join(self.cache_dir, "guid2lid")
         if os.path.exists(cache):
@@ -402,7 +334,7 @@ class Testbed(StartStop):
         while True:
             # getrusage() of the child would count the forked Python before exec; VmHWM is
             # OpenSM's own peak so far. The last sample before exit is what we report.
-            hwm = _vm_hwm_kb(proc.pid)
+            hwm = vm_hwm_kb(proc.pid)
             if hwm:
                 result.opensm_maxrss_kb = hwm
             proc.poll()
@@ -412,14 +344,14 @@ class Testbed(StartStop):
                 result.subnet_up_s = time.monotonic() - t0
             bad = [f for f in failures if f in text and not (up and f == "Exiting SM")]
             if bad:
-                raise self._error(f"OpenSM failed ({bad[0]})")
+                raise self.error(f"OpenSM failed ({bad[0]})")
             if proc.returncode is not None:
                 if up and proc.returncode == 0:
                     return
-                raise self._error(f"OpenSM exited with {proc.returncode}"
-                                  + ("" if up else " before SUBNET UP"))
+                raise self.error(f"OpenSM exited with {proc.returncode}"
+                                 + ("" if up else " before SUBNET UP"))
             if time.monotonic() > deadline:
-                raise self._error(f"OpenSM: no SUBNET UP and exit within {timeout} s")
+                raise self.error(f"OpenSM: no SUBNET UP and exit within {timeout} s")
             time.sleep(0.01)
 
     def start_opensm(self, engine, extra_conf=None, env_extra=None, console_port=None,
@@ -431,8 +363,7 @@ class Testbed(StartStop):
         adds environment (e.g. LD_LIBRARY_PATH for a plugin). With `console_port`, the console
         listens on 127.0.0.1 only. For engine "file", `lfts_file` is loaded with no fallback.
         """
-        if self._ibsim is None or self._ibsim.poll() is not None:
-            raise TestbedError("ibsim is not running")
+        self._check_ibsim()
         self._runs += 1
         run_dir = os.path.join(self.workdir, name or f"daemon{self._runs}-{engine}")
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -454,25 +385,25 @@ class Testbed(StartStop):
 
     def diag(self, argv, out_path=None, timeout=60.0):
         """Runs an infiniband-diags tool against this fabric (ibsim-run); returns its stdout."""
-        if self._ibsim is None or self._ibsim.poll() is not None:
-            raise TestbedError("ibsim is not running")
+        self._check_ibsim()
         try:
-            p = subprocess.run(_with_parent_death_signal(["ibsim-run", *argv]), env=self.env(),
+            p = subprocess.run(with_parent_death_signal(["ibsim-run", *argv]), env=self.env(),
                                capture_output=True, timeout=timeout, cwd=self.workdir)
         except subprocess.TimeoutExpired:
-            raise self._error(f"{argv[0]} timed out after {timeout} s")
+            raise self.error(f"{argv[0]} timed out after {timeout} s")
         out = p.stdout.decode(errors="replace")
         # Beyond ibsim's client limit some tools still exit 0 with nothing useful: also require
         # output.
         if p.returncode != 0 or not out.strip():
-            raise self._error(f"{argv[0]} failed (exit {p.returncode}):\n"
-                              f"{p.stderr.decode(errors='replace')[-2000:]}")
+            raise self.error(f"{argv[0]} failed (exit {p.returncode}):\n"
+                             f"{p.stderr.decode(errors='replace')[-2000:]}")
         if out_path:
             with open(out_path, "w") as f:
                 f.write(out)
         return out
 
-    def _error(self, what):
+    def error(self, what):
+        """A TestbedError saying `what`, with the tails of the last OpenSM log and ibsim's."""
         msg = [what]
         if self._last_log:
             msg.append(f"--- tail of {self._last_log}:\n{tail(self._last_log)}")
@@ -480,63 +411,25 @@ class Testbed(StartStop):
         return TestbedError("\n".join(msg))
 
 
+class OpenSMDaemon(LoggedProcess):
+    """A running OpenSM of a Testbed (`log` is OpenSM's own log file). Its PID is written to
+    `pid_file` (OpenSM writes none), so tools that signal OpenSM by pid file (sar-filterd) can be
+    pointed at it."""
 
-
-
-
-class OpenSMDaemon:
-    """A running OpenSM of a Testbed. Its PID is written to `pid_file` (OpenSM writes none), so
-    tools that signal OpenSM by pid file (sar-filterd) can be pointed at it."""
+    name = "OpenSM"
 
     def __init__(self, testbed, proc, run_dir, log, dump_dir):
+        super().__init__(proc, log)
         self.testbed = testbed
-        self.proc = proc
         self.run_dir = run_dir
-        self.log = log
         self.dump_dir = dump_dir
         self.pid_file = os.path.join(run_dir, "opensm.pid")
         with open(self.pid_file, "w") as f:
             f.write(f"{proc.pid}\n")
         self._readbacks = 0
 
-    @property
-    def pid(self):
-        return self.proc.pid
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def log_offset(self):
-        """The log's current size: pass it to wait_log() to wait only for lines written later."""
-        try:
-            return os.path.getsize(self.log)
-        except OSError:
-            return 0
-
-    def log_since(self, offset):
-        with open(self.log, "rb") as f:
-            f.seek(offset)
-            return f.read().decode(errors="replace")
-
-    def wait_log(self, pattern, offset, timeout):
-        """Waits until a log line written after byte `offset` matches regex `pattern`; returns
-        the match. Raises TestbedError with the log tail on timeout or if OpenSM exits."""
-        rx = re.compile(pattern, re.M)
-        deadline = time.monotonic() + timeout
-        while True:
-            text = self.log_since(offset) if os.path.exists(self.log) else ""
-            m = rx.search(text)
-            if m:
-                return m
-            if self.proc.poll() is not None:
-                raise self.testbed._error(f"OpenSM exited with {self.proc.returncode} while "
-                                          f"waiting for /{pattern}/")
-            if time.monotonic() > deadline:
-                raise self.testbed._error(f"OpenSM: no /{pattern}/ within {timeout} s")
-            time.sleep(0.01)
-
-    def signal(self, signum):
-        os.kill(self.proc.pid, signum)
+    def error(self, what):
+        return self.testbed.error(what)
 
     def routing_passes(self, engine, offset=0):
         """(seconds or None, engine used) of each routing pass logged after `offset`."""
@@ -554,10 +447,6 @@ class OpenSMDaemon:
         path = out_path or os.path.join(self.run_dir, f"switches-{self._readbacks}.lfts")
         self.testbed.diag(["dump_fts"], path)
         return path
-
-    def stop(self):
-        """Stops this OpenSM (by PID). Idempotent."""
-        stop_process(self.proc)
 
 
 def _cli(argv):

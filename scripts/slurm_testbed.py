@@ -11,9 +11,9 @@ Every instance has its own ports, state dir and config (see ../shared/notes/test
 nodes n001.. share 127.0.0.1 and differ by port, one ranged NodeName line per leaf switch
 (leaf00, leaf01, ... under one "spine"). Daemons run in the foreground under their canonical
 names (symlinks in <workdir>/bin: libslurm picks its role from argv[0]) with SLURM_CONF always
-set. Teardown kills only what this instance started, by PID (SIGKILL: a slurmd with running
-steps hangs on SIGTERM), plus job processes whose environment carries this test bed's
-SLURM_CONF. Every wait has a timeout; failures raise SlurmTestbedError with log tails.
+set, each a testbed_common.LoggedProcess with a parent-death signal. Teardown kills only what
+this instance started, by PID (SIGKILL: a slurmd with running steps hangs on SIGTERM), plus job
+processes whose environment carries this test bed's SLURM_CONF. Every wait has a timeout; failures raise SlurmTestbedError with log tails.
 
 Optional sar SLURM side (slurm-plugin/, docs/slurm.md): `spank_plugin` (sar_pattern.so, listed in
 a plugstack.conf), `job_submit_lua` (copied beside slurm.conf, JobSubmitPlugins=lua) and
@@ -33,29 +33,36 @@ import sys
 import tempfile
 import time
 
-from testbed_common import (StartStop, exit_on_signals, free_port_block,  # noqa: F401
-                            live_registry, tail)
+from testbed_common import (LoggedProcess, ProcessError, StartStop, exit_on_signals,
+                            free_port_block, live_registry, pids_with_env, start_logged,
+                            stop_processes, tail)
 
 SBIN = "/usr/sbin"
 _live = live_registry()
 
 
-class SlurmTestbedError(RuntimeError):
+class SlurmTestbedError(ProcessError):
     """A step of the SLURM test bed failed; the message carries the relevant log tails."""
+
+
+class SlurmDaemon(LoggedProcess):
+    """slurmctld, a slurmd or slurmrestd of a SlurmTestbed; `log` holds its output. Errors carry
+    that output's tail and the bed's (slurmctld.log, slurmds that could not bind)."""
+
+    error_class = SlurmTestbedError
+
+    def __init__(self, bed, name, argv, log, mode, env=None):
+        super().__init__(start_logged(argv, log, env=env or bed.env(), mode=mode,
+                                      new_session=True), log, name)
+        self.bed = bed
+
+    def error(self, what):
+        return self.bed.error(f"{what}\n--- {self.name} output:\n{self.tail(15)}")
 
 
 def hostlist(prefix, first, last, width):
     """SLURM range form, e.g. n[001-016]."""
     return f"{prefix}[{first:0{width}d}-{last:0{width}d}]"
-
-
-def proc_env_has(pid, needle):
-    """True if process `pid` has the environment entry `needle` (bytes, NAME=value)."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return needle in f.read().split(b"\0")
-    except OSError:
-        return False
 
 
 class SlurmTestbed(StartStop):
@@ -127,29 +134,22 @@ class SlurmTestbed(StartStop):
         self.start_controller()
         bin_dir = os.path.join(self.workdir, "bin")
         for i in range(self.num_nodes):
-            log = open(os.path.join(self.workdir, "log", f"{self.node(i)}.out"), "w")
-            self.slurmds.append(subprocess.Popen(
+            self.slurmds.append(SlurmDaemon(
+                self, f"slurmd {self.node(i)}",
                 [os.path.join(bin_dir, "slurmd"), "-D", "-f", self.conf, "-N", self.node(i),
                  "-d", os.path.join(bin_dir, "slurmstepd")],
-                env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True))
-            log.close()
+                os.path.join(self.workdir, "log", f"{self.node(i)}.out"), "wb"))
         self.wait_nodes_idle(timeout)
 
     def start_controller(self, wait=True, timeout=30.0):
         """Starts slurmctld (again, after kill_controller()); keeps the job state."""
-        log = open(os.path.join(self.workdir, "log", "slurmctld.out"), "a")
-        self.ctld = subprocess.Popen(
+        self.ctld = SlurmDaemon(
+            self, "slurmctld",
             [os.path.join(self.workdir, "bin", "slurmctld"), "-D", "-f", self.conf],
-            env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)
-        log.close()
+            os.path.join(self.workdir, "log", "slurmctld.out"), "ab")
         if wait:
-            deadline = time.monotonic() + timeout
-            while self.scontrol(["ping"], check=False).returncode != 0:
-                if self.ctld.poll() is not None or time.monotonic() > deadline:
-                    raise self._error("slurmctld did not answer ping")
-                time.sleep(0.2)
+            self.ctld.wait_until(lambda: self.scontrol(["ping"], check=False).returncode == 0,
+                                 "answer to scontrol ping", timeout, interval=0.2)
 
     def wait_state_saved(self, timeout=20.0):
         """Makes slurmctld write its job state now and waits for the file, so a kill -9 that
@@ -161,72 +161,54 @@ class SlurmTestbed(StartStop):
         deadline = time.monotonic() + timeout
         while not (os.path.exists(path) and os.stat(path).st_mtime > t0):
             if time.monotonic() > deadline:
-                raise self._error(f"slurmctld did not save its job state in {timeout} s")
+                raise self.error(f"slurmctld did not save its job state in {timeout} s")
             time.sleep(0.1)
 
     def start_slurmrestd(self, timeout=15.0):
         """slurmrestd on a UNIX socket (local auth; as root it needs disable_user_check).
         Returns the socket path; GET /slurm/v0.0.38/jobs answers like `squeue --json`."""
         sock = os.path.join(self.sockdir, "run", "slurmrestd.sock")  # short: sun_path limit
-        env = dict(self.env(), SLURMRESTD_SECURITY="disable_user_check")
-        log = open(os.path.join(self.workdir, "log", "slurmrestd.out"), "a")
-        self.restd = subprocess.Popen(
+        self.restd = SlurmDaemon(
+            self, "slurmrestd",
             ["slurmrestd", "-f", self.conf, "-a", "rest_auth/local", "-s", "openapi/v0.0.38",
-             f"unix:{sock}"], env=env, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True)
-        log.close()
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(sock):
-            if self.restd.poll() is not None or time.monotonic() > deadline:
-                raise SlurmTestbedError("slurmrestd did not open its socket:\n" +
-                                        tail(os.path.join(self.workdir, "log", "slurmrestd.out"), 15))
-            time.sleep(0.1)
+             f"unix:{sock}"], os.path.join(self.workdir, "log", "slurmrestd.out"), "ab",
+            env=dict(self.env(), SLURMRESTD_SECURITY="disable_user_check"))
+        self.restd.wait_until(lambda: os.path.exists(sock), f"socket {sock}", timeout,
+                              interval=0.1)
         return sock
 
     def pause_controller(self):
         """SIGSTOPs slurmctld: a controller that accepts connections but never answers."""
-        os.kill(self.ctld.pid, signal.SIGSTOP)
+        self.ctld.pause()
 
     def resume_controller(self):
-        os.kill(self.ctld.pid, signal.SIGCONT)
+        self.ctld.resume()
 
     def kill_controller(self):
         """SIGKILLs slurmctld (a crash, not a shutdown); the slurmds and jobs keep running."""
-        if self.ctld and self.ctld.poll() is None:
-            self.ctld.kill()
-            self.ctld.wait(timeout=10)
+        if self.ctld:
+            self.ctld.stop(grace=0)
 
     def stop(self):
-        procs = [p for p in (self.ctld, self.restd) if p] + self.slurmds
-        if self.ctld and self.ctld.poll() is None:
-            os.kill(self.ctld.pid, signal.SIGCONT)  # in case a test left it paused
-        for p in procs:
-            if p.poll() is None:
+        """SIGKILLs every daemon started here (by PID; a slurmd with running steps hangs on
+        SIGTERM), then the job processes that carry this bed's SLURM_CONF. Idempotent."""
+        daemons = [d for d in (self.ctld, self.restd) if d] + self.slurmds
+        try:
+            stop_processes([d.proc for d in daemons], grace=0)
+        finally:
+            # slurmstepd and the job scripts outlive slurmd; they carry our SLURM_CONF.
+            for pid in pids_with_env(f"SLURM_CONF={self.conf}"):
                 try:
-                    p.kill()
+                    os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        # slurmstepd and the job scripts outlive slurmd; they carry our SLURM_CONF.
-        needle = f"SLURM_CONF={self.conf}".encode()
-        me = os.getpid()
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and int(entry) != me and proc_env_has(entry, needle):
-                try:
-                    os.kill(int(entry), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        self.ctld = None
-        self.restd = None
-        self.slurmds = []
-        if self.sockdir:
-            shutil.rmtree(self.sockdir, ignore_errors=True)
-            self.sockdir = None
-        _live.discard(self)
+            self.ctld = None
+            self.restd = None
+            self.slurmds = []
+            if self.sockdir:
+                shutil.rmtree(self.sockdir, ignore_errors=True)
+                self.sockdir = None
+            _live.discard(self)
 
     def _make_sockdir(self):
         """slurmd's spool holds slurmstepd's UNIX sockets, named <spool>/<node>_<job>.<step>, and
@@ -245,14 +227,15 @@ class SlurmTestbed(StartStop):
             os.symlink(os.path.join(self.sockdir, d), os.path.join(self.workdir, d))
 
     # --- clients ---------------------------------------------------------------------------
-    def _run(self, argv, check=True, timeout=30):
+    def run(self, argv, check=True, timeout=30):
+        """A SLURM client command with this bed's SLURM_CONF; the CompletedProcess (text)."""
         p = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=timeout)
         if check and p.returncode != 0:
-            raise self._error(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
+            raise self.error(f"{' '.join(argv)}: exit {p.returncode}: {p.stderr.strip()}")
         return p
 
     def scontrol(self, args, check=True):
-        return self._run(["scontrol", *args], check=check)
+        return self.run(["scontrol", *args], check=check)
 
     def sbatch(self, nodes=None, nodelist=None, time_limit=None, partition=None, seconds=600,
                extra_args=()):
@@ -275,13 +258,13 @@ class SlurmTestbed(StartStop):
             argv += ["-p", partition]
         argv += list(extra_args)
         argv += ["--wrap", f"sleep {seconds}"]
-        return self._run(argv, check=check)
+        return self.run(argv, check=check)
 
     def scancel(self, job_id):
-        self._run(["scancel", str(job_id)])
+        self.run(["scancel", str(job_id)])
 
     def job_field(self, job_id, fmt):
-        return self._run(["squeue", "-h", "-j", str(job_id), "-o", fmt], check=False).stdout.strip()
+        return self.run(["squeue", "-h", "-j", str(job_id), "-o", fmt], check=False).stdout.strip()
 
     def wait_state(self, job_id, state, timeout=20.0):
         deadline = time.monotonic() + timeout
@@ -291,24 +274,24 @@ class SlurmTestbed(StartStop):
                 return
             if time.monotonic() > deadline:
                 reason = self.job_field(job_id, "%r")  # e.g. "launch failed requeued held"
-                raise self._error(f"job {job_id} is '{got}' ({reason}), not {state} "
+                raise self.error(f"job {job_id} is '{got}' ({reason}), not {state} "
                                   f"after {timeout} s")
             time.sleep(0.2)
 
     def job_hosts(self, job_id):
         nodelist = self.job_field(job_id, "%N")
-        out = self._run(["scontrol", "show", "hostnames", nodelist]).stdout
+        out = self.run(["scontrol", "show", "hostnames", nodelist]).stdout
         return out.split()
 
     def wait_nodes_idle(self, timeout=60.0):
         deadline = time.monotonic() + timeout
         while True:
-            p = self._run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False)
+            p = self.run(["sinfo", "-h", "-N", "-o", "%N %t"], check=False)
             idle = sum(1 for line in p.stdout.splitlines() if line.split()[-1:] == ["idle"])
             if idle == self.num_nodes:
                 return
             if time.monotonic() > deadline:
-                raise self._error(f"only {idle}/{self.num_nodes} nodes idle after {timeout} s")
+                raise self.error(f"only {idle}/{self.num_nodes} nodes idle after {timeout} s")
             time.sleep(0.3)
 
     # --- config ----------------------------------------------------------------------------
@@ -370,7 +353,9 @@ class SlurmTestbed(StartStop):
         except OSError as e:
             raise SlurmTestbedError(str(e)) from None
 
-    def _error(self, what):
+    def error(self, what):
+        """A SlurmTestbedError saying `what`, with slurmctld.log's tail and the slurmds that could
+        not bind their ports."""
         logs = os.path.join(self.workdir, "log")
         unbound = []
         for i in range(self.num_nodes):
@@ -384,10 +369,6 @@ class SlurmTestbed(StartStop):
             what += f"\nslurmd could not bind its port on: {' '.join(unbound)}"
         return SlurmTestbedError(
             f"{what}\n--- slurmctld.log ---\n{tail(os.path.join(logs, 'slurmctld.log'), 15)}")
-
-
-
-
 
 
 def _cli(argv):

@@ -6,7 +6,10 @@
 //   0 success, 1 a check failed (invalid routing, tables differ), 2 bad usage,
 //   3 malformed input file, 4 I/O or system error.
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstring>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -48,6 +51,21 @@ int main(int argc, char** argv) {
   for (const Subcommand& sc : kSubcommands) {
     CLI::App* cmd = app.add_subcommand(sc.name, sc.help);
     registered.emplace_back(cmd, sc.setup(cmd));
+  }
+  // CLI11 says only "A subcommand is required" for a misspelt one (and `frobnicate --help`
+  // prints the top-level help with exit 0): name the word and the choices instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const Subcommand& sc : kSubcommands) {
+      known = known || std::strcmp(argv[1], sc.name) == 0;
+      names += (names.empty() ? "" : ", ") + std::string(sc.name);
+    }
+    if (!known) {
+      std::fprintf(stderr, "sar-route: unknown subcommand '%s'; subcommands: %s (see --help)\n",
+                   argv[1], names.c_str());
+      return sarcli::kUsage;
+    }
   }
   try {
     app.parse(argc, argv);

@@ -7,7 +7,6 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -16,8 +15,8 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 
 import sar_it  # noqa: E402  (beside this file)
 import filterd_process  # noqa: E402  (path set above)
-import slurm_testbed  # noqa: E402
-from sar_it import CheckFailed, check  # noqa: E402,F401 (used by the tests through this module)
+from sar_it import check  # noqa: E402  (the tests use it through this module too)
+from testbed_common import LoggedProcess, start_logged  # noqa: E402
 
 
 def parse_args(description):
@@ -27,7 +26,7 @@ def parse_args(description):
 
 
 def main(body):
-    sar_it.main(body, errors=(slurm_testbed.SlurmTestbedError, filterd_process.FilterdError))
+    sar_it.main(body)  # the test beds' and sar-filterd's errors are ProcessErrors
 
 
 def parse_mapping(text):
@@ -56,20 +55,20 @@ def parse_mapping_patterns(text):
     return {j: (sorted(h), pattern[j]) for j, h in hosts.items()}
 
 
-class FakeOpenSM:
+class FakeOpenSM(LoggedProcess):
     """A separate process standing in for OpenSM: pid file + a record of each SIGUSR2."""
+
+    name = "fake OpenSM"
 
     def __init__(self, workdir, mapping_file):
         self.pid_file = os.path.join(workdir, "opensm.pid")
         self.record = os.path.join(workdir, "opensm.signals")
-        self.proc = subprocess.Popen(
+        log = os.path.join(workdir, "fake-opensm.log")
+        super().__init__(start_logged(
             [sys.executable, os.path.abspath(__file__), "fake-opensm", "--pid-file",
-             self.pid_file, "--mapping", mapping_file, "--record", self.record])
-        deadline = time.monotonic() + 10
-        while not os.path.exists(self.pid_file):
-            check(time.monotonic() < deadline and self.proc.poll() is None,
-                  "fake OpenSM did not write its pid file")
-            time.sleep(0.05)
+             self.pid_file, "--mapping", mapping_file, "--record", self.record], log), log)
+        self.wait_until(lambda: os.path.exists(self.pid_file), "its pid file", 10,
+                        interval=0.05)
 
     def signals(self):
         """[mapping text at each SIGUSR2], oldest first."""
@@ -80,9 +79,7 @@ class FakeOpenSM:
             return []
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        return super().stop(grace=0)
 
 
 def _fake_opensm_main(argv):

@@ -15,6 +15,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
 import sar_testbed  # noqa: E402  (path set above)
+from testbed_common import ProcessError, exit_on_signals  # noqa: E402
 
 NO_ROUTE = 255  # an LFT entry that routes nowhere
 
@@ -35,18 +36,18 @@ def parse_args(description, need_sar_route=True, extra=None):
     if extra:
         extra(ap)
     args = ap.parse_args()
-    sar_testbed.exit_on_signals()
+    exit_on_signals()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
     return args
 
 
 def main(body, errors=()):
-    """Runs body() and maps failures (checks, test beds, and `errors`) to a non-zero exit with a
-    readable message."""
+    """Runs body() and maps failures (checks, the test beds' and their processes' errors, and
+    `errors`) to a non-zero exit with a readable message."""
     try:
         body()
-    except (CheckFailed, sar_testbed.TestbedError, *errors) as e:
+    except (CheckFailed, ProcessError, *errors) as e:
         print(f"FAILED: {e}", file=sys.stderr)
         sys.exit(1)
     print("PASSED")

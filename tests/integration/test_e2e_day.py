@@ -22,15 +22,13 @@ hosts, and sar-filterd between them. Asserts:
 """
 
 import os
-import sys
 
 import filterd_it as it
 import sar_it
 
-sys.path.insert(0, os.path.join(it.REPO, "scripts"))
-import day_bed  # noqa: E402
-import day_demo  # noqa: E402
-import slurm_testbed  # noqa: E402
+import day_bed  # scripts/ (sar_it puts it on the path)
+import day_demo
+from testbed_common import pids_with_env
 
 
 def check_row(bed, row):
@@ -80,14 +78,12 @@ def body(args):
         for row in quiet:  # read back after the event: the same tables as before it
             it.check(row["same"] is True, f"event {row['n']}: switches changed without reroute")
     finally:
-        pids = list(bed._pids)
+        pids = list(bed.pids)
         bed.stop()
     left = bed.leftover_pids()
     it.check(len(pids) >= 5 + 64 and not left, f"{len(pids)} started, still running: {left}")
     if conf:
-        needle = f"SLURM_CONF={conf}".encode()
-        strays = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
-                  and slurm_testbed.proc_env_has(p, needle)]
+        strays = pids_with_env(f"SLURM_CONF={conf}")
         it.check(not strays, f"job processes left: {strays}")
 
 
@@ -97,4 +93,4 @@ if __name__ == "__main__":
         ap.add_argument("--sm", choices=("file", "plugin"), required=True,
                         help="file: stock OpenSM's file engine; plugin: libosmsar.so")
     a = sar_it.parse_args(__doc__, extra=extra)
-    sar_it.main(lambda: body(a), errors=(day_bed.DayError, it.slurm_testbed.SlurmTestbedError))
+    sar_it.main(lambda: body(a), errors=(day_bed.DayError,))

@@ -12,7 +12,6 @@ The stand-in for OpenSM is a separate process found through its pid file.
 """
 
 import os
-import signal
 
 import filterd_it as it
 from slurm_testbed import SlurmTestbed
@@ -53,14 +52,14 @@ def body(args):
                      f"mapping at the signal: {got}, want {{{multi}: {sorted(hosts)}}}")
 
             # 3. same hosts, new id
-            os.kill(d.proc.pid, signal.SIGSTOP)
+            d.pause()
             try:
                 sb.scancel(multi)
                 sb.wait_state(multi, "GONE")
                 again = sb.sbatch(nodelist="n[013-020]")
                 sb.wait_state(again, "RUNNING")
             finally:
-                os.kill(d.proc.pid, signal.SIGCONT)
+                d.resume()
             it.check(again != multi, "SLURM reused the job id")
             d.wait_polls(4)
             it.check(len(opensm.signals()) == 1,

@@ -11,6 +11,7 @@ import os
 import subprocess
 
 import filterd_it as it
+from filterd_process import write_config
 from slurm_testbed import SlurmTestbed
 
 
@@ -24,9 +25,7 @@ def run_once(args, w, sb, source, extra, name, flags=()):
         **extra,
     }
     cfg = os.path.join(d, "filterd.yaml")
-    with open(cfg, "w") as f:
-        for k, v in opts.items():
-            f.write(f"{k}: {it.json.dumps(v)}\n")
+    write_config(cfg, opts)
     p = subprocess.run([args.sar_filterd, "--config", cfg, "--once", *flags], env=sb.env(),
                        capture_output=True, text=True, timeout=60)
     mapping = opts["mapping_file"]

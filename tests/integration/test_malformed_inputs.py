@@ -92,6 +92,19 @@ def body():
             bad = write(w, name, broken(LFTS, line_no, text))
             expect_malformed(sr, topo, bad, lids, bad, line_no)
 
+    # An empty topology (what a failed ibnetdiscover leaves) is refused, and nothing is written.
+    empty = write(w, "empty.topo", "# ibnetdiscover died here\n")
+    out = os.path.join(w, "empty.lfts")
+    p = sar_it.run([sr, "route", "-e", "minhop", "--topology", empty, "-o", out], expect=3)
+    check("no switch or HCA records" in p.stderr, f"empty topology: {p.stderr[-500:]}")
+    check(not os.path.exists(out), "route wrote tables for an empty topology")
+
+    # A misspelt subcommand is named, with the choices; `--help` after it does not hide it.
+    for argv in (["frobnicate"], ["frobnicate", "--help"]):
+        p = sar_it.run([sr, *argv], expect=2)
+        check("unknown subcommand 'frobnicate'" in p.stderr and "route" in p.stderr,
+              f"sar-route {' '.join(argv)}: {p.stderr[-500:]}")
+
 
 if __name__ == "__main__":
     sar_it.main(body)

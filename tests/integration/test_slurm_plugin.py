@@ -92,7 +92,7 @@ def body(args):
             it.check(p.returncode != 0, f"sbatch accepted --sar-pattern=bogus: {p.stdout}")
             it.check("invalid --sar-pattern 'bogus'" in p.stderr,
                      f"sbatch's message lacks the plugin's: {p.stderr!r}")
-            it.check(sb._run(["squeue", "-h", "-o", "%i"]).stdout.strip() == "",
+            it.check(sb.run(["squeue", "-h", "-o", "%i"]).stdout.strip() == "",
                      "a job exists after the refused submission")
 
             # 2. alltoall across two leaves: the hook makes filterd look at once
@@ -119,7 +119,7 @@ def body(args):
                      f"mapping at the signal: {got}, want {job}: {sorted(hosts)} alltoall")
             show = sb.scontrol(["show", "job", job]).stdout
             it.check("AdminComment=sar-pattern=alltoall" in show, f"scontrol show job:\n{show}")
-            js = json.loads(sb._run(["squeue", "--json"]).stdout)
+            js = json.loads(sb.run(["squeue", "--json"]).stdout)
             comments = {str(j["job_id"]): j.get("admin_comment") for j in js["jobs"]}
             it.check(comments.get(job) == "sar-pattern=alltoall", f"squeue --json: {comments}")
             # An admin's AdminComment update keeps the pattern (job_submit.lua's

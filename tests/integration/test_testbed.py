@@ -21,6 +21,7 @@ import time
 import fabric_gen
 import sar_it
 from sar_it import check, sar_testbed
+from testbed_common import proc_stat, proc_state, wait_gone
 
 
 # ftree refuses LMC > 0 (OpenSM falls back to minhop), so the LMC 1 bed uses updn.
@@ -139,13 +140,13 @@ def body():
         except sar_testbed.TestbedError as e:
             check("ERR 6302" in str(e), f"error lacks the OpenSM log: {e}")
         check(time.monotonic() - t0 < 10, "missing LFT file not detected quickly")
-        check(not any(sar_testbed._proc_state(p) not in (None, "Z", "X") for p in
-                      _children_named("opensm")), "an OpenSM is still running")
+        check(not any(proc_state(p) not in (None, "Z", "X") for p in
+                      children_named("opensm")), "an OpenSM is still running")
     finally:
         for tb in beds:
             tb.stop()
     for pid in pids:
-        check(sar_testbed.wait_gone(pid, 5), f"ibsim {pid} still running after stop()")
+        check(wait_gone(pid, 5), f"ibsim {pid} still running after stop()")
 
     # The CLI.
     out = os.path.join(w, "cli")
@@ -164,20 +165,13 @@ def body():
           "CLI: switches differ from OpenSM's dump")
 
 
-def _children_named(name):
+def children_named(name):
     """PIDs of our direct children whose command is `name`."""
-    me = str(os.getpid())
+    me = os.getpid()
     out = []
     for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            stat = open(f"/proc/{pid}/stat").read()
-        except OSError:
-            continue
-        comm = stat[stat.find("(") + 1:stat.rfind(")")]
-        ppid = stat[stat.rfind(")") + 2:].split()[1]
-        if comm == name and ppid == me:
+        st = proc_stat(pid) if pid.isdigit() else None
+        if st and st[0] == name and st[2] == me:
             out.append(int(pid))
     return out
 

@@ -17,12 +17,10 @@
 #include <cstdint>
 #include <functional>
 #include <numeric>
-#include <string>
 #include <vector>
 
 #include "engines/switch_graph.h"
 #include "sar/lft.h"
-#include "sar/status.h"
 #include "trace_parallel.h"
 
 namespace sar::internal {
@@ -86,14 +84,5 @@ inline void FillBalanced(const SwitchGraph& g, int threads, const CandidateFn& c
     }
   });
 }
-
-/// Checks that every HCA-hosting switch can route to every other one (`reachable(s, t)`), so
-/// that every endpoint reaches every other. On the first failure returns Failed naming an
-/// endpoint pair and `why`, unless `allow_disconnected`, in which case it adds a note with the
-/// number of endpoint pairs left without a route and returns OK.
-Status CheckEndpointReach(const Fabric& fabric, const SwitchGraph& g,
-                          const std::function<bool(int s, int t)>& reachable,
-                          bool allow_disconnected, const std::string& why,
-                          std::vector<std::string>* notes);
 
 }  // namespace sar::internal

@@ -11,11 +11,9 @@
 
 namespace sar::io::testing {
 
-/// Path of a file under tests/data/, found relative to this header's source path.
+/// Path of a file under tests/data/ of the source tree (SAR_SOURCE_DIR, set by CMake).
 inline std::string TestDataPath(const std::string& name) {
-  std::string here = __FILE__;  // <repo>/router/src/io/test_util.h
-  const std::string suffix = "router/src/io/test_util.h";
-  return here.substr(0, here.size() - suffix.size()) + "tests/data/" + name;
+  return std::string(SAR_SOURCE_DIR) + "/tests/data/" + name;
 }
 
 /// A fresh temporary directory (removed by the caller if it cares; tests leave it in /tmp).

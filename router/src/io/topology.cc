@@ -146,6 +146,12 @@ class TopologyParser {
       line_ = lines.line_number();
       SAR_RETURN_IF_ERROR(ParseLine(line));
     }
+    // An empty topology is what a failed ibnetdiscover leaves behind; routing it would give an
+    // empty table file that looks like success.
+    if (fabric_.num_nodes() == 0) {
+      return Status::Corruption(source_ +
+                                ": no switch or HCA records (an empty or truncated file?)");
+    }
     return ResolveCables();
   }
 

@@ -187,6 +187,17 @@ TEST(TopologyTest, RejectsNonEmptyFabric) {
   EXPECT_EQ(ParseTopology("", "t", &f).code(), Status::Code::kInvalidArgument);
 }
 
+// A failed ibnetdiscover leaves an empty file (or only comments): refused, never an empty fabric.
+TEST(TopologyTest, RejectsTopologyWithoutNodes) {
+  for (const char* text : {"", "\n\n", "# only a comment\n# vendid=0x2c9\n"}) {
+    Fabric f;
+    const Status s = ParseTopology(text, "empty.topo", &f);
+    EXPECT_EQ(s.code(), Status::Code::kCorruption) << text;
+    EXPECT_NE(s.message().find("empty.topo: no switch or HCA records"), std::string::npos)
+        << s.ToString();
+  }
+}
+
 struct BadCase {
   std::string what;
   std::string text;
