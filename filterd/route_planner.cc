@@ -1,8 +1,5 @@
 #include "route_planner.h"
 
-#include "job_set_diff.h"
-#include "sar/io/guid2lid.h"
-#include "sar/io/lft_dump.h"
 #include "sar/metrics.h"
 
 namespace sar::filterd {
@@ -11,22 +8,6 @@ RoutePlanner::RoutePlanner(Fabric fabric, std::unique_ptr<RoutingEngine> engine,
                            PlannerOptions options)
     : fabric_(std::move(fabric)), engine_(std::move(engine)), options_(std::move(options)) {}
 
-Status RoutePlanner::Open(Fabric fabric, const std::string& guid2lid_path,
-                          const std::string& lfts_path, const PlannerOptions& options,
-                          std::unique_ptr<RoutePlanner>* out) {
-  std::vector<Guid2LidEntry> lids;
-  SAR_RETURN_IF_ERROR(ReadGuid2Lid(guid2lid_path, &lids));
-  SAR_RETURN_IF_ERROR(ApplyGuid2Lid(lids, &fabric));
-  auto planner = std::make_unique<RoutePlanner>(std::move(fabric), nullptr, options);
-  if (!lfts_path.empty()) {
-    LftSet tables;
-    SAR_RETURN_IF_ERROR(ReadLftDump(lfts_path, planner->fabric_, &tables));
-    SAR_RETURN_IF_ERROR(planner->SetCurrent(std::move(tables)));
-  }
-  *out = std::move(planner);
-  return Status::OK();
-}
-
 Status RoutePlanner::SetCurrent(LftSet tables) {
   SAR_RETURN_IF_ERROR(tables.CheckFits(fabric_));
   current_ = std::move(tables);
@@ -34,14 +15,14 @@ Status RoutePlanner::SetCurrent(LftSet tables) {
   return Status::OK();
 }
 
-Status RoutePlanner::Inputs(const std::vector<MultiSwitchJob>& jobs, RoutingInputs* out) const {
+Status RoutePlanner::Inputs(const JobMapping& mapping, RoutingInputs* out) const {
   RoutingOptions o;
   o.engine = options_.engine;
   o.mapping_path = "(sar-filterd's job set)";
   o.num_vls = options_.num_vls;
   o.max_layers = options_.max_layers;
   o.threads = options_.threads;
-  return LoadRoutingInputs(fabric_, o, ToJobMapping(jobs), out);
+  return LoadRoutingInputs(fabric_, o, mapping, out);
 }
 
 Status RoutePlanner::Quality(const LftSet& tables, const RoutingInputs& in,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "filter.h"
+#include "job_set_diff.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
 #include "sar/lft.h"
@@ -41,11 +42,6 @@ class RoutePlanner {
   /// null = libsar's engine named by the routing pass.
   RoutePlanner(Fabric fabric, std::unique_ptr<RoutingEngine> engine, PlannerOptions options);
 
-  /// Sets the LIDs of `fabric` (parsed once, by the caller) from the guid2lid file, and reads the
-  /// current tables if `lfts_path` is not empty.
-  static Status Open(Fabric fabric, const std::string& guid2lid_path, const std::string& lfts_path,
-                     const PlannerOptions& options, std::unique_ptr<RoutePlanner>* out);
-
   /// Sets the tables the subnet manager has now. Fails if they do not fit the fabric.
   Status SetCurrent(LftSet tables);
   bool has_current() const { return has_current_; }
@@ -54,7 +50,10 @@ class RoutePlanner {
 
   /// A job set in the routing pass's terms: convert once per cycle, then Evaluate and Plan.
   /// The result points into this planner's fabric.
-  Status Inputs(const std::vector<MultiSwitchJob>& jobs, RoutingInputs* out) const;
+  Status Inputs(const JobMapping& mapping, RoutingInputs* out) const;
+  Status Inputs(const std::vector<MultiSwitchJob>& jobs, RoutingInputs* out) const {
+    return Inputs(ToJobMapping(jobs), out);
+  }
   /// Quality of the current tables for the inputs' jobs. Fails without current tables.
   Status Evaluate(const RoutingInputs& in, RouteQuality* out) const;
   /// New tables for the inputs, validated. On any error *out is unspecified and the current

@@ -168,7 +168,7 @@ class FileModeTest : public ::testing::Test {
     sigprocmask(SIG_BLOCK, &hup_, nullptr);
     std::ofstream(dir_.Join("opensm.pid")) << getpid() << "\n";
     config_.fabric = "unused";
-    config_.trigger = "file";
+    config_.trigger = Trigger::kFile;
     config_.mapping_file = dir_.Join("jobs.map");
     config_.lft_file = dir_.Join("lfts.dump");
     config_.state_dir = dir_.Join("state");
