@@ -51,9 +51,10 @@ Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* qu
                      : RunRoutingPass(in, &routed, &report);
   if (!s.ok()) {
     std::string why = "engine '" + engine + "': " + s.message();
-    const bool layered =
-        report.layers > 1 || (report.deadlock_checked && !report.deadlock.deadlock_free);
-    if (in.options.max_layers == 1 && s.code() == Status::Code::kFailed && layered) {
+    // With one lane the engine fails itself when it needs layers; the pass refuses a cyclic
+    // single layer. Either way the fabric needs the per-route SLs only the plugin gives.
+    const bool undelivered = report.trace.loops > 0 || report.trace.unreachable > 0;
+    if (in.options.max_layers == 1 && s.code() == Status::Code::kFailed && !undelivered) {
       why +=
           " (OpenSM's file engine loads no per-route SL, so file mode publishes only "
           "single-layer, deadlock-free tables; route with the OpenSM plugin, trigger 'signal', "

@@ -90,7 +90,11 @@ std::string Channel(const Fabric& f, PortId c) {
 RoutingInput RoutingInputs::EngineInput() const {
   RoutingInput in;
   in.fabric = fabric;
-  in.num_vls = options.num_vls;
+  // The engine gets the lanes the tables' consumer can carry: a layered engine then needs (and
+  // fails when it needs more than) that many, instead of spreading routes over lanes the
+  // consumer drops (OpenSM's file engine loads no SL at all).
+  in.num_vls =
+      options.max_layers > 0 ? std::min(options.num_vls, options.max_layers) : options.num_vls;
   in.jobs = jobs.empty() ? nullptr : &jobs;
   in.classes = classes.of_node.empty() ? nullptr : &classes;
   in.roots = roots;

@@ -43,7 +43,8 @@ struct RoutingOptions {
   /// Virtual lanes usable as virtual layers (1..15).
   int num_vls = 8;
   /// Layers the consumer of the tables can carry: 0 = num_vls. OpenSM's file engine loads no
-  /// per-route SL, so sar-filterd's file mode sets 1.
+  /// per-route SL, so sar-filterd's file mode sets 1. The engine is given min(num_vls,
+  /// max_layers) lanes, so a layered engine fails when it would need more.
   int max_layers = 0;
   int threads = 0;  // 0 = all hardware threads
   bool allow_disconnected = false;
@@ -61,7 +62,7 @@ struct RoutingInputs {
   /// Unknown hosts and class GUIDs, the empty-mapping fallback, alltoall jobs.
   std::vector<std::string> notes;
 
-  /// The engine's input; valid while *this lives.
+  /// The engine's input (num_vls: min(num_vls, max_layers)); valid while *this lives.
   RoutingInput EngineInput() const;
 };
 
