@@ -11,10 +11,10 @@
 
 #include <cctype>
 #include <charconv>
-#include <chrono>
 #include <cstring>
 #include <vector>
 
+#include "bounded_io.h"
 #include "slurm_json.h"
 
 extern char** environ;
@@ -22,25 +22,37 @@ extern char** environ;
 namespace sar::filterd {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// A jobs reply larger than this is not read on (SLURM prints a few KiB per job: this is room for
+// tens of thousands of jobs, and a bound on what a runaway child can make us hold).
+constexpr size_t kMaxReplyBytes = size_t{256} << 20;
 
-int MillisLeft(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
+Status ReadFailed(const std::string& who, IoEnd end, size_t got) {
+  if (end == IoEnd::kTooLarge) {
+    return Status::IOError(who + ": reply larger than " + std::to_string(kMaxReplyBytes >> 20) +
+                           " MiB; not read on");
+  }
+  if (end == IoEnd::kError) return Status::IOError(who + ": read: " + strerror(errno));
+  return Status::IOError(who + ": no complete answer within the timeout (" + std::to_string(got) +
+                         " bytes read)");
 }
 
-// Reads `fd` to EOF or until the deadline. False on timeout or a read error.
-bool ReadAll(int fd, Clock::time_point deadline, std::string* out) {
-  char buf[65536];
+// Reaps our child `pid` by the deadline, killing it (by its pid) if it is still running then:
+// a child that closed its stdout but keeps running must not hold the poll (issue 19, defect 4).
+// Returns the wait status; *killed tells whether we had to kill it.
+int ReapBy(pid_t pid, IoClock::time_point deadline, bool* killed) {
+  int status = 0;
+  *killed = false;
   for (;;) {
-    pollfd pfd{fd, POLLIN, 0};
-    const int left = MillisLeft(deadline);
-    if (left == 0 || poll(&pfd, 1, left) != 1) return false;
-    const ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) return true;
-    out->append(buf, static_cast<size_t>(n));
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return status;
+    if (r == 0 && IoClock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      *killed = true;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return status;
+    }
+    if (r == 0) usleep(2000);
   }
 }
 
@@ -78,15 +90,16 @@ class SqueueSource : public JobSource {
       return Status::IOError("squeue: cannot run '" + squeue_ + "': " + strerror(rc));
     }
     std::string text;
-    const bool complete = ReadAll(pipe_fds[0],
-                                  Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                     std::chrono::duration<double>(timeout_s_)),
-                                  &text);
+    const IoClock::time_point deadline = DeadlineIn(timeout_s_);
+    const IoEnd end = ReadBounded(pipe_fds[0], deadline, kMaxReplyBytes, &text);
     close(pipe_fds[0]);
-    if (!complete) kill(pid, SIGKILL);  // our own child, by its pid
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!complete) return Status::IOError("squeue: no complete answer within the timeout");
+    bool killed = false;
+    const int status = ReapBy(pid, end == IoEnd::kComplete ? deadline : IoClock::now(), &killed);
+    if (end != IoEnd::kComplete) return ReadFailed("squeue", end, text.size());
+    if (killed) return Status::IOError("squeue: still running at the timeout (killed)");
+    if (WIFSIGNALED(status)) {
+      return Status::IOError("squeue: killed by signal " + std::to_string(WTERMSIG(status)));
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       return Status::IOError("squeue: exit status " + std::to_string(WEXITSTATUS(status)));
     }
@@ -105,7 +118,8 @@ bool Dechunk(std::string_view body, std::string* out) {
     const size_t eol = body.find("\r\n");
     if (eol == std::string_view::npos) return false;
     size_t size = 0;
-    const std::string_view digits = body.substr(0, body.substr(0, eol).find(';'));  // extensions
+    const std::string_view line = body.substr(0, eol);
+    const std::string_view digits = line.substr(0, line.find(';'));  // chunk extensions
     auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), size, 16);
     if (ec != std::errc() || p != digits.data() + digits.size()) return false;
     body.remove_prefix(eol + 2);
@@ -140,14 +154,14 @@ class SlurmrestdSource : public JobSource {
                                 "/jobs HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n"
                                 "Connection: close\r\n\r\n";
     std::string reply;
-    bool ok = send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-              static_cast<ssize_t>(request.size());
-    ok = ok && ReadAll(fd,
-                       Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(timeout_s_)),
-                       &reply);
+    const IoClock::time_point deadline = DeadlineIn(timeout_s_);
+    if (Status s = WriteBounded(fd, deadline, request); !s.ok()) {
+      close(fd);
+      return Status::IOError(where + ": " + s.message());
+    }
+    const IoEnd end = ReadBounded(fd, deadline, kMaxReplyBytes, &reply);
     close(fd);
-    if (!ok) return Status::IOError(where + ": no complete reply within the timeout");
+    if (end != IoEnd::kComplete) return ReadFailed(where, end, reply.size());
     const size_t header_end = reply.find("\r\n\r\n");
     if (reply.rfind("HTTP/1.", 0) != 0 || header_end == std::string::npos) {
       return Status::Corruption(where + ": not an HTTP reply");

@@ -93,7 +93,13 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"settle_s", num(&c.settle_s, true)},
       {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true)},
       {"mapping_file", str(&c.mapping_file)},
-      {"trigger", one_of(&c.trigger, {"signal", "console", "file", "none"})},
+      {"trigger", Setter([&source, f = &c.trigger](const YAML::Node& n, const std::string& k) {
+         std::string name;
+         SAR_RETURN_IF_ERROR(Get(n, k, source, &name));
+         if (ParseTrigger(name, f)) return Status::OK();
+         return Status::Corruption(Where(source, n.Mark()) + "'" + k + "' must be one of: " +
+                                   "signal, console, file, none (not '" + name + "')");
+       })},
       {"opensm_pid_file", str(&c.opensm_pid_file)},
       {"console_host", str(&c.console_host)},
       {"console_port", integer(&c.console_port)},
@@ -115,6 +121,30 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
 }
 
 }  // namespace
+
+const char* TriggerName(Trigger t) {
+  switch (t) {
+    case Trigger::kSignal:
+      return "signal";
+    case Trigger::kConsole:
+      return "console";
+    case Trigger::kFile:
+      return "file";
+    case Trigger::kNone:
+      return "none";
+  }
+  return "?";
+}
+
+bool ParseTrigger(const std::string& name, Trigger* out) {
+  for (Trigger t : {Trigger::kSignal, Trigger::kConsole, Trigger::kFile, Trigger::kNone}) {
+    if (name == TriggerName(t)) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
 
 std::vector<std::string> ConfigKeys() {
   Config dummy;
@@ -155,7 +185,8 @@ Status ParseConfig(const std::string& text, const std::string& source, Config* o
   if (c.source == "replay" && c.replay_trace.empty()) {
     return Status::Corruption(source + ": source 'replay' needs 'replay_trace'");
   }
-  if (c.trigger == "file" && (c.fabric.empty() || c.guid2lid.empty() || c.lft_file.empty())) {
+  if (c.trigger == Trigger::kFile &&
+      (c.fabric.empty() || c.guid2lid.empty() || c.lft_file.empty())) {
     return Status::Corruption(source +
                               ": trigger 'file' needs 'fabric', 'guid2lid' and 'lft_file'");
   }

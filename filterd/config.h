@@ -10,6 +10,13 @@
 
 namespace sar::filterd {
 
+/// How the subnet manager is told to reroute (config `trigger`; one Action each, action.h).
+enum class Trigger { kSignal, kConsole, kFile, kNone };
+/// "signal", "console", "file", "none".
+const char* TriggerName(Trigger t);
+/// False if `name` is none of TriggerName's.
+bool ParseTrigger(const std::string& name, Trigger* out);
+
 struct Config {
   // job_source
   std::string source = "slurm";  // "slurm" (libslurm), "squeue", "slurmrestd" or "replay"
@@ -40,7 +47,7 @@ struct Config {
 
   // action
   std::string mapping_file = "/var/lib/sar/jobs.map";
-  std::string trigger = "signal";  // "signal", "console", "file" or "none"
+  Trigger trigger = Trigger::kSignal;  // parsed once here; the daemon holds its Action
   std::string opensm_pid_file = "/run/opensm.pid";
   std::string console_host = "127.0.0.1";
   int console_port = 10000;

@@ -41,7 +41,7 @@ TEST(Config, ValuesAndDefaults) {
   EXPECT_EQ(c.filter.min_leaves, 3);
   EXPECT_EQ(c.filter.ignore_partitions, (std::vector<std::string>{"debug", "gpu"}));
   EXPECT_DOUBLE_EQ(c.settle_s, 2.5);
-  EXPECT_EQ(c.trigger, "none");
+  EXPECT_EQ(c.trigger, Trigger::kNone);
   EXPECT_EQ(c.poll_interval_s, Config().poll_interval_s);
 }
 

@@ -1,7 +1,6 @@
 #include "control_socket.h"
 
 #include <grp.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -11,6 +10,12 @@
 #include <cstring>
 
 namespace sar::filterd {
+
+// A hook writes one short line; 2 s from connect to answer is plenty, and no client can hold
+// the loop for any of it (request_server.h).
+ControlSocket::ControlSocket()
+    : conns_({.deadline_s = 2, .max_request = 1024, .max_clients = 256},
+             [](std::string_view in) { return in.find('\n') != std::string_view::npos; }) {}
 
 ControlSocket::~ControlSocket() {
   if (fd_ >= 0) {
@@ -60,32 +65,19 @@ Status ControlSocket::Open(const std::string& path, const std::string& group) {
   return Status::OK();
 }
 
-bool ControlSocket::ServeOne(const std::string& status, bool* poll_now) {
-  const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (conn < 0) return false;
-  // A hook writes one short line; do not let a stuck client hold the daemon for long.
-  std::string line;
-  char buf[256];
-  pollfd pfd{conn, POLLIN, 0};
-  while (line.find('\n') == std::string::npos && line.size() < 1024 && poll(&pfd, 1, 1000) == 1) {
-    const ssize_t n = read(conn, buf, sizeof(buf));
-    if (n <= 0) break;
-    line.append(buf, static_cast<size_t>(n));
-  }
-  line = line.substr(0, line.find('\n'));
-  std::string command = line.substr(0, line.find(' '));
-  std::string reply;
-  if (command == "poll" || command == "job-start" || command == "job-end") {
-    *poll_now = true;
-    reply = "ok\n";
-  } else if (command == "status") {
-    reply = status + "\n";
-  } else {
-    reply = "error: unknown command\n";
-  }
-  (void)!send(conn, reply.data(), reply.size(), MSG_NOSIGNAL);
-  close(conn);
-  return true;
+int ControlSocket::Handle(const std::vector<pollfd>& fds, const std::string& status) {
+  int polls = 0;
+  conns_.Handle(fd_, fds, [&](std::string_view request) -> std::string {
+    const std::string_view line = request.substr(0, request.find('\n'));
+    const std::string_view command = line.substr(0, line.find(' '));
+    if (command == "poll" || command == "job-start" || command == "job-end") {
+      ++polls;
+      return "ok\n";
+    }
+    if (command == "status") return status + "\n";
+    return "error: unknown command\n";
+  });
+  return polls;
 }
 
 }  // namespace sar::filterd

@@ -6,15 +6,19 @@
 // "error: unknown command\n".
 #pragma once
 
-#include <string>
+#include <poll.h>
 
+#include <string>
+#include <vector>
+
+#include "request_server.h"
 #include "sar/status.h"
 
 namespace sar::filterd {
 
 class ControlSocket {
  public:
-  ControlSocket() = default;
+  ControlSocket();
   ~ControlSocket();
   ControlSocket(const ControlSocket&) = delete;
   ControlSocket& operator=(const ControlSocket&) = delete;
@@ -24,14 +28,19 @@ class ControlSocket {
   Status Open(const std::string& path, const std::string& group = "");
   int fd() const { return fd_; }
 
-  /// Serves one pending connection. *poll_now is set if the client asked for a poll. `status`
-  /// is what "status" answers. Returns false if no connection was pending (the caller drains
-  /// the queue by calling until then).
-  bool ServeOne(const std::string& status, bool* poll_now);
+  /// The listening socket and the open connections, for the event loop's poll().
+  void AddPollFds(std::vector<pollfd>* fds) const { conns_.AddPollFds(fd_, fds); }
+  /// After poll(): accepts, reads and answers what is ready; never waits on a client (each has
+  /// 2 s and 1 KiB for its line). `status` is what "status" answers. Returns the number of poll
+  /// requests (poll, job-start, job-end) answered.
+  int Handle(const std::vector<pollfd>& fds, const std::string& status);
+  IoClock::time_point NextDeadline() const { return conns_.NextDeadline(); }
+  const RequestServer& connections() const { return conns_; }
 
  private:
   int fd_ = -1;
   std::string path_;
+  RequestServer conns_;
 };
 
 }  // namespace sar::filterd

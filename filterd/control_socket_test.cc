@@ -2,13 +2,18 @@
 
 #include <grp.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "test_util.h"
 
@@ -29,6 +34,28 @@ std::string Ask(const std::string& path, const std::string& line) {
   return reply;
 }
 
+int Connect(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  return fd;
+}
+
+// One turn of the daemon's loop for the socket alone: poll (10 ms at most), then Handle.
+// *handle_s, if given, is the time Handle took (what a client could cost the loop).
+int Turn(ControlSocket* sock, const std::string& status, double* handle_s = nullptr) {
+  std::vector<pollfd> fds;
+  sock->AddPollFds(&fds);
+  poll(fds.data(), fds.size(), 10);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int polls = sock->Handle(fds, status);
+  if (handle_s)
+    *handle_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return polls;
+}
+
 TEST(ControlSocket, OwnerOnlyAndCommands) {
   TempDir dir;
   ControlSocket sock;
@@ -47,24 +74,64 @@ TEST(ControlSocket, OwnerOnlyAndCommands) {
                {"status\n", "counters\n", false},
                {"reboot\n", "error: unknown command\n", false}};
   for (const auto& c : cases) {
+    std::atomic<bool> done{false};
     std::string reply;
-    std::thread client([&] { reply = Ask(dir.Join("ctl"), c.line); });
-    bool poll_now = false;
-    // The listening socket is non-blocking: wait until the client's connection is queued.
-    for (int i = 0; i < 200 && !poll_now && reply.empty(); ++i) {
-      fd_set fds;
-      FD_ZERO(&fds);
-      FD_SET(sock.fd(), &fds);
-      timeval tv{0, 20000};
-      if (select(sock.fd() + 1, &fds, nullptr, nullptr, &tv) == 1) {
-        sock.ServeOne("counters", &poll_now);
-        break;
-      }
-    }
+    std::thread client([&] {
+      reply = Ask(dir.Join("ctl"), c.line);
+      done = true;
+    });
+    int polls = 0;
+    for (int i = 0; i < 500 && !done; ++i) polls += Turn(&sock, "counters");
     client.join();
     EXPECT_EQ(reply, c.reply) << c.line;
-    EXPECT_EQ(poll_now, c.poll) << c.line;
+    EXPECT_EQ(polls, c.poll ? 1 : 0) << c.line;
   }
+  EXPECT_EQ(sock.connections().open_connections(), 0u);
+}
+
+// Clients that send nothing, or a byte now and then, neither delay the others nor stay
+// forever: each connection has its deadline (2 s) and the socket never waits on one.
+TEST(ControlSocket, SlowAndSilentClientsCostNoTime) {
+  TempDir dir;
+  ControlSocket sock;
+  ASSERT_TRUE(sock.Open(dir.Join("ctl")).ok());
+  std::vector<int> idle;
+  for (int i = 0; i < 30; ++i) idle.push_back(Connect(dir.Join("ctl")));
+  const int dribbler = Connect(dir.Join("ctl"));
+  std::atomic<bool> done{false};
+  std::string reply;
+  std::thread good;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&t0] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  double answered_at = -1, longest_turn = 0;
+  for (int i = 0; elapsed() < 3.0; ++i) {
+    if (i % 10 == 0) (void)!send(dribbler, "p", 1, MSG_NOSIGNAL);  // ~ a byte per 100 ms
+    if (i == 20) {
+      good = std::thread([&] {
+        reply = Ask(dir.Join("ctl"), "poll\n");
+        done = true;
+      });
+    }
+    double handle_s = 0;
+    Turn(&sock, "counters", &handle_s);
+    longest_turn = std::max(longest_turn, handle_s);
+    if (done && answered_at < 0) answered_at = elapsed();
+  }
+  good.join();
+  EXPECT_EQ(reply, "ok\n");
+  EXPECT_LT(answered_at, 1.0) << "a good client waited behind slow ones (the old loop: 30 s)";
+  EXPECT_LT(longest_turn, 0.25) << "a turn of the loop waited on a client (the old one: 1 s)";
+  // Past their deadline every slow connection was closed by the daemon: reads see EOF.
+  EXPECT_EQ(sock.connections().open_connections(), 0u);
+  EXPECT_GE(sock.connections().dropped(), 31u);
+  char c;
+  for (int fd : idle) {
+    EXPECT_EQ(read(fd, &c, 1), 0);
+    close(fd);
+  }
+  close(dribbler);
 }
 
 TEST(ControlSocket, AGroupGetsReadWrite) {

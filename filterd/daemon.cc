@@ -15,9 +15,6 @@
 #include "event_coalescer.h"
 #include "job_set_diff.h"
 #include "metrics_http.h"
-#include "sar/io/job_file.h"
-#include "sar/io/lft_dump.h"
-#include "trigger.h"
 
 #ifdef SAR_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -28,6 +25,10 @@ namespace {
 
 double MonotonicSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double ToSeconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
 double UnixSeconds() {
@@ -52,11 +53,12 @@ void Notify([[maybe_unused]] const char* state) {
 }  // namespace
 
 Daemon::Daemon(Config config, DaemonOptions options, LeafMap leaves,
-               std::unique_ptr<JobSource> source)
+               std::unique_ptr<JobSource> source, std::unique_ptr<Action> action)
     : config_(std::move(config)),
       options_(options),
       leaves_(std::move(leaves)),
       source_(std::move(source)),
+      action_(action ? std::move(action) : MakeAction(config_, options.dry_run, nullptr)),
       gate_(options.once ? 0 : config_.settle_s,
             options.once ? 0 : config_.min_reroute_interval_s) {}
 
@@ -188,7 +190,7 @@ bool Daemon::RunCycle(double now_s) {
       break;
     case RerouteGate::Decision::kReroute:
       rerouted = Reroute(filtered.jobs);
-      if (!options_.dry_run) gate_.MarkRerouted(now_s);
+      if (!action_->dry_run()) gate_.MarkRerouted(now_s);
       break;
   }
   WriteMetrics();
@@ -201,32 +203,30 @@ void Daemon::WriteMetrics() {
   if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
 }
 
+bool Daemon::SafeCycle(double now_s) {
+  try {
+    return RunCycle(now_s);
+  } catch (const std::exception& e) {
+    ++metrics_.cycle_errors;
+    spdlog::error("cycle: failed: {}; nothing changed, next cycle as scheduled", e.what());
+  } catch (...) {
+    ++metrics_.cycle_errors;
+    spdlog::error("cycle: failed (unknown exception); nothing changed, next cycle as scheduled");
+  }
+  WriteMetrics();
+  return false;
+}
+
 bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
-  if (options_.dry_run) {
-    spdlog::info("dry run: would write {} jobs to {} and trigger '{}'", set.size(),
-                 config_.mapping_file, config_.trigger);
-    ReportDryRun(set);
-    return true;
-  }
-  // The mapping must be whole on disk before the subnet manager is told to read it.
-  Status s = WriteJobMapping(config_.mapping_file, ToJobMapping(set));
-  if (!s.ok()) {
-    spdlog::error("reroute: mapping not written, not triggering: {}", s.ToString());
-    return false;
-  }
-  if (config_.trigger == "signal") {
-    s = SignalPidFile(config_.opensm_pid_file, SIGUSR2);
-  } else if (config_.trigger == "console") {
-    s = ConsoleReroute(config_.console_host, config_.console_port, 2.0);
-  } else if (config_.trigger == "file") {
-    s = FileModeTrigger(set);
-  }
+  // Converted once: the mapping file, the state dir and the action all use this one.
+  const JobMapping mapping = ToJobMapping(set);
+  const Status s = action_->Apply({set, mapping, state_.router_set});
+  metrics_.last_action_seconds = action_->stats().last_seconds;
+  if (action_->dry_run()) return true;
   if (!s.ok()) {
     // The router still has the old set: keep it as such, so the next cycle tries again
     // (throttled by the minimum interval).
     ++metrics_.trigger_errors;
-    spdlog::error("reroute: mapping written ({} jobs) but trigger '{}' failed: {}", set.size(),
-                  config_.trigger, s.ToString());
     return false;
   }
   ++metrics_.reroutes;
@@ -234,63 +234,12 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
   state_.has_router_set = true;
   state_.last_reroute_unix_s = UnixSeconds();
   metrics_.last_reroute_unix_s = state_.last_reroute_unix_s;
-  spdlog::info("reroute: wrote {} multi-switch jobs to {}, triggered '{}'", set.size(),
-               config_.mapping_file, config_.trigger);
-  Persist();
+  Persist(mapping);
   return true;
 }
 
-void Daemon::ReportDryRun(const std::vector<MultiSwitchJob>& set) {
-  if (!planner_) {
-    spdlog::info("dry run: no routing data (set 'fabric', 'guid2lid', 'current_lfts') for EFI");
-    return;
-  }
-  RouteQuality now, now_new_jobs, after;
-  if (Status s = planner_->Evaluate(state_.router_set, &now); !s.ok()) {
-    spdlog::info("dry run: current tables not evaluated: {}", s.ToString());
-  } else if (planner_->Evaluate(set, &now_new_jobs).ok()) {
-    spdlog::info(
-        "dry run: current tables: max effective EFI {} -> {} and dark fiber {:.3f} -> {:.3f} "
-        "with the new jobs and no reroute",
-        now.max_effective_efi, now_new_jobs.max_effective_efi, now.dark_fiber,
-        now_new_jobs.dark_fiber);
-  }
-  LftSet tables;
-  if (Status s = planner_->Plan(set, &tables, &after); !s.ok()) {
-    spdlog::info("dry run: a reroute would fail and keep the last good tables: {}", s.ToString());
-    return;
-  }
-  spdlog::info(
-      "dry run: after a reroute: max effective EFI {} (now {}), dark fiber {:.3f} (now {:.3f})",
-      after.max_effective_efi, now_new_jobs.max_effective_efi, after.dark_fiber,
-      now_new_jobs.dark_fiber);
-}
-
-Status Daemon::FileModeTrigger(const std::vector<MultiSwitchJob>& set) {
-  if (!planner_) return Status::InvalidArgument("file mode without routing data");
-  LftSet tables;
-  RouteQuality quality;
-  const double t0 = MonotonicSeconds();
-  Status s = planner_->Plan(set, &tables, &quality);
-  if (!s.ok()) {
-    return Status::Failed(s.message() + "; keeping the last good tables in " + config_.lft_file);
-  }
-  const double t1 = MonotonicSeconds();
-  // OpenSM's file engine reads the whole file on SIGHUP: it must be complete before the signal.
-  SAR_RETURN_IF_ERROR(WriteLftDump(config_.lft_file, planner_->fabric(), tables));
-  const double t2 = MonotonicSeconds();
-  SAR_RETURN_IF_ERROR(SignalPidFile(config_.opensm_pid_file, SIGHUP));
-  // The stage times let an operator (and the end-to-end demo) split a reroute's latency.
-  spdlog::info(
-      "file mode: new tables in {}: max effective EFI {}, dark fiber {:.3f} (routing and "
-      "checks {:.1f} ms, write {:.1f} ms); SIGHUP sent",
-      config_.lft_file, quality.max_effective_efi, quality.dark_fiber, (t1 - t0) * 1e3,
-      (t2 - t1) * 1e3);
-  return planner_->SetCurrent(std::move(tables));
-}
-
-void Daemon::Persist() {
-  Status s = SaveState(config_.state_dir, state_);
+void Daemon::Persist(const JobMapping& router_mapping) {
+  Status s = SaveState(config_.state_dir, state_, router_mapping);
   if (!s.ok())
     spdlog::error("state: not saved ({}); a restart may reroute once more", s.ToString());
 }
@@ -304,8 +253,9 @@ std::string Daemon::StatusLine() const {
 int Daemon::Run() {
   Start();
   if (options_.once) {
-    RunCycle(MonotonicSeconds());
-    return metrics_.poll_errors > 0 || metrics_.trigger_errors > 0 ? 1 : 0;
+    SafeCycle(MonotonicSeconds());
+    return metrics_.poll_errors > 0 || metrics_.trigger_errors > 0 || metrics_.cycle_errors > 0 ? 1
+                                                                                                : 0;
   }
   sigset_t mask;
   sigemptyset(&mask);
@@ -332,22 +282,39 @@ int Daemon::Run() {
   // Hook requests wait in `events` for their quiet window; the regular schedule is next_poll.
   EventCoalescer events(config_.event_coalesce_ms / 1e3);
   double next_poll = MonotonicSeconds();
+  std::vector<pollfd> fds;
   for (;;) {
     double now = MonotonicSeconds();
     if (now >= next_poll || now >= events.DueAt()) {
       events.Clear();  // this poll answers every request so far
-      RunCycle(now);
+      SafeCycle(now);
       next_poll = MonotonicSeconds() + config_.poll_interval_s;
       // A change held back by the settle delay or the interval is looked at again as soon as
       // it may go through, not a whole poll interval later.
       if (waiting_) next_poll = std::min(next_poll, std::max(gate_.ReadyAt(), now + 0.05));
     }
-    // A closed socket has fd -1, which poll() skips.
-    pollfd fds[3] = {{sig_fd, POLLIN, 0}, {control.fd(), POLLIN, 0}, {http.fd(), POLLIN, 0}};
-    const double wake = std::min(next_poll, events.DueAt());
-    const int timeout_ms = static_cast<int>(std::ceil((wake - MonotonicSeconds()) * 1e3));
-    if (poll(fds, 3, timeout_ms > 0 ? timeout_ms : 0) < 0) continue;
-    if (http.fd() >= 0 && (fds[2].revents & POLLIN)) http.ServeOne(FormatPrometheus(metrics_));
+    // The signalfd, then each server's listening socket and open connections. No client is
+    // ever waited on: they are read as their bytes arrive and dropped at their deadline.
+    fds.assign(1, {sig_fd, POLLIN, 0});
+    control.AddPollFds(&fds);
+    http.AddPollFds(&fds);
+    const double wake = std::min({next_poll, events.DueAt(), ToSeconds(control.NextDeadline()),
+                                  ToSeconds(http.NextDeadline())});
+    const double wait_ms = std::ceil((wake - MonotonicSeconds()) * 1e3);
+    const int timeout_ms = wait_ms <= 0 ? 0 : wait_ms > 3.6e6 ? 3600000 : static_cast<int>(wait_ms);
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) continue;
+    try {
+      http.Handle(fds, [this] { return FormatPrometheus(metrics_); });
+      // A burst of hooks is one batch of requests and, through `events`, one poll.
+      if (const int requests = control.Handle(fds, StatusLine()); requests > 0) {
+        for (int i = 0; i < requests; ++i) events.Request(MonotonicSeconds());
+        metrics_.control_requests += requests;
+        spdlog::info("control socket: {} poll request(s); polling in {:.0f} ms", requests,
+                     std::max(0.0, events.DueAt() - MonotonicSeconds()) * 1e3);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("control/metrics: {}", e.what());
+    }
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info{};
       if (read(sig_fd, &info, sizeof(info)) == sizeof(info)) {
@@ -360,25 +327,6 @@ int Daemon::Run() {
           close(sig_fd);
           return 0;
         }
-      }
-    }
-    if (control.fd() >= 0 && (fds[1].revents & POLLIN)) {
-      // Drain what is queued (bounded, so a flood cannot starve the timer and signals): a burst
-      // of hooks is then one batch of requests and, through `events`, one poll.
-      int requests = 0;
-      const std::string status = StatusLine();  // the metrics do not change while draining
-      for (int served = 0; served < 256; ++served) {
-        bool poll_now = false;
-        if (!control.ServeOne(status, &poll_now)) break;
-        if (poll_now) {
-          ++requests;
-          events.Request(MonotonicSeconds());
-        }
-      }
-      if (requests > 0) {
-        metrics_.control_requests += requests;
-        spdlog::info("control socket: {} poll request(s); polling in {:.0f} ms", requests,
-                     std::max(0.0, events.DueAt() - MonotonicSeconds()) * 1e3);
       }
     }
   }

@@ -1,5 +1,5 @@
-// The daemon: poll -> filter -> diff -> (hysteresis) -> write mapping -> trigger, once per poll
-// interval or when a hook asks through the control socket. Faults (controller down, trigger
+// The daemon: poll -> filter -> diff -> (hysteresis) -> action (write mapping, trigger), once per
+// poll interval or when a hook asks through the control socket. Faults (controller down, trigger
 // target gone, state dir unwritable) are logged and survived; only a bad config or topology at
 // start-up is fatal.
 #pragma once
@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "action.h"
 #include "config.h"
 #include "daemon_metrics.h"
 #include "filter.h"
@@ -27,15 +28,22 @@ struct DaemonOptions {
 
 class Daemon {
  public:
-  Daemon(Config config, DaemonOptions options, LeafMap leaves, std::unique_ptr<JobSource> source);
+  /// `action` null: MakeAction(config, options.dry_run, no planner).
+  Daemon(Config config, DaemonOptions options, LeafMap leaves, std::unique_ptr<JobSource> source,
+         std::unique_ptr<Action> action = nullptr);
 
-  /// Routing for file mode and the dry run's metrics; optional otherwise.
-  void set_planner(std::unique_ptr<RoutePlanner> planner) { planner_ = std::move(planner); }
+  /// Remakes the action with routing data (file mode; the dry run's metrics).
+  void set_planner(std::unique_ptr<RoutePlanner> planner) {
+    action_ = MakeAction(config_, options_.dry_run, std::move(planner));
+  }
 
   /// Loads the state dir (an unreadable one is logged, not fatal).
   void Start();
   /// One cycle at monotonic time `now_s`. Returns true if it rerouted (or would have, dry run).
   bool RunCycle(double now_s);
+  /// RunCycle, with any exception caught, logged and counted as a failed cycle: this is the
+  /// loop's boundary, and nothing a job source or action throws may end the daemon.
+  bool SafeCycle(double now_s);
   /// Loops until SIGTERM/SIGINT. Returns the process exit code.
   int Run();
 
@@ -46,9 +54,7 @@ class Daemon {
   void ReportUnknownHosts(const std::vector<std::string>& hosts);
   void CompareNodeLists();
   bool Reroute(const std::vector<MultiSwitchJob>& set);
-  void ReportDryRun(const std::vector<MultiSwitchJob>& set);
-  Status FileModeTrigger(const std::vector<MultiSwitchJob>& set);
-  void Persist();
+  void Persist(const JobMapping& router_mapping);
   void WriteMetrics();
   std::string StatusLine() const;
 
@@ -56,7 +62,7 @@ class Daemon {
   DaemonOptions options_;
   LeafMap leaves_;
   std::unique_ptr<JobSource> source_;
-  std::unique_ptr<RoutePlanner> planner_;
+  std::unique_ptr<Action> action_;
   RerouteGate gate_;
   DaemonMetrics metrics_;
 

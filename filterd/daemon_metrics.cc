@@ -21,11 +21,17 @@ std::string FormatPrometheus(const DaemonMetrics& m) {
   Add(&out, "polls_total", "counter", "Job source polls.", m.polls);
   Add(&out, "poll_errors_total", "counter", "Polls that failed after all retries.", m.poll_errors);
   Add(&out, "reroutes_total", "counter", "Mapping writes followed by a trigger.", m.reroutes);
-  Add(&out, "trigger_errors_total", "counter", "Failed subnet manager triggers.", m.trigger_errors);
+  Add(&out, "trigger_errors_total", "counter",
+      "Failed reroutes: mapping not written or trigger failed.", m.trigger_errors);
+  Add(&out, "cycle_errors_total", "counter",
+      "Cycles ended by an unexpected error (logged; the daemon goes on).", m.cycle_errors);
   Add(&out, "control_requests_total", "counter",
       "Poll requests (poll, job-start, job-end) on the control socket.", m.control_requests);
   Add(&out, "poll_duration_seconds", "gauge", "Last job source call.", m.last_poll_seconds);
   Add(&out, "cycle_duration_seconds", "gauge", "Last poll + filter + diff.", m.last_cycle_seconds);
+  Add(&out, "action_duration_seconds", "gauge",
+      "Last reroute action: mapping write and trigger (file mode: routing too).",
+      m.last_action_seconds);
   Add(&out, "running_jobs", "gauge", "Jobs holding nodes at the last poll.", m.running_jobs);
   Add(&out, "multi_switch_jobs", "gauge", "Jobs spanning >= min_leaves leaf switches.",
       m.multi_switch_jobs);

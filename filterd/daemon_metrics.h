@@ -13,10 +13,12 @@ struct DaemonMetrics {
   uint64_t polls = 0;
   uint64_t poll_errors = 0;  // polls given up after every retry
   uint64_t reroutes = 0;
-  uint64_t trigger_errors = 0;
-  uint64_t control_requests = 0;  // poll / job-start / job-end on the control socket
-  double last_poll_seconds = 0;   // the source call alone
-  double last_cycle_seconds = 0;  // poll + filter + diff
+  uint64_t trigger_errors = 0;     // reroutes that failed (mapping not written or action failed)
+  uint64_t cycle_errors = 0;       // cycles ended by an unexpected exception (caught, logged)
+  uint64_t control_requests = 0;   // poll / job-start / job-end on the control socket
+  double last_poll_seconds = 0;    // the source call alone
+  double last_cycle_seconds = 0;   // poll + filter + diff
+  double last_action_seconds = 0;  // the last reroute's action (mapping write + trigger)
   int64_t running_jobs = 0;
   int64_t multi_switch_jobs = 0;
   int64_t unknown_hosts = 0;

@@ -9,7 +9,9 @@
 
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
+#include "recording_action.h"
 #include "replay_source.h"
 #include "sar/io/job_file.h"
 #include "test_util.h"
@@ -222,6 +224,59 @@ TEST_F(DaemonTest, ABurstOfStartsCostsOneRerouteAfterSettling) {
   EXPECT_TRUE(d->RunCycle(now_));
   EXPECT_EQ(DrainSignals(), 1);
   EXPECT_EQ(MappedHosts().size(), 15u);  // all three jobs in the one mapping
+}
+
+// The loop's boundary: whatever a source (or anything in a cycle) throws is caught, logged and
+// counted as a failed cycle; the daemon goes on, and --once exits 1.
+TEST_F(DaemonTest, AnExceptionInACycleIsAFailedCycleNotAnAbort) {
+  class ThrowingSource : public JobSource {
+   public:
+    const char* name() const override { return "throwing"; }
+    Status Poll(std::vector<SourceJob>*) override {
+      if (throws) throw std::runtime_error("type_error: job_state");
+      return Status::OK();
+    }
+    bool throws = true;
+  };
+  auto source = std::make_unique<ThrowingSource>();
+  ThrowingSource* src = source.get();
+  Daemon d(config_, DaemonOptions{}, TwoLeaves(), std::move(source));
+  d.Start();
+  EXPECT_FALSE(d.SafeCycle(0));
+  EXPECT_EQ(d.metrics().cycle_errors, 1u);
+  struct stat st {};
+  EXPECT_NE(stat(config_.mapping_file.c_str(), &st), 0) << "no mapping from a failed cycle";
+  src->throws = false;
+  EXPECT_FALSE(d.SafeCycle(1));
+  EXPECT_EQ(d.metrics().cycle_errors, 1u);
+  EXPECT_EQ(d.metrics().polls, 2u);
+
+  Daemon once(config_, DaemonOptions{.once = true}, TwoLeaves(),
+              std::make_unique<ThrowingSource>());
+  EXPECT_EQ(once.Run(), 1);
+}
+
+// The daemon hands its one action the set and the mapping converted once; a failing action
+// leaves the router's set as it was, so the next cycle tries again.
+TEST_F(DaemonTest, TheActionGetsTheSetOnceAndAFailureIsRetried) {
+  auto action = std::make_unique<RecordingAction>(config_.mapping_file);
+  RecordingAction* rec = action.get();
+  rec->fail_with = Status::IOError("router gone");
+  Daemon d(config_, DaemonOptions{}, TwoLeaves(), std::make_unique<FlakySource>(trace_, &now_),
+           std::move(action));
+  d.Start();
+  now_ = 12;
+  EXPECT_FALSE(d.RunCycle(now_));
+  EXPECT_EQ(d.metrics().trigger_errors, 1u);
+  rec->fail_with = Status::OK();
+  EXPECT_TRUE(d.RunCycle(now_ + 1));
+  ASSERT_EQ(rec->applied.size(), 2u);
+  EXPECT_EQ(rec->applied[1][0].hosts, (std::vector<std::string>{"n2", "n3", "n4", "n5"}));
+  ASSERT_EQ(rec->mappings[1].jobs.size(), 1u);
+  EXPECT_EQ(rec->mappings[1].jobs[0].hosts, rec->applied[1][0].hosts);
+  EXPECT_EQ(MappedHosts(), rec->applied[1][0].hosts);
+  EXPECT_FALSE(d.RunCycle(now_ + 2)) << "the router has the set now";
+  EXPECT_EQ(rec->applied.size(), 2u);
 }
 
 TEST_F(DaemonTest, HostListMismatchesAreReportedOnce) {

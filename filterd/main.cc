@@ -8,12 +8,15 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 
+#include "action.h"
 #include "cli_sources.h"
 #include "config.h"
 #include "daemon.h"
 #include "leaf_map.h"
 #include "replay_source.h"
 #include "route_planner.h"
+#include "sar/io/guid2lid.h"
+#include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
 #include "timeout_source.h"
 #ifdef SAR_HAVE_SLURM
@@ -27,16 +30,34 @@ using namespace sar::filterd;
 
 constexpr int kExitConfig = 2;
 
-Status LoadLeaves(const Config& config, LeafMap* leaves) {
+// The topology is read once. With `fabric`, the leaf map comes from it and, when guid2lid is
+// set, the same Fabric (moved) becomes the planner's: *fabric is left filled for that.
+Status LoadLeaves(const Config& config, LeafMap* leaves, sar::Fabric* fabric) {
   if (!config.topology_conf.empty()) return ReadTopologyConf(config.topology_conf, leaves);
   std::unordered_map<sar::Guid, std::string> name_map;
   if (!config.node_name_map.empty()) {
     SAR_RETURN_IF_ERROR(ReadNodeNameMap(config.node_name_map, &name_map));
   }
   if (!config.subnet_lst.empty()) return ReadSubnetLst(config.subnet_lst, name_map, leaves);
-  sar::Fabric fabric;
-  SAR_RETURN_IF_ERROR(sar::ReadTopology(config.fabric, &fabric));
-  *leaves = LeafMapFromFabric(fabric, name_map);
+  SAR_RETURN_IF_ERROR(sar::ReadTopology(config.fabric, fabric));
+  *leaves = LeafMapFromFabric(*fabric, name_map);
+  return Status::OK();
+}
+
+// The planner over the already-read fabric: LIDs from guid2lid, the current tables if given.
+Status MakePlanner(const Config& config, sar::Fabric fabric, std::unique_ptr<RoutePlanner>* out) {
+  std::vector<sar::Guid2LidEntry> lids;
+  SAR_RETURN_IF_ERROR(sar::ReadGuid2Lid(config.guid2lid, &lids));
+  SAR_RETURN_IF_ERROR(sar::ApplyGuid2Lid(lids, &fabric));
+  auto planner = std::make_unique<RoutePlanner>(
+      std::move(fabric), nullptr,
+      PlannerOptions{config.engine, config.num_vls, config.routing_threads});
+  if (!config.current_lfts.empty()) {
+    sar::LftSet tables;
+    SAR_RETURN_IF_ERROR(sar::ReadLftDump(config.current_lfts, planner->fabric(), &tables));
+    SAR_RETURN_IF_ERROR(planner->SetCurrent(std::move(tables)));
+  }
+  *out = std::move(planner);
   return Status::OK();
 }
 
@@ -101,7 +122,8 @@ int main(int argc, char** argv) {
   spdlog::flush_on(spdlog::level::info);
 
   LeafMap leaves;
-  if (Status s = LoadLeaves(config, &leaves); !s.ok()) {
+  sar::Fabric fabric;
+  if (Status s = LoadLeaves(config, &leaves, &fabric); !s.ok()) {
     spdlog::critical("topology: {}", s.ToString());
     return kExitConfig;
   }
@@ -124,19 +146,18 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<RoutePlanner> planner;
   if (!config.fabric.empty() && !config.guid2lid.empty()) {
-    PlannerOptions po{config.engine, config.num_vls, config.routing_threads};
-    if (Status s =
-            RoutePlanner::Open(config.fabric, config.guid2lid, config.current_lfts, po, &planner);
-        !s.ok()) {
+    if (Status s = MakePlanner(config, std::move(fabric), &planner); !s.ok()) {
       // File mode cannot work without it; the dry run only loses its metrics.
-      if (config.trigger == "file") {
+      if (config.trigger == Trigger::kFile) {
         spdlog::critical("routing data: {}", s.ToString());
         return kExitConfig;
       }
       spdlog::error("routing data: {} (dry-run metrics off)", s.ToString());
     }
   }
-  Daemon daemon(std::move(config), options, std::move(leaves), std::move(source));
-  daemon.set_planner(std::move(planner));
+  // The one action for the configured trigger (or the dry run), made once.
+  std::unique_ptr<Action> action = MakeAction(config, options.dry_run, std::move(planner));
+  Daemon daemon(std::move(config), options, std::move(leaves), std::move(source),
+                std::move(action));
   return daemon.Run();
 }

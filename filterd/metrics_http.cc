@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,6 +10,13 @@
 #include <cstring>
 
 namespace sar::filterd {
+
+// A scraper sends a few hundred bytes of request head at once.
+MetricsHttpServer::MetricsHttpServer()
+    : conns_({.deadline_s = 2, .max_request = 8192, .max_clients = 16}, [](std::string_view in) {
+        return in.find("\r\n\r\n") != std::string_view::npos ||
+               in.find("\n\n") != std::string_view::npos;
+      }) {}
 
 MetricsHttpServer::~MetricsHttpServer() {
   if (fd_ >= 0) close(fd_);
@@ -48,33 +54,16 @@ Status MetricsHttpServer::Open(const std::string& address) {
   return Status::OK();
 }
 
-void MetricsHttpServer::ServeOne(const std::string& body) {
-  const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (conn < 0) return;
-  // Read the request head (bounded in size and time: a scraper sends a few hundred bytes).
-  std::string request;
-  char buf[1024];
-  pollfd pfd{conn, POLLIN, 0};
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192 &&
-         poll(&pfd, 1, 1000) == 1) {
-    const ssize_t n = read(conn, buf, sizeof(buf));
-    if (n <= 0) break;
-    request.append(buf, static_cast<size_t>(n));
-  }
-  const bool metrics =
-      request.rfind("GET /metrics ", 0) == 0 || request.rfind("GET /metrics\r", 0) == 0;
-  const std::string payload = metrics ? body : "not found; try /metrics\n";
-  const std::string reply = std::string(metrics ? "HTTP/1.0 200 OK" : "HTTP/1.0 404 Not Found") +
-                            "\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
-                            std::to_string(payload.size()) + "\r\nConnection: close\r\n\r\n" +
-                            payload;
-  size_t sent = 0;
-  while (sent < reply.size()) {
-    const ssize_t n = send(conn, reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
-  close(conn);
+void MetricsHttpServer::Handle(const std::vector<pollfd>& fds,
+                               const std::function<std::string()>& body) {
+  conns_.Handle(fd_, fds, [&](std::string_view request) {
+    const bool metrics =
+        request.rfind("GET /metrics ", 0) == 0 || request.rfind("GET /metrics\r", 0) == 0;
+    const std::string payload = metrics ? body() : "not found; try /metrics\n";
+    return std::string(metrics ? "HTTP/1.0 200 OK" : "HTTP/1.0 404 Not Found") +
+           "\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
+           std::to_string(payload.size()) + "\r\nConnection: close\r\n\r\n" + payload;
+  });
 }
 
 }  // namespace sar::filterd

@@ -3,15 +3,20 @@
 // (or an SSH tunnel), and the daemon runs as root.
 #pragma once
 
-#include <string>
+#include <poll.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "request_server.h"
 #include "sar/status.h"
 
 namespace sar::filterd {
 
 class MetricsHttpServer {
  public:
-  MetricsHttpServer() = default;
+  MetricsHttpServer();
   ~MetricsHttpServer();
   MetricsHttpServer(const MetricsHttpServer&) = delete;
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
@@ -22,10 +27,15 @@ class MetricsHttpServer {
   int fd() const { return fd_; }
   int port() const { return port_; }
 
-  /// Answers one pending connection: `body` for GET /metrics, 404 otherwise.
-  void ServeOne(const std::string& body);
+  void AddPollFds(std::vector<pollfd>* fds) const { conns_.AddPollFds(fd_, fds); }
+  /// After poll(): accepts, reads and answers what is ready, never waiting on a client (2 s and
+  /// 8 KiB per request head): `body()` for GET /metrics, 404 otherwise.
+  void Handle(const std::vector<pollfd>& fds, const std::function<std::string()>& body);
+  IoClock::time_point NextDeadline() const { return conns_.NextDeadline(); }
+  const RequestServer& connections() const { return conns_; }
 
  private:
+  RequestServer conns_;
   int fd_ = -1;
   int port_ = 0;
 };

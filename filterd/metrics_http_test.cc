@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 #include "daemon_metrics.h"
 
@@ -31,9 +33,17 @@ std::string Get(int port, const std::string& request) {
 
 std::string Serve(MetricsHttpServer* server, const std::string& request, const std::string& body) {
   std::string reply;
-  std::thread client([&] { reply = Get(server->port(), request); });
-  pollfd pfd{server->fd(), POLLIN, 0};
-  if (poll(&pfd, 1, 5000) == 1) server->ServeOne(body);
+  std::atomic<bool> done{false};
+  std::thread client([&] {
+    reply = Get(server->port(), request);
+    done = true;
+  });
+  for (int i = 0; i < 500 && !done; ++i) {
+    std::vector<pollfd> fds;
+    server->AddPollFds(&fds);
+    poll(fds.data(), fds.size(), 10);
+    server->Handle(fds, [&body] { return body; });
+  }
   client.join();
   return reply;
 }

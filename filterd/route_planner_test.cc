@@ -22,7 +22,9 @@ std::unique_ptr<RoutingEngine> MinHop() { return MakeRoutingEngine("minhop"); }
 class LoopEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "test-loop"; }
-  Status Route(const RoutingInput& in, RoutingOutput* out) const override {
+
+ protected:
+  Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     SAR_RETURN_IF_ERROR(MinHop()->Route(in, out));
     const Fabric& f = *in.fabric;
     const NodeId spine = f.FindByName("spine");
@@ -72,7 +74,7 @@ class FileModeTest : public ::testing::Test {
     sigprocmask(SIG_BLOCK, &hup_, nullptr);
     std::ofstream(dir_.Join("opensm.pid")) << getpid() << "\n";
     config_.fabric = "unused";
-    config_.trigger = "file";
+    config_.trigger = Trigger::kFile;
     config_.mapping_file = dir_.Join("jobs.map");
     config_.lft_file = dir_.Join("lfts.dump");
     config_.state_dir = dir_.Join("state");

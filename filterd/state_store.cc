@@ -34,10 +34,15 @@ Status LoadState(const std::string& state_dir, PersistentState* out) {
 }
 
 Status SaveState(const std::string& state_dir, const PersistentState& state) {
+  return SaveState(state_dir, state, ToJobMapping(state.router_set));
+}
+
+Status SaveState(const std::string& state_dir, const PersistentState& state,
+                 const JobMapping& router_mapping) {
   if (mkdir(state_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return Status::IOError(state_dir + ": mkdir: " + strerror(errno));
   }
-  SAR_RETURN_IF_ERROR(WriteJobMapping(state_dir + "/router.jobs", ToJobMapping(state.router_set)));
+  SAR_RETURN_IF_ERROR(WriteJobMapping(state_dir + "/router.jobs", router_mapping));
   char buf[64];
   auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), state.last_reroute_unix_s);
   (void)ec;  // 64 bytes hold any double

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "filter.h"
+#include "sar/jobs.h"
 #include "sar/status.h"
 
 namespace sar::filterd {
@@ -21,5 +22,8 @@ struct PersistentState {
 Status LoadState(const std::string& state_dir, PersistentState* out);
 /// Creates the dir if needed (mode 0700); each file is replaced atomically.
 Status SaveState(const std::string& state_dir, const PersistentState& state);
+/// The same, with the router set already converted (the daemon converts it once per cycle).
+Status SaveState(const std::string& state_dir, const PersistentState& state,
+                 const JobMapping& router_mapping);
 
 }  // namespace sar::filterd

@@ -36,7 +36,11 @@ std::vector<ResolvedJob> ResolveJobs(const Fabric& fabric, const JobMapping& map
     r.id = job.id;
     r.pattern = job.pattern;
     std::vector<NodeId> leaves;
+    // A repeated host would put its ports in the job twice and double its routes in the
+    // metrics and SAR's weights; Job promises no duplicates, but hand-built mappings break it.
+    std::unordered_set<std::string_view> seen;
     for (const std::string& host : job.hosts) {
+      if (!seen.insert(host).second) continue;
       auto it = ports_of_host.find(host);
       if (it == ports_of_host.end()) {
         if (unknown_hosts && reported.insert(host).second) unknown_hosts->push_back(host);

@@ -22,21 +22,25 @@
 namespace sar {
 
 struct RoutingInput {
-  /// The fabric with its LIDs set (AssignLids or a guid2lid file). The LMC is the ports' own.
+  /// The fabric with its LIDs set (AssignLids or a guid2lid file): every cabled HCA port needs
+  /// one; a switch without a LID is simply not a destination. The LMC is the ports' own.
   const Fabric* fabric = nullptr;
   /// Virtual lanes usable as virtual layers (1..15); engines that need layers fail when they
   /// would need more.
   int num_vls = 8;
-  /// Running jobs (SAR); null or empty = none. Jobs on fewer than two leaf switches are ignored.
+  /// Running jobs (SAR); null or empty = none. Every endpoint must be a cabled HCA port of
+  /// `fabric` and num_leaf_switches must count their switches (as ResolveJobs sets it). Jobs on
+  /// fewer than two leaf switches are ignored.
   const std::vector<ResolvedJob>* jobs = nullptr;
-  /// Compute / storage / other; null = every HCA is a compute node.
+  /// Compute / storage / other; null = every HCA is a compute node. Sized for `fabric` if given.
   const NodeClasses* classes = nullptr;
-  /// Up*/Down*: the root switches; empty = chosen automatically (see updn.cc).
+  /// Up*/Down*: the root switches; empty = chosen automatically (see updn.cc). Other engines
+  /// ignore them, but they must be switches of `fabric` all the same.
   std::vector<NodeId> roots;
-  /// Worker threads; 0 = all hardware threads.
+  /// Worker threads (>= 0); 0 = all hardware threads.
   int threads = 0;
-  /// When false (the default) an engine fails if some endpoint cannot reach another, naming
-  /// the pair; when true it routes what it can and leaves the rest kNoRoute (noted in output).
+  /// When false (the default) routing fails if some endpoint cannot reach another, naming the
+  /// pair; when true the engine routes what it can and leaves the rest kNoRoute (noted in output).
   bool allow_disconnected = false;
 };
 
@@ -46,21 +50,42 @@ struct RoutingOutput {
   /// for engines without layers (every route then uses layer 0).
   VirtualLayers layers;
   int num_layers = 1;
-  /// Wall time of the phases, milliseconds.
-  double paths_ms = 0;   // computing the tables
-  double layers_ms = 0;  // assigning virtual layers
+  /// Wall time of the phases, milliseconds, as Route measures them: layers_ms is the engine's
+  /// layer phase (0 without one), paths_ms everything else Route did (checks included).
+  double paths_ms = 0;
+  double layers_ms = 0;
   /// Facts worth telling the operator (chosen roots, unreachable pairs, layer counts).
   std::vector<std::string> notes;
 };
 
+/// An engine: one subclass per file, implementing DoRoute. Route, not virtual, is the one place
+/// where every engine's input is checked, the run is timed and the error contract is kept, so no
+/// engine repeats (or forgets) a check.
 class RoutingEngine {
  public:
   virtual ~RoutingEngine() = default;
   virtual std::string_view name() const = 0;
-  /// Computes the tables. Errors: InvalidArgument (bad input such as num_vls out of range or a
-  /// root that is not a switch), Failed (fabric disconnected, too few virtual lanes); *out is
-  /// unspecified on error.
-  virtual Status Route(const RoutingInput& in, RoutingOutput* out) const = 0;
+
+  /// Computes the tables. First checks the input, the same way for every engine, with
+  /// messages that do not depend on the engine:
+  ///  - InvalidArgument: no fabric or no output, a fabric without switches or with a cabled
+  ///    HCA port without a LID, num_vls outside 1..15, threads < 0, a root that is not a switch,
+  ///    a job endpoint that is not a cabled HCA port of the fabric (or a job whose
+  ///    num_leaf_switches does not count its endpoints' switches), classes of another fabric;
+  ///  - Failed: some endpoint cannot reach another over the cables (naming one pair), unless
+  ///    allow_disconnected, which turns it into a note.
+  /// Then runs the engine (Failed: e.g. too few virtual lanes, no legal route for a pair) and
+  /// checks that its tables fit the fabric and its layers fit num_vls.
+  /// On success *out is replaced (tables, layers, times, notes); on error *out is left as it
+  /// was, so a caller never sees half a result.
+  Status Route(const RoutingInput& in, RoutingOutput* out) const;
+
+ protected:
+  /// The engine's work on checked input: `in` passed every check Route documents (in
+  /// particular, without allow_disconnected every endpoint reaches every other over the cables).
+  /// `out` is a fresh RoutingOutput that Route drops on error. Set lfts, and layers, num_layers
+  /// and layers_ms if the engine has a layer phase; add notes. Route sets paths_ms.
+  virtual Status DoRoute(const RoutingInput& in, RoutingOutput* out) const = 0;
 };
 
 /// The engine called `name`, or nullptr if there is none.

@@ -33,7 +33,9 @@ void PlanDfsssp(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep
 class DfssspEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "dfsssp"; }
-  Status Route(const RoutingInput& in, RoutingOutput* out) const override {
+
+ protected:
+  Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     return RouteSssp(in, PlanDfsssp, out);
   }
 };

@@ -32,12 +32,8 @@ void PlanSar(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* 
     for (const ResolvedJob& job : *in.jobs) {
       if (job.num_leaf_switches < 2) continue;
       std::vector<int> m;
-      for (const PortRef& p : job.endpoints) {
-        if (!p.valid() || p.node >= f.num_nodes() || p.port < 0 || p.port > f.num_ports(p.node))
-          continue;
-        const int e = dest_of_port[f.port_id(p)];
-        if (e >= 0) m.push_back(e);
-      }
+      // Route has checked that every endpoint is a cabled HCA port, i.e. one of the dests.
+      for (const PortRef& p : job.endpoints) m.push_back(dest_of_port[f.port_id(p)]);
       std::sort(m.begin(), m.end());
       m.erase(std::unique(m.begin(), m.end()), m.end());
       for (int e : m) largest[e] = std::max(largest[e], m.size());
@@ -78,7 +74,9 @@ void PlanSar(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* 
 class SarEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "sar"; }
-  Status Route(const RoutingInput& in, RoutingOutput* out) const override {
+
+ protected:
+  Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     return RouteSssp(in, PlanSar, out);
   }
 };

@@ -211,76 +211,27 @@ void SsspRouter::Run(const SsspStep& step) {
   ++counter_;
 }
 
-namespace {
-
-double MsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-// Fails (or notes, with allow_disconnected) when some endpoint cannot reach another.
-Status CheckConnected(const RoutingInput& in, const SwitchGraph& g,
-                      std::vector<std::string>* notes) {
-  const Fabric& f = *in.fabric;
-  std::vector<int> component;
-  SwitchComponents(g, &component);
-  auto comp = [&](int e) { return g.dests[e].sw < 0 ? -1 - e : component[g.dests[e].sw]; };
-  if (g.num_endpoint_dests < 2) return Status::OK();
-  uint64_t placed = 0;
-  for (int e = 0; e < g.num_endpoint_dests; ++e) {
-    if (comp(e) == comp(0)) continue;
-    if (!in.allow_disconnected) {
-      return Status::Failed("fabric is disconnected: " + f.name(g.dests[0].node) +
-                            " cannot reach " + f.name(g.dests[e].node));
-    }
-    ++placed;
-  }
-  if (placed > 0) {
-    std::vector<uint64_t> per_comp(g.num_switches + g.num_endpoint_dests, 0);
-    for (int e = 0; e < g.num_endpoint_dests; ++e) {
-      const int c = comp(e);
-      ++per_comp[c >= 0 ? c : g.num_switches + (-1 - c)];
-    }
-    uint64_t pairs = 0;
-    const uint64_t n = g.num_endpoint_dests;
-    for (uint64_t k : per_comp) pairs += k * (n - k);
-    notes->push_back("fabric is disconnected: " + std::to_string(pairs) +
-                     " ordered endpoint pairs have no route (left kNoRoute)");
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
 Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out) {
-  if (in.fabric == nullptr) return Status::InvalidArgument("no fabric given");
-  if (in.num_vls < 1 || in.num_vls > 15) {
-    return Status::InvalidArgument("num_vls must be 1..15, got " + std::to_string(in.num_vls));
-  }
-  const auto start = std::chrono::steady_clock::now();
-  RoutingOutput result;
   SsspRouter router(*in.fabric);
-  SAR_RETURN_IF_ERROR(CheckConnected(in, router.graph(), &result.notes));
   std::vector<SsspStep> steps;
   plan(in, &router, &steps);
   for (const SsspStep& step : steps) router.Run(step);
-  result.lfts = router.TakeLfts();
-  result.paths_ms = MsSince(start);
+  out->lfts = router.TakeLfts();
 
   const auto layer_start = std::chrono::steady_clock::now();
   LayerOptions options;
   options.max_layers = in.num_vls;
   options.threads = in.threads;
   LayerStats stats;
-  SAR_RETURN_IF_ERROR(
-      AssignVirtualLayers(*in.fabric, result.lfts, options, &result.layers, &stats));
-  result.layers_ms = MsSince(layer_start);
-  result.num_layers = std::max(1, stats.layers_used);
-  result.notes.push_back("virtual layers: " + std::to_string(stats.layers_needed) +
-                         " needed for deadlock freedom, " + std::to_string(stats.layers_used) +
-                         " used after balancing (" + std::to_string(stats.cycles_broken) +
-                         " cycles broken, " + std::to_string(stats.routes) + " switch routes)");
-  *out = std::move(result);
+  SAR_RETURN_IF_ERROR(AssignVirtualLayers(*in.fabric, out->lfts, options, &out->layers, &stats));
+  out->layers_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - layer_start)
+          .count();
+  out->num_layers = std::max(1, stats.layers_used);
+  out->notes.push_back("virtual layers: " + std::to_string(stats.layers_needed) +
+                       " needed for deadlock freedom, " + std::to_string(stats.layers_used) +
+                       " used after balancing (" + std::to_string(stats.cycles_broken) +
+                       " cycles broken, " + std::to_string(stats.routes) + " switch routes)");
   return Status::OK();
 }
 

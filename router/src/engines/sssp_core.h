@@ -88,8 +88,8 @@ class SsspRouter {
 using SsspPlanner =
     std::function<void(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* steps)>;
 
-/// The engine body: checks the input (num_vls, connectivity), runs the planned steps, assigns
-/// virtual layers with in.num_vls, and reports times and notes.
+/// The engine body (DoRoute of dfsssp and sar, on input RoutingEngine::Route has checked): runs
+/// the planned steps, assigns virtual layers with in.num_vls, and reports layers_ms and notes.
 Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out);
 
 }  // namespace sar::internal

@@ -6,9 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "sar/fabric.h"
+#include "sar/status.h"
 
 namespace sar::internal {
 
@@ -35,6 +38,8 @@ struct SwitchGraph {
   int num_endpoint_dests = 0;  // dests[0, num_endpoint_dests) are HCA ports
   /// Per switch index: how many HCA ports are cabled to it.
   std::vector<int> hcas_on_switch;
+  /// Per switch index: its node GUID (OpenSM's fill order depends on it, balanced_fill.h).
+  std::vector<Guid> switch_guid;
 
   int degree(int s) const { return arc_begin[s + 1] - arc_begin[s]; }
 };
@@ -47,5 +52,16 @@ void HopsTo(const SwitchGraph& g, int to, std::vector<int>* hops);
 /// Labels each switch with its connected component (0, 1, ...); returns the number of
 /// components that contain at least one HCA port. Switches without cables get their own.
 int SwitchComponents(const SwitchGraph& g, std::vector<int>* component);
+
+/// Checks that every HCA-hosting switch can route to every other one (`reachable(s, t)`), so
+/// that every endpoint reaches every other. On the first failure returns Failed naming an
+/// endpoint pair and `why` ("h1 cannot reach h7 (lid 0x0008): <why> from sw1 to sw4"), unless
+/// `allow_disconnected`, in which case it adds a note with the number of endpoint pairs left
+/// without a route and returns OK. RoutingEngine::Route calls it for plain cable connectivity;
+/// engines with routing restrictions (updn) call it for the pairs their rules leave out.
+Status CheckEndpointReach(const Fabric& fabric, const SwitchGraph& g,
+                          const std::function<bool(int s, int t)>& reachable,
+                          bool allow_disconnected, const std::string& why,
+                          std::vector<std::string>* notes);
 
 }  // namespace sar::internal

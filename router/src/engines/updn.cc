@@ -27,7 +27,6 @@
 // HCA-attached switches are the exception for HCA destinations: a missing legal route there is
 // a disconnected pair (an error, or a hole with allow_disconnected), not something to paper over.
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -184,50 +183,39 @@ class UpDownEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "updn"; }
 
-  Status Route(const RoutingInput& in, RoutingOutput* out) const override {
-    if (in.fabric == nullptr) return Status::InvalidArgument("updn: no fabric");
-    if (in.num_vls < 1 || in.num_vls > 15) {
-      return Status::InvalidArgument("updn: num_vls must be 1..15, got " +
-                                     std::to_string(in.num_vls));
-    }
+ protected:
+  Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     const Fabric& f = *in.fabric;
-    std::vector<int> roots;
-    for (NodeId r : in.roots) {
-      if (r < 0 || r >= f.num_nodes() || !f.is_switch(r)) {
-        return Status::InvalidArgument("updn: root " + std::to_string(r) + " is not a switch");
-      }
-      roots.push_back(f.switch_index(r));
-    }
-    const auto start = std::chrono::steady_clock::now();
+    std::vector<int> roots;  // Route has checked that they are switches
+    for (NodeId r : in.roots) roots.push_back(f.switch_index(r));
     const SwitchGraph g = BuildSwitchGraph(f);
     const int n = g.num_switches;
-    if (n == 0) return Status::InvalidArgument("updn: the fabric has no switches");
 
-    RoutingOutput result;
+    std::vector<int> part;
+    const int parts = SwitchComponents(g, &part);
     UpDownCosts costs;
+    const char* how = "given";
     if (!roots.empty()) {
       ComputeCosts(g, roots, in.threads, &costs);
-      result.notes.push_back(RootNote(f, roots, "given"));
     } else {
+      how = "auto (farthest from HCA-attached switches)";
       roots = TopLevelRoots(g);
       ComputeCosts(g, roots, in.threads, &costs);
-      if (!AllEndpointsReach(g, costs)) {
-        std::vector<int> parts;
-        if (SwitchComponents(g, &parts) <= 1) {  // one root only helps a connected fabric
-          roots = {CenterRoot(g)};
-          ComputeCosts(g, roots, in.threads, &costs);
-          result.notes.push_back(RootNote(
-              f, roots,
-              "auto (the top level left some pairs without a legal route; central switch)"));
-        }
-      }
-      if (result.notes.empty()) {
-        result.notes.push_back(RootNote(f, roots, "auto (farthest from HCA-attached switches)"));
+      if (!AllEndpointsReach(g, costs) && parts <= 1) {  // one root only helps a connected fabric
+        roots = {CenterRoot(g)};
+        ComputeCosts(g, roots, in.threads, &costs);
+        how = "auto (the top level left some pairs without a legal route; central switch)";
       }
     }
+    out->notes.push_back(RootNote(f, roots, how));
+    // Pairs without any cable path Route has already failed or noted; here only the pairs the
+    // up*/down* rule leaves out (possible with given roots).
     SAR_RETURN_IF_ERROR(CheckEndpointReach(
-        f, g, [&](int s, int t) { return costs.cost[static_cast<size_t>(t) * n + s] != kFar; },
-        in.allow_disconnected, "no legal up*/down* route", &result.notes));
+        f, g,
+        [&](int s, int t) {
+          return part[s] != part[t] || costs.cost[static_cast<size_t>(t) * n + s] != kFar;
+        },
+        in.allow_disconnected, "no legal up*/down* route", &out->notes));
 
     // Plain hop counts, only towards switches that some switch cannot reach legally (see the
     // top comment).
@@ -237,7 +225,7 @@ class UpDownEngine : public RoutingEngine {
       const int16_t* cost = costs.cost.data() + t * n;
       if (std::find(cost, cost + n, kFar) != cost + n) HopsTo(g, static_cast<int>(t), &plain[t]);
     });
-    result.lfts = LftSet(f);
+    out->lfts = LftSet(f);
     FillBalanced(
         g, in.threads,
         [&](int s, int t, bool to_switch, std::vector<int>* arcs) {
@@ -261,10 +249,7 @@ class UpDownEngine : public RoutingEngine {
             if (hops[g.arc_to[a]] == hops[s] - 1) arcs->push_back(a);
           }
         },
-        &result.lfts);
-    result.paths_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    *out = std::move(result);
+        &out->lfts);
     return Status::OK();
   }
 };

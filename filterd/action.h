@@ -1,0 +1,97 @@
+// The action stage: what sar-filterd does once the filter decided the router must learn a new
+// job set. Shaped like spdlog's sinks: Action::Apply() is the one entry point and holds what
+// every action shares (the mapping file written whole before anything is told, the dry run,
+// logging, duration and success/failure counts); each action only implements DoApply(), in a
+// file of its own:
+//   signal_action.cc   SIGUSR2 to the pid in OpenSM's pid file (the osmsar plugin rereads)
+//   console_action.cc  "reroute" on OpenSM's console
+//   file_action.cc     plan tables with libsar, write them for OpenSM's file engine, SIGHUP
+//   null_action.cc     trigger "none" (the mapping only), and the dry run (reports, writes nothing)
+//   recording_action.h tests: records each request
+// The config's trigger is parsed once (config.h); MakeAction() turns it into the one Action the
+// daemon holds.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "filter.h"
+#include "route_planner.h"
+#include "sar/jobs.h"
+#include "sar/status.h"
+
+namespace sar::filterd {
+
+/// One reroute. The set is converted once per cycle: `mapping` is `jobs` as the mapping file
+/// holds it (ToJobMapping), shared by the mapping write, the state dir and the planner's caller.
+struct ActionRequest {
+  const std::vector<MultiSwitchJob>& jobs;        // the set the router is to have (sorted)
+  const JobMapping& mapping;                      // the same, converted once
+  const std::vector<MultiSwitchJob>& router_has;  // what it has now (the dry run compares)
+};
+
+struct ActionStats {
+  uint64_t succeeded = 0;
+  uint64_t failed = 0;  // mapping not written, or the action itself failed
+  double last_seconds = 0;
+  double total_seconds = 0;
+};
+
+class Action {
+ public:
+  virtual ~Action() = default;
+  Action(const Action&) = delete;
+  Action& operator=(const Action&) = delete;
+
+  /// The trigger's name as the config spells it ("signal", ...), for logs.
+  virtual const char* name() const = 0;
+
+  /// Writes the mapping atomically (not in a dry run), then DoApply(); logs the outcome and
+  /// counts it. Not virtual: every action gets the same order and the same bookkeeping. An
+  /// error means the router may still have the old set (the caller retries next cycle).
+  Status Apply(const ActionRequest& request);
+
+  bool dry_run() const { return dry_run_; }
+  const ActionStats& stats() const { return stats_; }
+  const std::string& mapping_file() const { return mapping_file_; }
+
+ protected:
+  /// `mapping_file` empty: the action writes no mapping (tests).
+  Action(std::string mapping_file, bool dry_run)
+      : mapping_file_(std::move(mapping_file)), dry_run_(dry_run) {}
+  /// Tells the router. Runs after the mapping is complete on disk (or, dry run, instead of
+  /// everything: it must then change nothing).
+  virtual Status DoApply(const ActionRequest& request) = 0;
+
+ private:
+  std::string mapping_file_;
+  bool dry_run_;
+  ActionStats stats_;
+};
+
+/// The action for config.trigger (or, with `dry_run`, the dry run reporting on it). `planner`
+/// (may be null) is file mode's routing and the dry run's metrics; the action owns it.
+std::unique_ptr<Action> MakeAction(const Config& config, bool dry_run,
+                                   std::unique_ptr<RoutePlanner> planner);
+
+// The actions one by one (MakeAction's parts, and tests').
+std::unique_ptr<Action> MakeSignalAction(std::string mapping_file, std::string pid_file);
+std::unique_ptr<Action> MakeConsoleAction(std::string mapping_file, std::string host, int port,
+                                          double timeout_s);
+std::unique_ptr<Action> MakeFileAction(std::string mapping_file, std::string lft_file,
+                                       std::string pid_file, std::unique_ptr<RoutePlanner> planner);
+std::unique_ptr<Action> MakeNullAction(std::string mapping_file);
+/// Reports what `trigger` would do, and with a planner the EFI and dark fiber before and after.
+std::unique_ptr<Action> MakeDryRunAction(std::string mapping_file, Trigger trigger,
+                                         std::unique_ptr<RoutePlanner> planner);
+
+/// Reads a pid from `pid_file` (OpenSM's, or a test's stand-in) and sends it `signum`. Fails,
+/// naming the file, if the file is missing or malformed or the process is gone.
+Status SignalPidFile(const std::string& pid_file, int signum);
+/// Connects to OpenSM's console on host:port (console "loopback" mode) and sends "reroute".
+Status ConsoleReroute(const std::string& host, int port, double timeout_s);
+
+}  // namespace sar::filterd

@@ -1,0 +1,136 @@
+// The squeue and slurmrestd sources' own handling of their peers: children that misbehave and
+// an HTTP server on a UNIX socket, both stand-ins written here (this tests our code, not SLURM's;
+// the real ones are in tests/integration/test_filterd_sources.py).
+#include "cli_sources.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "bounded_io.h"
+#include "test_util.h"
+
+namespace sar::filterd {
+namespace {
+
+double Since(IoClock::time_point t0) {
+  return std::chrono::duration<double>(IoClock::now() - t0).count();
+}
+
+// The squeue source's child handling (a script stands in for squeue: this tests our own code).
+class SqueueChild : public ::testing::Test {
+ protected:
+  std::string Script(const std::string& body) {
+    const std::string path = dir_.Join("squeue");
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    chmod(path.c_str(), 0755);
+    return path;
+  }
+  TempDir dir_;
+};
+
+TEST_F(SqueueChild, AChildThatClosesStdoutButRunsOnIsKilledAtTheTimeout) {
+  auto source = MakeSqueueSource(Script("echo '{\"jobs\": []}'; exec >&-; exec sleep 30"), "", 0.5);
+  std::vector<SourceJob> jobs;
+  const IoClock::time_point t0 = IoClock::now();
+  Status s = source->Poll(&jobs);
+  EXPECT_LT(Since(t0), 2.0) << "waited for the child past the timeout";
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("killed"), std::string::npos) << s.message();
+}
+
+TEST_F(SqueueChild, AChildKilledByASignalIsAFailureNotExitZero) {
+  auto source = MakeSqueueSource(Script("echo '{\"jobs\": []}'; kill -9 $$"), "", 5);
+  std::vector<SourceJob> jobs;
+  Status s = source->Poll(&jobs);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("signal 9"), std::string::npos) << s.message();
+}
+
+TEST_F(SqueueChild, AGoodReplyIsParsed) {
+  auto source =
+      MakeSqueueSource(Script("echo '{\"jobs\": [{\"job_id\": 3, \"job_state\": [\"RUNNING\"], "
+                              "\"nodes\": \"n[1-2]\"}]}'"),
+                       "", 5);
+  std::vector<SourceJob> jobs;
+  Status s = source->Poll(&jobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].hosts, (std::vector<std::string>{"n1", "n2"}));
+}
+
+// A one-shot HTTP server on a UNIX socket that answers any request with `reply`.
+class FakeRestd {
+ public:
+  FakeRestd(const std::string& path, std::string reply) : reply_(std::move(reply)) {
+    fd_ = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(fd_, 1), 0);
+    thread_ = std::thread([this] {
+      const int conn = accept(fd_, nullptr, nullptr);
+      std::string request;
+      ReadBounded(conn, DeadlineIn(5), 8192, &request,
+                  [](std::string_view s) { return s.find("\r\n\r\n") != s.npos; });
+      (void)WriteBounded(conn, DeadlineIn(5), reply_);
+      close(conn);
+    });
+  }
+  ~FakeRestd() {
+    thread_.join();
+    close(fd_);
+  }
+
+ private:
+  int fd_;
+  std::string reply_;
+  std::thread thread_;
+};
+
+constexpr char kJobs[] =
+    R"({"errors": [], "jobs": [{"job_id": 4, "job_state": "RUNNING", "nodes": "n[7-8]"}]})";
+
+// Issue 19, defect 6: a valid chunked reply was always rejected (the chunk-size line was read
+// to the end of the body).
+TEST(Slurmrestd, AChunkedReplyIsDecoded) {
+  TempDir dir;
+  const std::string body = kJobs;
+  const size_t half = body.size() / 2;
+  char size1[16], size2[16];
+  snprintf(size1, sizeof(size1), "%zx", half);
+  snprintf(size2, sizeof(size2), "%zx;ext=1", body.size() - half);
+  FakeRestd restd(dir.Join("rest.sock"), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                             std::string(size1) + "\r\n" + body.substr(0, half) +
+                                             "\r\n" + size2 + "\r\n" + body.substr(half) +
+                                             "\r\n0\r\n\r\n");
+  auto source = MakeSlurmrestdSource(dir.Join("rest.sock"), "v0.0.38", 5);
+  std::vector<SourceJob> jobs;
+  Status s = source->Poll(&jobs);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].hosts, (std::vector<std::string>{"n7", "n8"}));
+}
+
+TEST(Slurmrestd, ABadChunkedReplyIsAnError) {
+  TempDir dir;
+  FakeRestd restd(dir.Join("rest.sock"),
+                  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n");
+  auto source = MakeSlurmrestdSource(dir.Join("rest.sock"), "v0.0.38", 5);
+  std::vector<SourceJob> jobs;
+  Status s = source->Poll(&jobs);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("chunked"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace sar::filterd

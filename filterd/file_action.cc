@@ -1,0 +1,68 @@
+// Trigger "file": sar-filterd routes itself (RoutePlanner, libsar) and hands stock OpenSM the
+// tables through its `file` routing engine: write the LFT file whole, then SIGHUP. A plan that
+// fails validation is never written: OpenSM keeps the last good tables.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "action.h"
+#include "sar/io/lft_dump.h"
+
+namespace sar::filterd {
+namespace {
+
+double Seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+class FileAction : public Action {
+ public:
+  FileAction(std::string mapping_file, std::string lft_file, std::string pid_file,
+             std::unique_ptr<RoutePlanner> planner)
+      : Action(std::move(mapping_file), false),
+        lft_file_(std::move(lft_file)),
+        pid_file_(std::move(pid_file)),
+        planner_(std::move(planner)) {}
+  const char* name() const override { return "file"; }
+
+ protected:
+  Status DoApply(const ActionRequest& request) override {
+    if (!planner_) return Status::InvalidArgument("file mode without routing data");
+    LftSet tables;
+    RouteQuality quality;
+    const double t0 = Seconds();
+    Status s = planner_->Plan(request.jobs, &tables, &quality);
+    if (!s.ok()) {
+      return Status::Failed(s.message() + "; keeping the last good tables in " + lft_file_);
+    }
+    const double t1 = Seconds();
+    // OpenSM's file engine reads the whole file on SIGHUP: it must be complete before the
+    // signal (WriteLftDump replaces it atomically).
+    SAR_RETURN_IF_ERROR(WriteLftDump(lft_file_, planner_->fabric(), tables));
+    const double t2 = Seconds();
+    SAR_RETURN_IF_ERROR(SignalPidFile(pid_file_, SIGHUP));
+    // The stage times let an operator (and scripts/day_latency.py) split a reroute's latency.
+    spdlog::info(
+        "file mode: new tables in {}: max effective EFI {}, dark fiber {:.3f} (routing and "
+        "checks {:.1f} ms, write {:.1f} ms); SIGHUP sent",
+        lft_file_, quality.max_effective_efi, quality.dark_fiber, (t1 - t0) * 1e3, (t2 - t1) * 1e3);
+    return planner_->SetCurrent(std::move(tables));
+  }
+
+ private:
+  std::string lft_file_;
+  std::string pid_file_;
+  std::unique_ptr<RoutePlanner> planner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Action> MakeFileAction(std::string mapping_file, std::string lft_file,
+                                       std::string pid_file,
+                                       std::unique_ptr<RoutePlanner> planner) {
+  return std::make_unique<FileAction>(std::move(mapping_file), std::move(lft_file),
+                                      std::move(pid_file), std::move(planner));
+}
+
+}  // namespace sar::filterd

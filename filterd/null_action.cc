@@ -1,0 +1,72 @@
+// The actions that tell no one: trigger "none" (the mapping is written for whoever reads it,
+// e.g. a routing pass OpenSM runs on its own schedule) and --dry-run (nothing is written; with
+// routing data, the EFI and dark fiber a reroute would change are reported).
+#include <spdlog/spdlog.h>
+
+#include "action.h"
+
+namespace sar::filterd {
+namespace {
+
+class NullAction : public Action {
+ public:
+  explicit NullAction(std::string mapping_file) : Action(std::move(mapping_file), false) {}
+  const char* name() const override { return "none"; }
+
+ protected:
+  Status DoApply(const ActionRequest&) override { return Status::OK(); }
+};
+
+class DryRunAction : public Action {
+ public:
+  DryRunAction(std::string mapping_file, Trigger trigger, std::unique_ptr<RoutePlanner> planner)
+      : Action(std::move(mapping_file), true), trigger_(trigger), planner_(std::move(planner)) {}
+  const char* name() const override { return TriggerName(trigger_); }
+
+ protected:
+  // Reports only: a failure to evaluate is information, not a failed reroute.
+  Status DoApply(const ActionRequest& request) override {
+    if (!planner_) {
+      spdlog::info("dry run: no routing data (set 'fabric', 'guid2lid', 'current_lfts') for EFI");
+      return Status::OK();
+    }
+    RouteQuality now, now_new_jobs, after;
+    if (Status s = planner_->Evaluate(request.router_has, &now); !s.ok()) {
+      spdlog::info("dry run: current tables not evaluated: {}", s.ToString());
+    } else if (planner_->Evaluate(request.jobs, &now_new_jobs).ok()) {
+      spdlog::info(
+          "dry run: current tables: max effective EFI {} -> {} and dark fiber {:.3f} -> {:.3f} "
+          "with the new jobs and no reroute",
+          now.max_effective_efi, now_new_jobs.max_effective_efi, now.dark_fiber,
+          now_new_jobs.dark_fiber);
+    }
+    LftSet tables;
+    if (Status s = planner_->Plan(request.jobs, &tables, &after); !s.ok()) {
+      spdlog::info("dry run: a reroute would fail and keep the last good tables: {}", s.ToString());
+      return Status::OK();
+    }
+    spdlog::info(
+        "dry run: after a reroute: max effective EFI {} (now {}), dark fiber {:.3f} (now "
+        "{:.3f})",
+        after.max_effective_efi, now_new_jobs.max_effective_efi, after.dark_fiber,
+        now_new_jobs.dark_fiber);
+    return Status::OK();
+  }
+
+ private:
+  Trigger trigger_;
+  std::unique_ptr<RoutePlanner> planner_;
+};
+
+}  // namespace
+
+std::unique_ptr<Action> MakeNullAction(std::string mapping_file) {
+  return std::make_unique<NullAction>(std::move(mapping_file));
+}
+
+std::unique_ptr<Action> MakeDryRunAction(std::string mapping_file, Trigger trigger,
+                                         std::unique_ptr<RoutePlanner> planner) {
+  return std::make_unique<DryRunAction>(std::move(mapping_file), trigger, std::move(planner));
+}
+
+}  // namespace sar::filterd

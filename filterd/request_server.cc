@@ -1,0 +1,98 @@
+#include "request_server.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace sar::filterd {
+
+RequestServer::RequestServer(RequestServerOptions options, IoComplete complete)
+    : options_(options), complete_(std::move(complete)) {}
+
+RequestServer::~RequestServer() {
+  for (const Conn& c : conns_) close(c.fd);
+}
+
+void RequestServer::AddPollFds(int listen_fd, std::vector<pollfd>* fds) const {
+  // At the cap, further clients wait in the kernel's listen backlog until a slot frees (by an
+  // answer or a deadline); not polling the listener then keeps the loop from spinning on it.
+  if (listen_fd >= 0 && conns_.size() < options_.max_clients) {
+    fds->push_back({listen_fd, POLLIN, 0});
+  }
+  for (const Conn& c : conns_) {
+    fds->push_back({c.fd, static_cast<short>(c.answered ? POLLOUT : POLLIN), 0});
+  }
+}
+
+IoClock::time_point RequestServer::NextDeadline() const {
+  IoClock::time_point t = IoClock::time_point::max();
+  for (const Conn& c : conns_) t = std::min(t, c.deadline);
+  return t;
+}
+
+void RequestServer::Close(size_t i) {
+  close(conns_[i].fd);
+  conns_[i] = std::move(conns_.back());
+  conns_.pop_back();
+}
+
+// Reads what `c` has sent; answers once the request is whole (or the client half-closed after
+// sending something, as a plain `echo poll | nc -U` does). False: close it, unanswered.
+bool RequestServer::Progress(Conn* c, const Answer& answer, int* answered) {
+  const IoEnd end = ReadAvailable(c->fd, options_.max_request, &c->in, complete_);
+  if (end == IoEnd::kMore) return true;
+  if (end == IoEnd::kComplete || (end == IoEnd::kEof && !c->in.empty())) {
+    c->out = answer(c->in);
+    c->answered = true;
+    ++*answered;
+    return true;
+  }
+  if (end == IoEnd::kTooLarge) ++dropped_;
+  return false;
+}
+
+int RequestServer::Handle(int listen_fd, const std::vector<pollfd>& fds, const Answer& answer) {
+  // Which of our connections poll() found ready (errors and hang-ups count: the read or write
+  // below then sees them).
+  auto ready = [&fds](int fd) {
+    for (const pollfd& p : fds) {
+      if (p.fd == fd) return p.revents != 0;
+    }
+    return false;
+  };
+  // A connection is done once its answer is out; it is dropped at its deadline, whatever state.
+  auto step = [&](Conn* c, bool readable, int* answered) {
+    if (readable && !c->answered && !Progress(c, answer, answered)) return false;
+    if (c->answered && !(WriteAvailable(c->fd, &c->out) && !c->out.empty())) return false;
+    // Still reading, or an answer the client does not take: the deadline ends both.
+    if (IoClock::now() >= c->deadline) {
+      ++dropped_;
+      return false;
+    }
+    return true;
+  };
+  int answered = 0;
+  for (size_t i = 0; i < conns_.size();) {
+    if (step(&conns_[i], ready(conns_[i].fd), &answered)) {
+      ++i;
+    } else {
+      Close(i);
+    }
+  }
+  if (listen_fd >= 0 && ready(listen_fd)) {
+    // Accept what is queued (the listening socket is non-blocking), up to max_clients open at
+    // once: a burst of hooks becomes one batch, and a flood of idle connections cannot grow
+    // our state without bound (the rest wait in the backlog).
+    while (conns_.size() < options_.max_clients) {
+      const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) break;
+      conns_.push_back({fd, DeadlineIn(options_.deadline_s), {}, {}, false});
+      // Most clients have sent their request by now: answer it in this same turn.
+      if (!step(&conns_.back(), true, &answered)) Close(conns_.size() - 1);
+    }
+  }
+  return answered;
+}
+
+}  // namespace sar::filterd
