@@ -9,12 +9,10 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/deadlock.h"
+#include "sar/analysis.h"
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/jobs.h"
-#include "sar/metrics.h"
-#include "sar/trace.h"
 
 namespace sarcli {
 namespace {
@@ -97,37 +95,24 @@ int RunEval(const EvalArgs& a) {
   }
   timing["read_ms"] = watch.Lap();
 
-  sar::TraceOptions topts;
-  topts.threads = a.threads;
-  sar::TraceReport trace;
-  s = sar::TraceAll(f, lfts, topts, &trace);
+  // Trace, deadlock checks, metrics and link loads read the same per-destination trees: one
+  // sweep builds each tree once for all of them.
+  sar::AnalysisOptions aopts;
+  aopts.what = sar::kAnalyseTrace | sar::kAnalyseSingleLayerDeadlock | sar::kAnalyseMetrics;
+  if (layers) aopts.what |= sar::kAnalyseDeadlock;
+  aopts.layers = layers ? &*layers : nullptr;
+  aopts.jobs = &jobs;
+  aopts.traffic = traffic;
+  aopts.threads = a.threads;
+  sar::AnalysisResult r;
+  s = sar::AnalyseRouting(f, lfts, aopts, &r);
   if (!s.ok()) return Fail(s);
-  timing["trace_ms"] = watch.Lap();
-
-  sar::DeadlockReport single_layer;
-  s = sar::CheckDeadlock(f, lfts, nullptr, &single_layer);
-  if (!s.ok()) return Fail(s);
-  std::optional<sar::DeadlockReport> layered;
-  if (layers) {
-    layered.emplace();
-    s = sar::CheckDeadlock(f, lfts, &*layers, &*layered);
-    if (!s.ok()) return Fail(s);
-  }
-  timing["deadlock_ms"] = watch.Lap();
-
-  sar::MetricsOptions mopts;
-  mopts.threads = a.threads;
-  sar::Metrics m;
-  s = sar::ComputeMetrics(f, lfts, jobs, mopts, &m);
-  if (!s.ok()) return Fail(s);
-  timing["metrics_ms"] = watch.Lap();
-
-  std::vector<sar::LinkLoad> loads(traffic.size());
-  for (size_t i = 0; i < traffic.size(); ++i) {
-    s = sar::ComputeLinkLoad(f, lfts, traffic[i], &loads[i]);
-    if (!s.ok()) return Fail(s);
-  }
-  timing["traffic_ms"] = watch.Lap();
+  timing["analysis_ms"] = watch.Lap();
+  const sar::TraceReport& trace = r.trace;
+  const sar::DeadlockReport& single_layer = r.single_layer;
+  const sar::DeadlockReport* layered = layers ? &r.deadlock : nullptr;
+  const sar::Metrics& m = r.metrics;
+  const std::vector<sar::LinkLoad>& loads = r.traffic;
 
   const bool valid = trace.valid() && (!layered || layered->deadlock_free);
 
