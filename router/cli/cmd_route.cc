@@ -100,7 +100,7 @@ int RunRoute(const RouteArgs& a) {
   watch.Lap();
 
   if (!a.sl_out.empty()) {
-    s = sar::WriteFileAtomic(a.sl_out, sar::FormatVirtualLayers(out.layers));
+    s = sar::WriteVirtualLayers(a.sl_out, out.layers);
     if (!s.ok()) return Fail(s);
   }
   s = sar::WriteLftDump(a.out, f, out.lfts);

@@ -8,9 +8,11 @@
 
 namespace sar {
 
-Status ReadGuidFile(const std::string& path, std::vector<Guid>* guids) {
+Status ReadGuidFile(const std::string& path, std::vector<Guid>* guids, size_t max_bytes) {
   std::string text;
-  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  FileInfo info;
+  SAR_RETURN_IF_ERROR(ReadFileToString(path, UntrustedInputOptions(max_bytes), &text, &info));
+  const io::Echo echo = info.may_quote() ? io::Echo::kQuote : io::Echo::kHide;
   std::vector<Guid> result;
   io::LineReader lines(text);
   std::string_view line;
@@ -24,7 +26,8 @@ Status ReadGuidFile(const std::string& path, std::vector<Guid>* guids) {
       token.remove_prefix(2);
     }
     if (words.size() != 1 || !io::ParseHexDigits(token, &guid) || guid == 0) {
-      return io::ExpectedAt(path, lines.line_number(), "one GUID (hex) per line", io::Trim(line));
+      return io::ExpectedAt(path, lines.line_number(), "one GUID (hex) per line", io::Trim(line),
+                            echo);
     }
     result.push_back(guid);
   }

@@ -70,13 +70,13 @@ TEST_F(SarRouteCli, EvalRefusesEachInvalidSetWithThePassMessage) {
   const Fabric f = invalidtables::Triangle();
   const std::string fabric = WriteFabric(f);
   ASSERT_TRUE(WriteLftDump(Path("valid.lfts"), f, invalidtables::Valid(f)).ok());
-  std::ofstream(Path("none.layers")) << FormatVirtualLayers(VirtualLayers());
+  ASSERT_TRUE(WriteVirtualLayers(Path("none.layers"), VirtualLayers()).ok());
   Outcome ok = SarRoute("eval" + fabric + " --lfts " + Path("valid.lfts") + " --layers " +
                         Path("none.layers"));
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   for (const invalidtables::Case& c : invalidtables::InvalidCases(f)) {
     ASSERT_TRUE(WriteLftDump(Path("bad.lfts"), f, c.lfts).ok());
-    std::ofstream(Path("bad.layers")) << FormatVirtualLayers(c.layers);
+    ASSERT_TRUE(WriteVirtualLayers(Path("bad.layers"), c.layers).ok());
     const Outcome r = SarRoute("eval" + fabric + " --lfts " + Path("bad.lfts") + " --layers " +
                                Path("bad.layers") + " --vls " + std::to_string(c.num_vls));
     EXPECT_EQ(r.exit_code, 1) << c.name << ": " << r.err;

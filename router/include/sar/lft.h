@@ -75,6 +75,17 @@ class VirtualLayers {
   };
   /// Every listed route, sorted by (src, dst).
   std::vector<Entry> Entries() const;
+  /// Calls f(Entry) for every listed route in (src, dst) order without copying them all first
+  /// (an LMC 7 fabric lists billions: Entries() alone would need tens of GB).
+  template <class F>
+  void ForEachEntry(F&& f) const {
+    for (Lid src = 0; src < rows_.size(); ++src) {
+      const std::vector<uint8_t>& row = rows_[src];
+      for (Lid dst = 0; dst < row.size(); ++dst) {
+        if (row[dst] != kUnset) f(Entry{src, dst, row[dst]});
+      }
+    }
+  }
 
  private:
   static constexpr uint8_t kUnset = 0xFF;

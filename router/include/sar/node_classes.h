@@ -6,6 +6,7 @@
 // ignored), and we read the same format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,8 +25,15 @@ struct NodeClasses {
   NodeClass get(NodeId n) const { return of_node.empty() ? NodeClass::kCompute : of_node[n]; }
 };
 
-/// Reads a GUID list file. Malformed lines fail with "file:line: expected ...".
-Status ReadGuidFile(const std::string& path, std::vector<Guid>* guids);
+/// The largest GUID file ReadGuidFile reads: a subnet has at most 49,151 LIDs, so a list of all
+/// its port GUIDs ("0x" + 16 hex digits a line) is under 1 MB; 16 MiB leaves room for comments.
+inline constexpr size_t kMaxGuidFileBytes = size_t{16} << 20;
+
+/// Reads a GUID list file. Malformed lines fail with "file:line: expected ...". The file is
+/// opened as ReadJobMapping opens a mapping: a regular file, not a symlink, at most `max_bytes`,
+/// quoted in errors only if FileInfo::may_quote() (sar/io/file_util.h).
+Status ReadGuidFile(const std::string& path, std::vector<Guid>* guids,
+                    size_t max_bytes = kMaxGuidFileBytes);
 
 /// Classes from the two lists (either may be null): HCAs in `io` are storage; if `cn` is given,
 /// HCAs in it are compute and the other HCAs are other; without `cn` every HCA not in `io` is

@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace sar {
@@ -29,34 +32,129 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
+const char* FileTypeName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+Status NotRegular(const std::string& path, mode_t mode) {
+  return Status::IOError("cannot read '" + path + "': " + FileTypeName(mode) +
+                         ", not a regular file (refused)");
+}
+
+Status TooLarge(const std::string& path, uint64_t size, size_t max, bool at_least) {
+  return Status::IOError("cannot read '" + path + "': " + (at_least ? "at least " : "") +
+                         std::to_string(size) + " bytes, more than the limit of " +
+                         std::to_string(max) + " bytes (refused)");
+}
+
+// Reads fd to the end into *out, at most max_bytes (one byte more proves the file is larger).
+// `hint` is the size fstat reported: the buffer is sized once from it and read straight into,
+// because LFT dumps of large fabrics are gigabytes and growing a string chunk by chunk copies
+// them several times over. Reading goes on past the hint in case the file grew (or is a pipe
+// reporting 0).
+Status ReadBounded(int fd, const std::string& path, size_t hint, size_t max_bytes,
+                   std::string* out) {
+  const size_t limit = max_bytes == SIZE_MAX ? SIZE_MAX : max_bytes + 1;
+  size_t used = 0;
+  try {
+    out->resize(std::min(hint == SIZE_MAX ? hint : hint + 1, limit));
+    for (;;) {
+      if (used == out->size()) {
+        if (used >= limit) return TooLarge(path, used, max_bytes, true);
+        const size_t room = limit - used;
+        out->resize(used + std::min(room, used + (size_t{1} << 16)));
+      }
+      const ssize_t n = ::read(fd, out->data() + used, out->size() - used);
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return PosixError("cannot read", path, errno);
+      }
+      used += static_cast<size_t>(n);
+    }
+  } catch (const std::bad_alloc&) {
+    // Only the unlimited default gets here (a huge file or an endless pipe): say so instead of
+    // letting the exception reach a caller that may be C (the OpenSM plugin).
+    return Status::IOError("cannot read '" + path + "': out of memory after " +
+                           std::to_string(used) + " bytes");
+  }
+  if (used > max_bytes) return TooLarge(path, used, max_bytes, true);
+  out->resize(used);
+  return Status::OK();
+}
+
 }  // namespace
 
+ReadOptions UntrustedInputOptions(size_t max_bytes) {
+  ReadOptions o;
+  o.max_bytes = max_bytes;
+  o.regular_file_only = true;
+  o.follow_symlinks = false;
+  return o;
+}
+
+bool FileInfo::may_quote() const {
+  if (mode & S_IROTH) return true;
+  const uid_t me = ::geteuid();
+  return me != 0 && owner == me;
+}
+
 Status ReadFileToString(const std::string& path, std::string* out) {
+  return ReadFileToString(path, ReadOptions{}, out);
+}
+
+Status ReadFileToString(const std::string& path, const ReadOptions& options, std::string* out,
+                        FileInfo* info) {
   out->clear();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return PosixError("cannot open", path, errno);
-  // Size the buffer once from fstat and read straight into it: LFT dumps of large fabrics are
-  // gigabytes, and growing a string chunk by chunk copies them several times over. Keep reading
-  // past the stat'ed size in case the file grew (or is a pipe reporting 0).
   struct stat st {};
-  size_t capacity = (::fstat(fd, &st) == 0 && st.st_size > 0) ? static_cast<size_t>(st.st_size) : 0;
-  out->resize(capacity + 1);
-  size_t used = 0;
-  for (;;) {
-    if (used == out->size()) out->resize(out->size() * 2 + (1 << 16));
-    const ssize_t n = ::read(fd, out->data() + used, out->size() - used);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      out->clear();
-      return PosixError("cannot read", path, err);
-    }
-    used += static_cast<size_t>(n);
+  if (options.regular_file_only) {
+    // Look before opening: opening a FIFO blocks until a writer comes, and opening a device can
+    // have side effects. (The descriptor is checked again below: the path may change between.)
+    const int r = options.follow_symlinks ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+    if (r == 0 && !S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  } else if (!options.follow_symlinks) {
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return NotRegular(path, st.st_mode);
   }
-  out->resize(used);
+  int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
+  if (options.regular_file_only) flags |= O_NONBLOCK;  // a FIFO swapped in now: no blocking
+  if (!options.follow_symlinks) flags |= O_NOFOLLOW;
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP && !options.follow_symlinks) {
+      return Status::IOError("cannot read '" + path +
+                             "': a symbolic link, not followed (name the file itself)");
+    }
+    return PosixError("cannot open", path, err);
+  }
+  Status s;
+  if (::fstat(fd, &st) != 0) {
+    s = PosixError("cannot stat", path, errno);
+  } else if (options.regular_file_only && !S_ISREG(st.st_mode)) {
+    s = NotRegular(path, st.st_mode);
+  } else if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > options.max_bytes) {
+    s = TooLarge(path, static_cast<uint64_t>(st.st_size), options.max_bytes, false);
+  } else {
+    if (options.regular_file_only) ::fcntl(fd, F_SETFL, 0);  // back to blocking reads
+    const size_t hint = st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
+    s = ReadBounded(fd, path, hint, options.max_bytes, out);
+  }
   ::close(fd);
+  if (!s.ok()) {
+    out->clear();
+    out->shrink_to_fit();
+    return s;
+  }
+  if (info != nullptr) {
+    info->owner = st.st_uid;
+    info->mode = st.st_mode;
+  }
   return Status::OK();
 }
 

@@ -27,7 +27,7 @@ Status ParseGuid2Lid(std::string_view text, const std::string& source,
       return io::ExpectedAt(source, n, "a LID range within 0x1..0xbfff", io::Trim(line));
     }
     if (!seen.insert(guid).second) {
-      return io::CorruptionAt(source, n, "port GUID " + std::string(words[0]) + " listed twice");
+      return io::CorruptionAt(source, n, "port GUID " + io::Quote(words[0]) + " listed twice");
     }
     result.push_back({guid, static_cast<Lid>(min_lid), static_cast<Lid>(max_lid)});
   }

@@ -40,8 +40,9 @@ TEST(JobFileTest, ParsesCommentsBlankLinesAndDuplicates) {
 
 TEST(JobFileTest, WriteReadRoundTrip) {
   JobMapping m;
-  m.jobs = {
-      {"1001", {"a", "b", "c"}}, {"1002", {"c"}, JobPattern::kAllToAll}, {"x.y", {"node-17"}}};
+  m.jobs = {{"1001", {"a", "b", std::string(64, 'c')}},
+            {"1002", {"c"}, JobPattern::kAllToAll},
+            {"x.y", {"node-17"}}};
   const std::string path = io::testing::MakeTempDir() + "/jobs";
   ASSERT_TRUE(WriteJobMapping(path, m).ok());
   JobMapping back;
@@ -83,6 +84,9 @@ TEST(JobFileTest, MalformedInputNamesFileAndLine) {
       {"pattern changes within a job", "h1 1 alltoall\nh2 1 alltoall\nh3 1\n", 3},
       {"pattern added later in a job", "h1 1\nh2 1 alltoall\n", 2},
       {"words around a comment", "h1 # 1\n", 1},
+      {"control byte in a host", "h1 1\nh\x01x 1\n", 2},
+      {"non-ASCII job id", "h1 1\nh2 j\xc3\xa9\n", 2},
+      {"host longer than a node description", "h1 1\n" + std::string(65, 'h') + " 1\n", 2},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -93,6 +97,24 @@ TEST(JobFileTest, MalformedInputNamesFileAndLine) {
     EXPECT_NE(s.message().find("/run/sar/jobs:" + std::to_string(c.line) + ":"), std::string::npos)
         << s.message();
   }
+}
+
+TEST(JobFileTest, OneJobOnAHundredThousandLinesKeepsEachHostOnce) {
+  // Issue 19 defect 20: this took 25 s with a linear duplicate scan; bench/io_bench times it.
+  std::string text;
+  for (int i = 0; i < 100000; ++i) {
+    // Hosts 0..49999, each twice (the second time in reverse order), in one job.
+    const int host = i < 50000 ? i : 99999 - i;
+    text += "h" + std::to_string(host) + " 4711\n";
+  }
+  text += "h7 4712\n";  // the same host in another job still counts there
+  JobMapping m;
+  const Status s = ParseJobMapping(text, "j", &m);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(m.jobs.size(), 2u);
+  ASSERT_EQ(m.jobs[0].hosts.size(), 50000u);
+  for (int i = 0; i < 50000; ++i) ASSERT_EQ(m.jobs[0].hosts[i], "h" + std::to_string(i));
+  EXPECT_EQ(m.jobs[1].hosts, std::vector<std::string>{"h7"});
 }
 
 TEST(JobFileTest, MissingFileIsIoError) {

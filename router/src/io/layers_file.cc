@@ -1,5 +1,6 @@
 #include "sar/io/layers_file.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -45,7 +46,7 @@ Status ParseVirtualLayers(std::string_view text, const std::string& source, Virt
     if (!seen.emplace(static_cast<Lid>(src), static_cast<Lid>(dst)).second) {
       return io::CorruptionAt(
           source, n,
-          "route " + std::string(words[0]) + " -> " + std::string(words[1]) + " listed twice");
+          "route " + io::Quote(words[0]) + " -> " + io::Quote(words[1]) + " listed twice");
     }
     result.set(static_cast<Lid>(src), static_cast<Lid>(dst), static_cast<int>(layer));
   }
@@ -53,21 +54,76 @@ Status ParseVirtualLayers(std::string_view text, const std::string& source, Virt
   return Status::OK();
 }
 
-Status ReadVirtualLayers(const std::string& path, VirtualLayers* out) {
+Status ReadVirtualLayers(const std::string& path, VirtualLayers* out, size_t max_bytes) {
   std::string text;
-  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  ReadOptions options;
+  options.max_bytes = max_bytes;
+  SAR_RETURN_IF_ERROR(ReadFileToString(path, options, &text));
   return ParseVirtualLayers(text, path, out);
 }
 
-std::string FormatVirtualLayers(const VirtualLayers& layers) {
-  std::string out =
-      "# <src lid> <dst lid> <layer>\ndefault " + std::to_string(layers.default_layer) + "\n";
-  char buf[48];
-  for (const VirtualLayers::Entry& e : layers.Entries()) {
-    std::snprintf(buf, sizeof buf, "0x%04x 0x%04x %d\n", e.src, e.dst, e.layer);
-    out += buf;
+namespace {
+
+const char kHeader[] = "# <src lid> <dst lid> <layer>\ndefault ";
+
+// "0x%04x": at least four hex digits.
+size_t LidChars(Lid lid) {
+  size_t digits = 1;
+  while (lid >>= 4) ++digits;
+  return 2 + std::max<size_t>(digits, 4);
+}
+
+size_t LayerChars(int layer) { return std::to_string(layer).size(); }
+
+size_t HeaderSize(const VirtualLayers& layers) {
+  return sizeof kHeader - 1 + LayerChars(layers.default_layer) + 1;
+}
+
+}  // namespace
+
+size_t VirtualLayersTextSize(const VirtualLayers& layers) {
+  size_t total = HeaderSize(layers);
+  layers.ForEachEntry([&](const VirtualLayers::Entry& e) {
+    total += LidChars(e.src) + 1 + LidChars(e.dst) + 1 + LayerChars(e.layer) + 1;
+  });
+  return total;
+}
+
+Status FormatVirtualLayers(const VirtualLayers& layers, std::string* out, size_t max_bytes) {
+  out->clear();
+  // Cheap bound first (unicast LIDs print in 6 characters, layers 0..15 in 1 or 2), the exact
+  // count (one pass, nothing allocated) only if the bound is over the limit.
+  constexpr size_t kMaxLine = 6 + 1 + 6 + 1 + 2 + 1;
+  const size_t bound = HeaderSize(layers) + layers.size() * kMaxLine;
+  const size_t size = bound <= max_bytes ? bound : VirtualLayersTextSize(layers);
+  if (size > max_bytes) {
+    return Status::InvalidArgument(
+        "virtual layers of " + std::to_string(layers.size()) + " routes would be " +
+        std::to_string(size) + " bytes of text (" + std::to_string(size >> 20) +
+        " MiB), more than the limit of " + std::to_string(max_bytes) +
+        " bytes; not written (a fabric this large, e.g. with a high LMC, has too many routes "
+        "to list)");
   }
-  return out;
+  std::string text;
+  text.reserve(size);
+  text += kHeader;
+  text += std::to_string(layers.default_layer);
+  text += '\n';
+  char buf[48];
+  layers.ForEachEntry([&](const VirtualLayers::Entry& e) {
+    const int n = std::snprintf(buf, sizeof buf, "0x%04x 0x%04x %d\n", e.src, e.dst, e.layer);
+    text.append(buf, static_cast<size_t>(n));
+  });
+  *out = std::move(text);
+  return Status::OK();
+}
+
+Status WriteVirtualLayers(const std::string& path, const VirtualLayers& layers, size_t max_bytes) {
+  std::string text;
+  const Status s = FormatVirtualLayers(layers, &text, max_bytes);
+  // An IOError like any other failed write (sar-route's exit code for it), naming the file.
+  if (!s.ok()) return Status::IOError("cannot write '" + path + "': " + s.message());
+  return WriteFileAtomic(path, text);
 }
 
 }  // namespace sar

@@ -1,8 +1,11 @@
 #include "sar/io/layers_file.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
+
+#include "io/test_util.h"
 
 namespace sar {
 namespace {
@@ -27,8 +30,11 @@ TEST(LayersFileTest, RoundTrip) {
     for (Lid d = 1; d < 40; d += 7) v.set(s, d, static_cast<int>((s * d) % 16));
   }
   v.set(0xbfff, 1, 7);
+  std::string text;
+  ASSERT_TRUE(FormatVirtualLayers(v, &text).ok());
+  EXPECT_EQ(text.size(), VirtualLayersTextSize(v));
   VirtualLayers back;
-  const Status st = ParseVirtualLayers(FormatVirtualLayers(v), "w", &back);
+  const Status st = ParseVirtualLayers(text, "w", &back);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(back.default_layer, v.default_layer);
   ASSERT_EQ(back.size(), v.size());
@@ -38,6 +44,39 @@ TEST(LayersFileTest, RoundTrip) {
     EXPECT_EQ(a[i].dst, b[i].dst);
     EXPECT_EQ(a[i].layer, b[i].layer);
   }
+}
+
+TEST(LayersFileTest, TooLargeIsRefusedWithItsSizeAndNothingIsWritten) {
+  // Issue 19 defect 22: an LMC 7 fabric lists ~2.4 billion routes (~34 GB of text). The same
+  // check on a small limit: refused before the text is made, with the size, file untouched.
+  VirtualLayers v;
+  v.default_layer = 3;
+  for (Lid s = 1; s <= 100; ++s) {
+    for (Lid d = 1; d <= 100; ++d) v.set(s, d, (s + d) % 16);
+  }
+  const size_t size = VirtualLayersTextSize(v);
+  std::string text = "stale";
+  ASSERT_TRUE(FormatVirtualLayers(v, &text, size).ok());
+  EXPECT_EQ(text.size(), size);
+  Status s = FormatVirtualLayers(v, &text, size - 1);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("10000 routes would be " + std::to_string(size) + " bytes"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("limit of " + std::to_string(size - 1) + " bytes"), std::string::npos)
+      << s.message();
+  EXPECT_TRUE(text.empty());
+  const std::string path = io::testing::MakeTempDir() + "/sl";
+  s = WriteVirtualLayers(path, v, size - 1);
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);  // nothing written
+  ASSERT_TRUE(WriteVirtualLayers(path, v, size).ok());
+  VirtualLayers back;
+  ASSERT_TRUE(ReadVirtualLayers(path, &back).ok());
+  EXPECT_EQ(back.size(), v.size());
+  // The default limit: the routes of an LMC 7 fabric (128 LIDs a port) are far beyond it.
+  EXPECT_LT(kMaxLayersFileBytes, size_t{49151} * 49151 * 16);
 }
 
 TEST(LayersFileTest, MalformedInputNamesFileAndLine) {

@@ -111,7 +111,7 @@ Status ParseLftDump(std::string_view text, const std::string& source, const Fabr
     if (seen_lid[lid]) {
       return io::CorruptionAt(
           source, n,
-          "LID " + std::string(words[0]) + " listed twice for switch '" + fabric.name(node) + "'");
+          "LID " + io::Quote(words[0]) + " listed twice for switch '" + fabric.name(node) + "'");
     }
     seen_lid[lid] = true;
     result.set_port(current, static_cast<Lid>(lid), static_cast<uint8_t>(port));

@@ -79,21 +79,27 @@ bool ParseUint(std::string_view token, uint64_t* out) {
   return true;
 }
 
-std::string Excerpt(std::string_view s) {
-  constexpr size_t kMax = 80;
-  std::string out;
-  for (char c : s.substr(0, kMax)) {
-    // Keep messages on one line and printable whatever bytes the input held.
+std::string Quote(std::string_view s, Echo echo) {
+  if (echo == Echo::kHide) return "(content not shown: the file is not world-readable)";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (char c : s.substr(0, kQuoteMax)) {
     const auto u = static_cast<unsigned char>(c);
-    if (u == '\t') {
-      out += ' ';
-    } else if (u < 0x20 || u == 0x7f) {
-      out += '?';
+    if (u == '\\' || u == '\'') {
+      out += '\\';
+      out += c;
+    } else if (u == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u >= 0x7f) {
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
     } else {
       out += c;
     }
   }
-  if (s.size() > kMax) out += "...";
+  if (s.size() > kQuoteMax) out += "...";
+  out += '\'';
   return out;
 }
 
@@ -102,8 +108,8 @@ Status CorruptionAt(const std::string& source, int line, const std::string& mess
 }
 
 Status ExpectedAt(const std::string& source, int line, const std::string& expected,
-                  std::string_view found) {
-  return CorruptionAt(source, line, "expected " + expected + ", found '" + Excerpt(found) + "'");
+                  std::string_view found, Echo echo) {
+  return CorruptionAt(source, line, "expected " + expected + ", found " + Quote(found, echo));
 }
 
 }  // namespace sar::io

@@ -5,6 +5,7 @@
 // Status::Corruption("path:line: expected ..., found '...'"); these helpers keep that uniform.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -21,11 +22,20 @@ bool ParseUint(std::string_view token, uint64_t* out);
 /// Hex digits only (no prefix), as in ibnetdiscover's "(2c90000200005)".
 bool ParseHexDigits(std::string_view token, uint64_t* out);
 
-/// A short, printable excerpt of `s` for error messages (long lines are cut).
-std::string Excerpt(std::string_view s);
+/// Whether an error message may show the bytes of the input it is about. kHide for a file the
+/// reader may not repeat (FileInfo::may_quote() false: read with more rights than its readers).
+enum class Echo { kQuote, kHide };
+/// At most this many input bytes appear in a message.
+inline constexpr size_t kQuoteMax = 40;
 
-/// "source:line: expected <expected>, found '<excerpt of found>'".
+/// The one way input bytes get into a message: at most kQuoteMax bytes of `s`, in single quotes,
+/// anything but printable ASCII escaped (\t, \xNN; '\'' and '\\' too), so a message stays one
+/// short line of text whatever the input held; "..." marks a cut. With Echo::kHide it is a
+/// placeholder that shows nothing of `s`.
+std::string Quote(std::string_view s, Echo echo = Echo::kQuote);
+
+/// "source:line: expected <expected>, found <Quote(found, echo)>".
 Status ExpectedAt(const std::string& source, int line, const std::string& expected,
-                  std::string_view found);
+                  std::string_view found, Echo echo = Echo::kQuote);
 
 }  // namespace sar::io

@@ -1,6 +1,10 @@
 // Whole-file reads and atomic writes. Every error names the file.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -8,8 +12,41 @@
 
 namespace sar {
 
-/// Reads all of `path` into *out.
+/// How ReadFileToString may open and read a file.
+struct ReadOptions {
+  /// Larger files are refused before anything is allocated (and a file that grows past it while
+  /// being read is refused too).
+  size_t max_bytes = SIZE_MAX;
+  /// Refuse FIFOs, devices, directories and sockets, without blocking on them: they are never
+  /// opened for reading (a FIFO would block until a writer comes, /dev/zero never ends).
+  bool regular_file_only = false;
+  /// Refuse a path whose last component is a symbolic link (O_NOFOLLOW), so a process with more
+  /// rights than the file's writer cannot be made to read another file through it.
+  bool follow_symlinks = true;
+};
+
+/// What a privileged reader (the OpenSM plugin runs as root under the SM lock) uses for the small
+/// input files another user writes: the job mapping and the node-class GUID files. Regular files
+/// only, the last component no symlink, at most `max_bytes`.
+ReadOptions UntrustedInputOptions(size_t max_bytes);
+
+/// Who owns the file that was read and its permission bits (from fstat on the open descriptor).
+struct FileInfo {
+  uid_t owner = 0;
+  mode_t mode = 0;
+  /// Whether error messages may quote the file's bytes: true if every local user may read the
+  /// file anyway, or if it belongs to the (non-root) user reading it. A root process never
+  /// quotes a root-owned file that others cannot read, so a file such as /etc/shadow that ends
+  /// up under a mapping path is never echoed into a world-readable log.
+  bool may_quote() const;
+};
+
+/// Reads all of `path` into *out. Follows symlinks and reads pipes (`-t <(ibnetdiscover)`); no
+/// size limit beyond memory (running out of it is an IOError, not an exception).
 Status ReadFileToString(const std::string& path, std::string* out);
+/// The same, under `options`; fills *info (if given) on success.
+Status ReadFileToString(const std::string& path, const ReadOptions& options, std::string* out,
+                        FileInfo* info = nullptr);
 /// Writes `data` to a temporary file beside `path`, fsyncs it, and renames it over `path`, so a
 /// reader sees either the old file or the whole new one. On failure `path` is untouched. The new
 /// file keeps the mode of the one it replaces (0644 if there was none).

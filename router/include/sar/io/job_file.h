@@ -3,6 +3,7 @@
 // "alltoall") must be the same on every line of a job. See docs/formats.md.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -12,7 +13,18 @@
 namespace sar {
 
 Status ParseJobMapping(std::string_view text, const std::string& source, JobMapping* out);
-Status ReadJobMapping(const std::string& path, JobMapping* out);
+/// The largest mapping file ReadJobMapping reads. A subnet has at most 0xBFFF (49,151) unicast
+/// LIDs, so at most that many hosts, and a line is "<hostname> <jobid> [<pattern>]", well under
+/// 100 bytes: a real mapping is a few MB, and 64 MiB holds every host of a full subnet in ~28
+/// jobs at once. The cap bounds what a broken or hostile file costs under OpenSM's lock: a
+/// 64 MiB file (1.34M lines) parses in ~1 s of CPU and ~250 MB peak RSS (bench/io_bench.cc,
+/// docs/formats.md), where an unbounded one (/dev/zero) ran OpenSM out of memory.
+inline constexpr size_t kMaxJobMappingBytes = size_t{64} << 20;
+/// Reads a mapping file. The file must be a regular file (a FIFO, device, directory or socket is
+/// refused without blocking), not a symbolic link, and at most `max_bytes` long; errors quote
+/// its content only if FileInfo::may_quote() (see sar/io/file_util.h).
+Status ReadJobMapping(const std::string& path, JobMapping* out,
+                      size_t max_bytes = kMaxJobMappingBytes);
 std::string FormatJobMapping(const JobMapping& mapping);
 Status WriteJobMapping(const std::string& path, const JobMapping& mapping);
 
