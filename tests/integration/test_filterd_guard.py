@@ -2,7 +2,9 @@
 """sar-filterd's guards that need real processes (issue 19), on the replay source (no SLURM):
 
   21. a stale pid file naming a `sleep`: the sleep survives every reroute attempt, the refusal
-      is logged and counted as a failed trigger (trigger "signal", verify_sm_process default)
+      is logged and counted as a failed trigger (trigger "signal", verify_sm_process default);
+      a real OpenSM on ibsim without the plugin gets no SIGUSR2 (which would kill it): --once
+      exits 1 naming libosmsar.so and OpenSM still runs
   13. a second sar-filterd with the same config exits 1 naming the first one's pid, and the
       first one's control socket still answers afterwards (it used to be stolen and deleted)
   14. a log_file in a missing directory: exit 2 with the path, the directory not created
@@ -16,7 +18,9 @@ import subprocess
 import sys
 import time
 
+import fabric_gen
 import filterd_it as it
+from sar_it import sar_testbed
 from filterd_process import write_config
 from testbed_common import start_logged
 
@@ -101,6 +105,19 @@ def body(args):
     finally:
         sleeper.kill()
         sleeper.wait()
+
+    # 21: a real OpenSM without the plugin (not registered): SIGUSR2 would be its death.
+    topo = os.path.join(w, "ft2.topo")
+    with open(topo, "w") as f:
+        f.write(fabric_gen.ft2(2, 2))
+    with sar_testbed.Testbed(topo, os.path.join(w, "bed")) as tb:
+        osm = tb.start_opensm("minhop")
+        p, _ = run_once(binary, w, "noplugin", options(w, osm.pid_file, "noplugin"))
+        it.check(p.returncode == 1 and "without libosmsar.so" in p.stderr,
+                 f"OpenSM without the plugin: exit {p.returncode}\n{p.stderr}")
+        time.sleep(0.3)
+        it.check(osm.alive(), f"OpenSM died (exit {osm.proc.returncode}): it was signalled")
+        osm.stop()
 
     # The remaining cases run --once with trigger "none" (no process to signal).
     base = dict(options(w, pid_file, "once"), trigger="none")
