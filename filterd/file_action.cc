@@ -33,7 +33,9 @@ class FileAction : public Action {
     LftSet tables;
     RouteQuality quality;
     const double t0 = Seconds();
-    Status s = planner_->Plan(request.jobs, &tables, &quality);
+    RoutingInputs in;  // the request's mapping, converted once by the daemon
+    Status s = planner_->Inputs(request.mapping, &in);
+    if (s.ok()) s = planner_->Plan(in, &tables, &quality);
     if (!s.ok()) {
       return Status::Failed(s.message() + "; keeping the last good tables in " + lft_file_);
     }

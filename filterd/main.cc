@@ -49,9 +49,12 @@ Status MakePlanner(const Config& config, sar::Fabric fabric, std::unique_ptr<Rou
   std::vector<sar::Guid2LidEntry> lids;
   SAR_RETURN_IF_ERROR(sar::ReadGuid2Lid(config.guid2lid, &lids));
   SAR_RETURN_IF_ERROR(sar::ApplyGuid2Lid(lids, &fabric));
+  // File mode feeds OpenSM's file engine, which loads no per-route SL: one layer. The dry run in
+  // front of the plugin may use every lane.
   auto planner = std::make_unique<RoutePlanner>(
       std::move(fabric), nullptr,
-      PlannerOptions{config.engine, config.num_vls, config.routing_threads});
+      PlannerOptions{config.engine, config.num_vls, config.routing_threads,
+                     config.trigger == Trigger::kFile ? 1 : 0});
   if (!config.current_lfts.empty()) {
     sar::LftSet tables;
     SAR_RETURN_IF_ERROR(sar::ReadLftDump(config.current_lfts, planner->fabric(), &tables));

@@ -31,9 +31,16 @@ class DryRunAction : public Action {
       return Status::OK();
     }
     RouteQuality now, now_new_jobs, after;
-    if (Status s = planner_->Evaluate(request.router_has, &now); !s.ok()) {
+    RoutingInputs router_in, in;  // each job set converted once
+    if (Status s = planner_->Inputs(request.mapping, &in); !s.ok()) {
+      spdlog::info("dry run: {}", s.ToString());
+      return Status::OK();
+    }
+    if (Status s = planner_->Inputs(request.router_has, &router_in); !s.ok()) {
+      spdlog::info("dry run: current job set: {}", s.ToString());
+    } else if (s = planner_->Evaluate(router_in, &now); !s.ok()) {
       spdlog::info("dry run: current tables not evaluated: {}", s.ToString());
-    } else if (planner_->Evaluate(request.jobs, &now_new_jobs).ok()) {
+    } else if (planner_->Evaluate(in, &now_new_jobs).ok()) {
       spdlog::info(
           "dry run: current tables: max effective EFI {} -> {} and dark fiber {:.3f} -> {:.3f} "
           "with the new jobs and no reroute",
@@ -41,7 +48,7 @@ class DryRunAction : public Action {
           now_new_jobs.dark_fiber);
     }
     LftSet tables;
-    if (Status s = planner_->Plan(request.jobs, &tables, &after); !s.ok()) {
+    if (Status s = planner_->Plan(in, &tables, &after); !s.ok()) {
       spdlog::info("dry run: a reroute would fail and keep the last good tables: {}", s.ToString());
       return Status::OK();
     }

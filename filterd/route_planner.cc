@@ -1,37 +1,12 @@
 #include "route_planner.h"
 
-#include "job_set_diff.h"
-#include "sar/io/guid2lid.h"
-#include "sar/io/lft_dump.h"
-#include "sar/io/topology.h"
-#include "sar/jobs.h"
-#include "sar/trace.h"
+#include "sar/metrics.h"
 
 namespace sar::filterd {
 
 RoutePlanner::RoutePlanner(Fabric fabric, std::unique_ptr<RoutingEngine> engine,
                            PlannerOptions options)
-    : fabric_(std::move(fabric)), engine_(std::move(engine)), options_(std::move(options)) {
-  if (!engine_) engine_ = MakeRoutingEngine(options_.engine);
-}
-
-Status RoutePlanner::Open(const std::string& topology_path, const std::string& guid2lid_path,
-                          const std::string& lfts_path, const PlannerOptions& options,
-                          std::unique_ptr<RoutePlanner>* out) {
-  Fabric fabric;
-  SAR_RETURN_IF_ERROR(ReadTopology(topology_path, &fabric));
-  std::vector<Guid2LidEntry> lids;
-  SAR_RETURN_IF_ERROR(ReadGuid2Lid(guid2lid_path, &lids));
-  SAR_RETURN_IF_ERROR(ApplyGuid2Lid(lids, &fabric));
-  auto planner = std::make_unique<RoutePlanner>(std::move(fabric), nullptr, options);
-  if (!lfts_path.empty()) {
-    LftSet tables;
-    SAR_RETURN_IF_ERROR(ReadLftDump(lfts_path, planner->fabric_, &tables));
-    SAR_RETURN_IF_ERROR(planner->SetCurrent(std::move(tables)));
-  }
-  *out = std::move(planner);
-  return Status::OK();
-}
+    : fabric_(std::move(fabric)), engine_(std::move(engine)), options_(std::move(options)) {}
 
 Status RoutePlanner::SetCurrent(LftSet tables) {
   SAR_RETURN_IF_ERROR(tables.CheckFits(fabric_));
@@ -40,52 +15,54 @@ Status RoutePlanner::SetCurrent(LftSet tables) {
   return Status::OK();
 }
 
-Status RoutePlanner::Quality(const LftSet& tables, const std::vector<MultiSwitchJob>& jobs,
+Status RoutePlanner::Inputs(const JobMapping& mapping, RoutingInputs* out) const {
+  RoutingOptions o;
+  o.engine = options_.engine;
+  o.mapping_path = "(sar-filterd's job set)";
+  o.num_vls = options_.num_vls;
+  o.max_layers = options_.max_layers;
+  o.threads = options_.threads;
+  return LoadRoutingInputs(fabric_, o, mapping, out);
+}
+
+Status RoutePlanner::Quality(const LftSet& tables, const RoutingInputs& in,
                              RouteQuality* out) const {
-  const std::vector<ResolvedJob> resolved = ResolveJobs(fabric_, ToJobMapping(jobs));
   Metrics m;
   MetricsOptions mo;
   mo.threads = options_.threads;
-  SAR_RETURN_IF_ERROR(ComputeMetrics(fabric_, tables, resolved, mo, &m));
+  SAR_RETURN_IF_ERROR(ComputeMetrics(fabric_, tables, in.jobs, mo, &m));
   out->max_effective_efi = m.effective_efi.max;
   out->dark_fiber = m.dark_fiber;
   return Status::OK();
 }
 
-Status RoutePlanner::Evaluate(const std::vector<MultiSwitchJob>& jobs, RouteQuality* out) const {
+Status RoutePlanner::Evaluate(const RoutingInputs& in, RouteQuality* out) const {
   if (!has_current_) return Status::NotFound("no current tables (set 'current_lfts')");
-  return Quality(current_, jobs, out);
+  return Quality(current_, in, out);
 }
 
-Status RoutePlanner::Plan(const std::vector<MultiSwitchJob>& jobs, LftSet* out,
-                          RouteQuality* quality) const {
-  if (!engine_) return Status::NotFound("no routing engine '" + options_.engine + "'");
-  const std::vector<ResolvedJob> resolved = ResolveJobs(fabric_, ToJobMapping(jobs));
-  RoutingInput in;
-  in.fabric = &fabric_;
-  in.num_vls = options_.num_vls;
-  in.jobs = &resolved;
-  in.threads = options_.threads;
+Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality) const {
+  const std::string engine(engine_ ? engine_->name() : in.engine);
   RoutingOutput routed;
-  Status s = engine_->Route(in, &routed);
+  ValidationReport report;
+  // The subnet manager would load whatever we hand it: the routing pass refuses tables that
+  // drop or loop a route, or that need more layers than it carries.
+  Status s = engine_ ? RunRoutingPass(in, *engine_, &routed, &report)
+                     : RunRoutingPass(in, &routed, &report);
   if (!s.ok()) {
-    return Status::Failed("engine '" + std::string(engine_->name()) + "': " + s.message());
+    std::string why = "engine '" + engine + "': " + s.message();
+    // With one lane the engine fails itself when it needs layers; the pass refuses a cyclic
+    // single layer. Either way the fabric needs the per-route SLs only the plugin gives.
+    const bool undelivered = report.trace.loops > 0 || report.trace.unreachable > 0;
+    if (in.options.max_layers == 1 && s.code() == Status::Code::kFailed && !undelivered) {
+      why +=
+          " (OpenSM's file engine loads no per-route SL, so file mode publishes only "
+          "single-layer, deadlock-free tables; route with the OpenSM plugin, trigger 'signal', "
+          "on this fabric)";
+    }
+    return Status::Failed(why);
   }
-  SAR_RETURN_IF_ERROR(routed.lfts.CheckFits(fabric_));
-  // The subnet manager would load whatever we hand it: never hand over tables that drop or
-  // loop a route.
-  TraceOptions to;
-  to.check_min_hop = false;
-  to.threads = options_.threads;
-  TraceReport report;
-  SAR_RETURN_IF_ERROR(TraceAll(fabric_, routed.lfts, to, &report));
-  if (!report.valid()) {
-    std::string why = report.examples.empty() ? "" : ": " + report.examples.front();
-    return Status::Failed("engine '" + std::string(engine_->name()) + "' tables fail validation (" +
-                          std::to_string(report.unreachable) + " unreachable, " +
-                          std::to_string(report.loops) + " loops" + why + ")");
-  }
-  SAR_RETURN_IF_ERROR(Quality(routed.lfts, jobs, quality));
+  SAR_RETURN_IF_ERROR(Quality(routed.lfts, in, quality));
   *out = std::move(routed.lfts);
   return Status::OK();
 }

@@ -1,7 +1,10 @@
 // The routing side of sar-filterd, for file mode and --dry-run: the fabric with its LIDs, the
-// tables the subnet manager has now (the last good ones), and a routing engine from libsar.
-// Plan() computes tables for a job set and hands them out only if they pass validation (fit
-// the fabric, every route delivered, no loops); otherwise the last good tables stay.
+// tables the subnet manager has now (the last good ones), and libsar's routing pass.
+// Plan() computes tables for a job set and hands them out only if the pass's ValidateRouting
+// accepts them; otherwise the last good tables stay. In file mode (max_layers 1) that refuses
+// every table set whose routes need more than one virtual layer, or whose single layer has a
+// cyclic channel dependency: OpenSM's file engine loads no per-route SL, so such tables would
+// be a deadlock risk on the fabric.
 #pragma once
 
 #include <memory>
@@ -9,10 +12,11 @@
 #include <vector>
 
 #include "filter.h"
+#include "job_set_diff.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
 #include "sar/lft.h"
-#include "sar/metrics.h"
+#include "sar/routing_pass.h"
 #include "sar/status.h"
 
 namespace sar::filterd {
@@ -21,6 +25,9 @@ struct PlannerOptions {
   std::string engine = "sar";
   int num_vls = 8;
   int threads = 0;  // 0 = all hardware threads
+  /// Layers the consumer of the tables carries: 1 for OpenSM's file engine (file mode), 0 =
+  /// num_vls (the dry run in front of the plugin).
+  int max_layers = 1;
 };
 
 /// max effective EFI and dark fiber: what a reroute is judged by (SAR paper Sec. 4.2).
@@ -31,13 +38,9 @@ struct RouteQuality {
 
 class RoutePlanner {
  public:
-  /// `fabric` with LIDs set. `engine` may be a test's own; null = MakeRoutingEngine(name).
+  /// `fabric` with LIDs set. `engine` may be a test's own (used whatever the inputs' engine);
+  /// null = libsar's engine named by the routing pass.
   RoutePlanner(Fabric fabric, std::unique_ptr<RoutingEngine> engine, PlannerOptions options);
-
-  /// Reads the topology and guid2lid files, and the current tables if `lfts_path` is not empty.
-  static Status Open(const std::string& topology_path, const std::string& guid2lid_path,
-                     const std::string& lfts_path, const PlannerOptions& options,
-                     std::unique_ptr<RoutePlanner>* out);
 
   /// Sets the tables the subnet manager has now. Fails if they do not fit the fabric.
   Status SetCurrent(LftSet tables);
@@ -45,15 +48,20 @@ class RoutePlanner {
   const LftSet& current() const { return current_; }
   const Fabric& fabric() const { return fabric_; }
 
-  /// Quality of the current tables for `jobs`. Fails without current tables.
-  Status Evaluate(const std::vector<MultiSwitchJob>& jobs, RouteQuality* out) const;
-  /// New tables for `jobs`, validated. On any error *out is unspecified and the current tables
-  /// are unchanged (callers keep handing out those).
-  Status Plan(const std::vector<MultiSwitchJob>& jobs, LftSet* out, RouteQuality* quality) const;
+  /// A job set in the routing pass's terms: convert once per cycle, then Evaluate and Plan.
+  /// The result points into this planner's fabric.
+  Status Inputs(const JobMapping& mapping, RoutingInputs* out) const;
+  Status Inputs(const std::vector<MultiSwitchJob>& jobs, RoutingInputs* out) const {
+    return Inputs(ToJobMapping(jobs), out);
+  }
+  /// Quality of the current tables for the inputs' jobs. Fails without current tables.
+  Status Evaluate(const RoutingInputs& in, RouteQuality* out) const;
+  /// New tables for the inputs, validated. On any error *out is unspecified and the current
+  /// tables are unchanged (callers keep handing out those).
+  Status Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality) const;
 
  private:
-  Status Quality(const LftSet& tables, const std::vector<MultiSwitchJob>& jobs,
-                 RouteQuality* out) const;
+  Status Quality(const LftSet& tables, const RoutingInputs& in, RouteQuality* out) const;
 
   Fabric fabric_;
   std::unique_ptr<RoutingEngine> engine_;

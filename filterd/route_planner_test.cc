@@ -7,8 +7,11 @@
 #include <fstream>
 
 #include "daemon.h"
+#include "engines/engine_test_util.h"
+#include "invalid_tables_test_util.h"
 #include "replay_source.h"
 #include "sar/engine.h"
+#include "sar/generate.h"
 #include "sar/io/lft_dump.h"
 #include "test_util.h"
 
@@ -35,21 +38,49 @@ class LoopEngine : public RoutingEngine {
   }
 };
 
+// Hands out fixed tables and layers, whatever the input: one invalid case of the routing pass.
+class FixedEngine : public RoutingEngine {
+ public:
+  explicit FixedEngine(invalidtables::Case c) : c_(std::move(c)) {}
+  std::string_view name() const override { return "test-fixed"; }
+
+ protected:
+  Status DoRoute(const RoutingInput&, RoutingOutput* out) const override {
+    out->lfts = c_.lfts;
+    out->layers = c_.layers;
+    out->num_layers = c_.num_layers;
+    return Status::OK();
+  }
+
+ private:
+  invalidtables::Case c_;
+};
+
+// Plans for `jobs` (converted once, as the daemon does).
+Status PlanFor(const RoutePlanner& p, const std::vector<MultiSwitchJob>& jobs, LftSet* tables,
+               RouteQuality* q) {
+  RoutingInputs in;
+  SAR_RETURN_IF_ERROR(p.Inputs(jobs, &in));
+  return p.Plan(in, tables, q);
+}
+
 TEST(RoutePlanner, ValidTablesAndTheirQuality) {
   RoutePlanner planner(TwoLeafFabric(), MinHop(), {});
   LftSet tables;
   RouteQuality q;
   // One job h0 + h2: its two routes cross each of the four leaf-spine channels once.
-  ASSERT_TRUE(planner.Plan({{"1", {"h0", "h2"}, 2}}, &tables, &q).ok());
+  ASSERT_TRUE(PlanFor(planner, {{"1", {"h0", "h2"}, 2}}, &tables, &q).ok());
   EXPECT_EQ(q.max_effective_efi, 1u);
   EXPECT_DOUBLE_EQ(q.dark_fiber, 0.0);
   // No multi-switch job: every inter-switch channel is dark.
-  ASSERT_TRUE(planner.Plan({}, &tables, &q).ok());
+  ASSERT_TRUE(PlanFor(planner, {}, &tables, &q).ok());
   EXPECT_DOUBLE_EQ(q.dark_fiber, 1.0);
   // Evaluate() judges the current tables the same way.
   ASSERT_TRUE(planner.SetCurrent(tables).ok());
   RouteQuality e;
-  ASSERT_TRUE(planner.Evaluate({{"1", {"h0", "h2"}, 2}}, &e).ok());
+  RoutingInputs in;
+  ASSERT_TRUE(planner.Inputs({{"1", {"h0", "h2"}, 2}}, &in).ok());
+  ASSERT_TRUE(planner.Evaluate(in, &e).ok());
   EXPECT_EQ(e.max_effective_efi, 1u);
 }
 
@@ -57,11 +88,83 @@ TEST(RoutePlanner, InvalidOrFailedTablesAreNotHandedOut) {
   LftSet tables;
   RouteQuality q;
   RoutePlanner looping(TwoLeafFabric(), std::make_unique<LoopEngine>(), {});
-  Status s = looping.Plan({{"1", {"h0", "h2"}, 2}}, &tables, &q);
+  Status s = PlanFor(looping, {{"1", {"h0", "h2"}, 2}}, &tables, &q);
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("validation"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("invalid routing: 0 unreachable pairs, "), std::string::npos)
+      << s.message();
   RoutePlanner unknown(TwoLeafFabric(), nullptr, {.engine = "no-such-engine"});
-  EXPECT_FALSE(unknown.Plan({}, &tables, &q).ok());
+  EXPECT_FALSE(PlanFor(unknown, {}, &tables, &q).ok());
+}
+
+// The routing pass's one verdict: each invalid table set is refused with ValidateRouting's own
+// message, behind the engine's name.
+TEST(RoutePlanner, RefusesEachInvalidSetWithThePassMessage) {
+  const Fabric f = invalidtables::Triangle();
+  for (const invalidtables::Case& c : invalidtables::InvalidCases(f)) {
+    // The case's lanes as the consumer's layer limit.
+    PlannerOptions o;
+    o.num_vls = 8;
+    o.max_layers = c.num_vls;
+    RoutePlanner planner(f, std::make_unique<FixedEngine>(c), o);
+    LftSet tables;
+    RouteQuality q;
+    const Status s = PlanFor(planner, {}, &tables, &q);
+    EXPECT_EQ(s.message(), "engine 'test-fixed': " + c.message) << c.name;
+  }
+}
+
+// A degraded fat-tree on which SAR needs two virtual layers: with the plugin's lanes the plan
+// passes, in file mode (one layer) it is refused, saying why and what to use instead.
+TEST(RoutePlanner, FileModeRefusesTablesThatNeedVirtualLayers) {
+  // Search degraded 3-level trees for one whose shortest routes cannot be made deadlock-free
+  // in one layer (DFSSSP with one lane fails, with eight it succeeds).
+  PgftSpec spec;
+  ASSERT_TRUE(ParsePgftSpec("pgft:3;4,4,2;1,2,2;1,1,1", &spec).ok());
+  const Fabric intact = enginetest::Pgft(spec, 0);
+  Fabric degraded;
+  int layers = 0;
+  for (uint64_t seed = 1; seed < 400 && layers < 2; ++seed) {
+    if (!enginetest::Degrade(intact, 2 + static_cast<int>(seed % 5), static_cast<int>(seed % 2),
+                             seed, &degraded)) {
+      continue;
+    }
+    RoutingInput in;
+    in.fabric = &degraded;
+    in.num_vls = 1;
+    in.threads = 1;
+    RoutingOutput out;
+    if (MakeRoutingEngine("dfsssp")->Route(in, &out).ok()) continue;
+    in.num_vls = 8;
+    if (MakeRoutingEngine("dfsssp")->Route(in, &out).ok()) layers = 2;
+  }
+  ASSERT_GE(layers, 2) << "no degraded fabric that needs layers";
+  const std::vector<MultiSwitchJob> job = {
+      {"1",
+       {std::string(degraded.hostname(degraded.hcas()[0])),
+        std::string(degraded.hostname(degraded.hcas().back()))},
+       2}};
+  LftSet tables;
+  RouteQuality q;
+  RoutePlanner plugin(degraded, nullptr, {.engine = "sar", .max_layers = 0});
+  RoutingInputs in;
+  ASSERT_TRUE(plugin.Inputs(job, &in).ok());
+  ASSERT_EQ(in.engine, "sar");
+  ASSERT_TRUE(plugin.Plan(in, &tables, &q).ok());
+  RoutePlanner file(degraded, nullptr, {.engine = "sar", .max_layers = 1});
+  const Status s = PlanFor(file, job, &tables, &q);
+  EXPECT_EQ(s.code(), Status::Code::kFailed);
+  // With one lane SAR cannot make its routes deadlock-free and says so.
+  EXPECT_NE(s.message().find("engine 'sar': deadlock-free routing needs more than 1 virtual "
+                             "layers"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("route with the OpenSM plugin"), std::string::npos) << s.message();
+  // A single-layer engine whose one layer is cyclic is refused the same way.
+  const Fabric tri = invalidtables::Triangle();
+  RoutePlanner cyclic(tri, std::make_unique<FixedEngine>(invalidtables::InvalidCases(tri)[2]), {});
+  const Status c = PlanFor(cyclic, {}, &tables, &q);
+  EXPECT_NE(c.message().find("cyclic channel dependency"), std::string::npos) << c.message();
+  EXPECT_NE(c.message().find("route with the OpenSM plugin"), std::string::npos) << c.message();
 }
 
 // File mode in the daemon: tables on disk, then SIGHUP; a failing engine keeps the last good
@@ -96,13 +199,13 @@ class FileModeTest : public ::testing::Test {
     while (sigtimedwait(&hup_, nullptr, &zero) == SIGHUP) ++n;
     return n;
   }
-  Daemon MakeDaemon(std::unique_ptr<RoutingEngine> engine) {
+  Daemon MakeDaemon(std::unique_ptr<RoutingEngine> engine, Fabric fabric = TwoLeafFabric()) {
     LeafMap leaves;
     for (int i = 0; i < 4; ++i) leaves.Add("h" + std::to_string(i), i < 2 ? "leaf0" : "leaf1");
     Daemon d(config_, {}, std::move(leaves),
              std::make_unique<ReplaySource>(trace_, [this] { return now_; }));
     d.set_planner(
-        std::make_unique<RoutePlanner>(TwoLeafFabric(), std::move(engine), PlannerOptions{}));
+        std::make_unique<RoutePlanner>(std::move(fabric), std::move(engine), PlannerOptions{}));
     d.Start();
     return d;
   }
@@ -139,6 +242,23 @@ TEST_F(FileModeTest, FailingEngineKeepsTheLastGoodTables) {
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line, "last good");
+}
+
+// File mode on each invalid table set: refused with the pass's message, the last good tables
+// stay on disk, no SIGHUP.
+TEST_F(FileModeTest, EachInvalidSetKeepsTheLastGoodTables) {
+  const Fabric f = invalidtables::Triangle();
+  for (const invalidtables::Case& c : invalidtables::InvalidCases(f)) {
+    std::ofstream(config_.lft_file) << "last good\n";
+    Daemon d = MakeDaemon(std::make_unique<FixedEngine>(c), f);
+    EXPECT_FALSE(d.RunCycle(now_)) << c.name;
+    EXPECT_EQ(Hups(), 0) << c.name;
+    EXPECT_EQ(d.metrics().trigger_errors, 1u) << c.name;
+    std::ifstream in(config_.lft_file);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "last good") << c.name;
+  }
 }
 
 }  // namespace

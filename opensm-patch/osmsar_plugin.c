@@ -1,8 +1,8 @@
 /* osmsar: an OpenSM event plugin that registers the routing engine "sar".
  *
  * The only file that includes OpenSM's headers (they do not compile as C++). Every routing pass
- * copies the subnet into flat arrays, lets libsar (through sar_bridge.h) route it, and copies the
- * tables into the switches' new_lft; OpenSM then sends the blocks that changed. The routes'
+ * copies the subnet into flat arrays, lets libsar (through its C API, sar/c.h) route it, and copies
+ * the tables into the switches' new_lft; OpenSM then sends the blocks that changed. The routes'
  * virtual layers answer path_sl, so SA path records carry the layer as SL; update_sl2vl maps
  * SL i to VL i. SIGUSR2 asks OpenSM for a reroute, which re-reads the job mapping.
  *
@@ -28,16 +28,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sar_bridge.h"
+#include "osmsar_config.h"
+#include "sar/c.h"
 
 #define OSMSAR_ENGINE_NAME "sar"
 
 typedef struct osmsar {
   osm_opensm_t* osm;
-  SarBridgeConfig config;
-  pthread_mutex_t mutex;   /* guards result */
-  SarBridgeResult* result; /* tables of the last good pass, NULL before one */
-  int pipe_fd[2];          /* self-pipe: the signal handler writes 'r', delete writes 'q' */
+  OsmsarConfig config;
+  sar_options_t* options; /* made from config */
+  pthread_mutex_t mutex;  /* guards result */
+  sar_result_t* result;   /* tables of the last good pass, NULL before one */
+  int pipe_fd[2];         /* self-pipe: the signal handler writes 'r', delete writes 'q' */
   pthread_t thread;
   int thread_started;
   struct sigaction old_usr2;
@@ -100,10 +102,10 @@ static int find_node(const node_key_t* keys, int n, uint64_t guid) {
 }
 
 typedef struct flat_subnet {
-  SarBridgeFabric fabric;
-  SarBridgeNode* nodes;
-  SarBridgePort* ports;
-  SarBridgeLink* links;
+  int num_nodes, num_ports, num_links;
+  sar_node_t* nodes;
+  sar_port_t* ports;
+  sar_link_t* links;
   char (*desc)[IB_NODE_DESCRIPTION_SIZE + 1];
   osm_node_t** osm_nodes;
   node_key_t* keys;
@@ -128,7 +130,7 @@ static void flat_add_port(flat_subnet_t* f, osm_subn_t* subn, int node, osm_phys
   uint64_t guid = cl_ntoh64(osm_physp_get_port_guid(physp));
   osm_port_t* port = osm_get_port_by_guid(subn, osm_physp_get_port_guid(physp));
   uint16_t min_lid = 0, max_lid = 0;
-  SarBridgePort* bp = &f->ports[f->fabric.num_ports++];
+  sar_port_t* bp = &f->ports[f->num_ports++];
   if (port) osm_port_get_lid_range_ho(port, &min_lid, &max_lid);
   bp->node = node;
   bp->port = osm_physp_get_port_num(physp);
@@ -192,17 +194,14 @@ static int flat_build(osm_subn_t* subn, flat_subnet_t* f) {
       peer_port = osm_physp_get_port_num(remote);
       if (peer < 0 || peer > i || (peer == i && peer_port <= p))
         continue; /* each cable once, from the end seen second */
-      f->links[f->fabric.num_links].node_a = peer;
-      f->links[f->fabric.num_links].port_a = peer_port;
-      f->links[f->fabric.num_links].node_b = i;
-      f->links[f->fabric.num_links].port_b = p;
-      f->fabric.num_links++;
+      f->links[f->num_links].node_a = peer;
+      f->links[f->num_links].port_a = peer_port;
+      f->links[f->num_links].node_b = i;
+      f->links[f->num_links].port_b = p;
+      f->num_links++;
     }
   }
-  f->fabric.nodes = f->nodes;
-  f->fabric.num_nodes = num_nodes;
-  f->fabric.ports = f->ports;
-  f->fabric.links = f->links;
+  f->num_nodes = num_nodes;
   return 0;
 }
 
@@ -223,37 +222,40 @@ static int osmsar_build_fwd_tables(void* context) {
   osmsar_t* p = context;
   osm_subn_t* subn = &p->osm->subn;
   flat_subnet_t flat;
-  SarBridgeResult* result = NULL;
-  char err[2048] = "";
-  int i, rc, have_old;
+  sar_fabric_t* fabric = NULL;
+  sar_result_t* result = NULL;
+  char* err = NULL;
+  int i, have_old;
 
-  if (flat_build(subn, &flat) != 0) {
-    snprintf(err, sizeof err, "out of memory copying the subnet");
-    rc = -1;
-  } else {
-    rc = SarBridgeRoute(&flat.fabric, &p->config, &result, err, sizeof err);
+  if (flat_build(subn, &flat) == 0) {
+    fabric = sar_fabric_create(flat.nodes, flat.num_nodes, flat.ports, flat.num_ports, flat.links,
+                               flat.num_links, &err);
+    if (fabric) result = sar_route(fabric, p->options, &err);
+    sar_fabric_destroy(fabric);
   }
-  if (rc != 0) {
+  if (!result) {
     pthread_mutex_lock(&p->mutex);
     have_old = p->result != NULL;
     pthread_mutex_unlock(&p->mutex);
-    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: routing failed: %s; %s\n", err,
+    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: routing failed: %s; %s\n",
+            err ? err : "out of memory copying the subnet",
             have_old ? "keeping the previous tables"
                      : "no previous tables: OpenSM falls back to its default engine");
+    sar_free(err);
     flat_free(&flat);
     if (!have_old) return -1;
     keep_old_tables(subn);
     return 0;
   }
-  for (i = 0; i < SarBridgeNumNotes(result); i++)
-    OSM_LOG(&p->osm->log, OSM_LOG_INFO, "osmsar: %s\n", SarBridgeNote(result, i));
+  for (i = 0; i < sar_result_num_notes(result); i++)
+    OSM_LOG(&p->osm->log, OSM_LOG_INFO, "osmsar: %s\n", sar_result_note(result, i));
 
   {
-    const uint32_t max_lid = SarBridgeMaxLid(result);
+    const uint32_t max_lid = sar_result_max_lid(result);
     int switches = 0;
-    for (i = 0; i < flat.fabric.num_nodes; i++) {
+    for (i = 0; i < flat.num_nodes; i++) {
       osm_switch_t* sw = flat.osm_nodes[i]->sw;
-      const uint8_t* row = SarBridgeLftRow(result, i);
+      const uint8_t* row = sar_result_lft_row(result, i);
       uint32_t top;
       if (!row || !sw || !sw->new_lft) continue;
       top = sw->max_lid_ho < max_lid ? sw->max_lid_ho : max_lid;
@@ -264,12 +266,12 @@ static int osmsar_build_fwd_tables(void* context) {
     OSM_LOG(&p->osm->log, OSM_LOG_INFO,
             "osmsar: engine %s routed %d switches, %d LIDs max, %d layer(s) in %.1f ms "
             "(validated in %.1f ms)\n",
-            SarBridgeEngineUsed(result), switches, (int)max_lid, SarBridgeNumLayers(result),
-            SarBridgeRouteMs(result), SarBridgeCheckMs(result));
+            sar_result_engine(result), switches, (int)max_lid, sar_result_num_layers(result),
+            sar_result_route_ms(result), sar_result_check_ms(result));
   }
   flat_free(&flat);
   pthread_mutex_lock(&p->mutex);
-  SarBridgeFree(p->result);
+  sar_result_destroy(p->result);
   p->result = result;
   pthread_mutex_unlock(&p->mutex);
   return 0;
@@ -280,7 +282,7 @@ static uint8_t osmsar_path_sl(void* context, uint8_t hint, const ib_net16_t slid
   osmsar_t* p = context;
   uint8_t sl = hint;
   pthread_mutex_lock(&p->mutex);
-  if (p->result) sl = (uint8_t)SarBridgeLayer(p->result, cl_ntoh16(slid), cl_ntoh16(dlid));
+  if (p->result) sl = (uint8_t)sar_result_layer(p->result, cl_ntoh16(slid), cl_ntoh16(dlid));
   pthread_mutex_unlock(&p->mutex);
   return sl;
 }
@@ -316,24 +318,31 @@ static void osmsar_delete(void* data);
 static void* osmsar_create(osm_opensm_t* osm) {
   osmsar_t* p = calloc(1, sizeof *p);
   const char* conf = osm->subn.opt.event_plugin_options;
-  char err[2048];
+  char* err = NULL;
   struct sigaction sa;
   if (!p) return NULL;
   p->osm = osm;
   p->pipe_fd[0] = p->pipe_fd[1] = -1;
   pthread_mutex_init(&p->mutex, NULL);
-  SarBridgeConfigInit(&p->config);
+  OsmsarConfigInit(&p->config);
   if (conf && *conf) {
-    if (SarBridgeReadConfig(conf, &p->config, err, sizeof err) != 0) {
+    if (OsmsarReadConfig(conf, &p->config, &err) != 0) {
       OSM_LOG(&osm->log, OSM_LOG_ERROR,
               "osmsar: config error: %s; routing engine '" OSMSAR_ENGINE_NAME "' not registered\n",
-              err);
+              err ? err : "out of memory");
+      sar_free(err);
       osmsar_delete(p);
       return NULL;
     }
   } else {
     OSM_LOG(&osm->log, OSM_LOG_INFO,
             "osmsar: no event_plugin_options: built-in defaults (no job mapping, dfsssp)\n");
+  }
+  p->options = OsmsarOptions(&p->config);
+  if (!p->options) {
+    OSM_LOG(&osm->log, OSM_LOG_ERROR, "osmsar: out of memory\n");
+    osmsar_delete(p);
+    return NULL;
   }
   if (pipe(p->pipe_fd) != 0 || fcntl(p->pipe_fd[1], F_SETFL, O_NONBLOCK) != 0 ||
       fcntl(p->pipe_fd[0], F_SETFD, FD_CLOEXEC) != 0 ||
@@ -388,7 +397,8 @@ static void osmsar_delete(void* data) {
   }
   if (p->pipe_fd[0] >= 0) close(p->pipe_fd[0]);
   if (p->pipe_fd[1] >= 0) close(p->pipe_fd[1]);
-  SarBridgeFree(p->result);
+  sar_result_destroy(p->result);
+  sar_options_destroy(p->options);
   pthread_mutex_destroy(&p->mutex);
   free(p);
 }

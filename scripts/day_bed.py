@@ -436,12 +436,10 @@ class DayBed(StartStop):
         return self.osm.readback(path)
 
     def offline_route(self, mapping, out):
-        """What `sar-route route` computes for this mapping, independently of the daemons. The
-        plugin routes an empty mapping with plain dfsssp (docs/opensm-plugin.md)."""
-        with open(mapping) as f:
-            empty = not any(line.split("#", 1)[0].strip() for line in f)
-        engine = "dfsssp" if empty and self.sm == "plugin" else "sar"
-        run([self.sar_route, "route", "--engine", engine, "--topology", self.topology, "--lids",
+        """What `sar-route route` computes for this mapping, independently of the daemons. libsar's
+        routing pass settles the engine (an empty mapping routes as plain dfsssp) for the plugin,
+        sar-filterd's file mode and sar-route alike."""
+        run([self.sar_route, "route", "--engine", "sar", "--topology", self.topology, "--lids",
              self.guid2lid, "--jobs", mapping, "--vls", self.num_vls, "-o", out])
         return out
 

@@ -27,7 +27,7 @@
 #include "sar/io/topology.h"
 #include "sar/jobs.h"
 #include "sar/metrics.h"
-#include "sar/trace.h"
+#include "sar/routing_pass.h"
 
 extern char** environ;
 
@@ -55,6 +55,7 @@ struct Row {
   bool ok = false;
   std::string error;
   bool valid = false;
+  std::string invalid;  // ValidateRouting's message when not valid
   sar::Metrics metrics;
   double mean_job_efi_max = 0;   // over jobs spanning >= 2 leaf switches
   double mean_job_channels = 0;  // same jobs
@@ -110,25 +111,30 @@ std::string LastLines(const std::string& path, int n) {
   return out;
 }
 
-void Judge(const sar::Fabric& f, const sar::LftSet& lfts, const std::vector<sar::ResolvedJob>& jobs,
-           int threads, Row* row) {
-  sar::TraceOptions topts;
-  topts.threads = threads;
-  topts.check_min_hop = false;
-  sar::TraceReport trace;
-  sar::Status s = sar::TraceAll(f, lfts, topts, &trace);
-  if (!s.ok()) {
+// Validity is libsar's routing pass verdict (ValidateRouting); `layers` null = tables read back
+// from OpenSM, whose per-route SLs we do not know, so their channel dependencies go unchecked.
+void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
+           const sar::RoutingOutput* layers, const std::vector<sar::ResolvedJob>& jobs, Row* row) {
+  sar::ValidationOptions vo;
+  vo.num_vls = a.vls;
+  vo.threads = a.threads;
+  vo.layers_known = layers != nullptr;
+  // The verdict and the metrics come from one sweep over the destinations.
+  sar::AnalysisOptions also;
+  also.what = sar::kAnalyseMetrics;
+  also.jobs = &jobs;
+  sar::AnalysisResult analysis;
+  sar::ValidationReport report;
+  const sar::Status s =
+      sar::ValidateRouting(f, lfts, layers && layers->layers.size() > 0 ? &layers->layers : nullptr,
+                           layers ? layers->num_layers : 1, vo, also, &analysis, &report);
+  if (!s.ok() && s.code() != sar::Status::Code::kFailed) {
     row->error = s.ToString();
     return;
   }
-  row->valid = trace.valid();
-  sar::MetricsOptions mopts;
-  mopts.threads = threads;
-  s = sar::ComputeMetrics(f, lfts, jobs, mopts, &row->metrics);
-  if (!s.ok()) {
-    row->error = s.ToString();
-    return;
-  }
+  row->valid = s.ok();
+  row->invalid = s.ok() ? "" : s.message();
+  row->metrics = std::move(analysis.metrics);
   int n = 0;
   for (const sar::JobMetrics& jm : row->metrics.jobs) {
     if (jm.leaf_switches < 2) continue;
@@ -168,7 +174,7 @@ void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
     return;
   }
   row->layers = out.num_layers;
-  Judge(f, out.lfts, jobs, a.threads, row);
+  Judge(a, f, out.lfts, &out, jobs, row);
 }
 
 void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
@@ -215,7 +221,7 @@ void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
     row->error = s.ToString();
     return;
   }
-  Judge(f, lfts, jobs, a.threads, row);
+  Judge(a, f, lfts, nullptr, jobs, row);
 }
 
 // A floor no destination-based routing can beat, from each switch's own HCAs: every route from
@@ -316,6 +322,7 @@ int RunCompare(const CompareArgs& a) {
       j["error"] = r.error;
     } else {
       j["valid"] = r.valid;
+      if (!r.valid) j["invalid"] = r.invalid;
       j["effective_efi_max"] = r.metrics.effective_efi.max;
       j["effective_efi_mean"] = r.metrics.effective_efi.mean;
       j["efi_max"] = r.metrics.efi.max;
@@ -349,6 +356,7 @@ int RunCompare(const CompareArgs& a) {
                   r.metrics.effective_efi.mean, 100.0 * r.metrics.dark_fiber, r.mean_job_efi_max,
                   r.mean_job_channels, r.unused_channels, r.routing_ms,
                   r.layers >= 0 ? std::to_string(r.layers).c_str() : "-");
+      if (!r.valid) std::printf("%-16s   %s\n", "", r.invalid.c_str());
     }
   }
   return all_ok ? kOk : kCheckFailed;

@@ -1,4 +1,5 @@
-// sar-route eval: validate routing tables and print their metrics.
+// sar-route eval: validate routing tables (libsar's routing pass) and print their metrics. An
+// invalid table set exits 1 with ValidateRouting's message on stderr, after the report.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -9,12 +10,11 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/deadlock.h"
+#include "sar/analysis.h"
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/jobs.h"
-#include "sar/metrics.h"
-#include "sar/trace.h"
+#include "sar/routing_pass.h"
 
 namespace sarcli {
 namespace {
@@ -26,6 +26,8 @@ struct EvalArgs {
   std::string lfts;
   std::string jobs;
   std::string layers;
+  int vls = 15;
+  bool allow_disconnected = false;
   bool json = false;
   bool per_channel = false;
   std::vector<std::string> traffic;
@@ -97,39 +99,35 @@ int RunEval(const EvalArgs& a) {
   }
   timing["read_ms"] = watch.Lap();
 
-  sar::TraceOptions topts;
-  topts.threads = a.threads;
-  sar::TraceReport trace;
-  s = sar::TraceAll(f, lfts, topts, &trace);
-  if (!s.ok()) return Fail(s);
-  timing["trace_ms"] = watch.Lap();
+  // One sweep over the destinations gives the verdict of libsar's routing pass
+  // (ValidateRouting, as for `route`, `compare`, the plugin and sar-filterd) and everything
+  // else eval reports: each destination's tree of routes is built once. Without --layers the
+  // routes' layers are unknown (tables read back from a subnet manager): their channel
+  // dependencies are then reported, not judged.
+  sar::ValidationOptions vo;
+  vo.num_vls = a.vls;
+  vo.allow_disconnected = a.allow_disconnected;
+  vo.layers_known = layers.has_value();
+  vo.check_min_hop = true;
+  vo.threads = a.threads;
+  sar::AnalysisOptions also;
+  also.what = sar::kAnalyseSingleLayerDeadlock | sar::kAnalyseMetrics;
+  also.jobs = &jobs;
+  also.traffic = traffic;
+  sar::AnalysisResult r;
+  sar::ValidationReport check;
+  const sar::Status verdict =
+      sar::ValidateRouting(f, lfts, layers ? &*layers : nullptr, layers ? layers->num_layers() : 1,
+                           vo, also, &r, &check);
+  if (!verdict.ok() && verdict.code() != sar::Status::Code::kFailed) return Fail(verdict);
+  timing["analysis_ms"] = watch.Lap();
+  const sar::TraceReport& trace = r.trace;
+  const sar::DeadlockReport& single_layer = r.single_layer;
+  const sar::DeadlockReport* layered = layers ? &r.deadlock : nullptr;
+  const sar::Metrics& m = r.metrics;
+  const std::vector<sar::LinkLoad>& loads = r.traffic;
 
-  sar::DeadlockReport single_layer;
-  s = sar::CheckDeadlock(f, lfts, nullptr, &single_layer);
-  if (!s.ok()) return Fail(s);
-  std::optional<sar::DeadlockReport> layered;
-  if (layers) {
-    layered.emplace();
-    s = sar::CheckDeadlock(f, lfts, &*layers, &*layered);
-    if (!s.ok()) return Fail(s);
-  }
-  timing["deadlock_ms"] = watch.Lap();
-
-  sar::MetricsOptions mopts;
-  mopts.threads = a.threads;
-  sar::Metrics m;
-  s = sar::ComputeMetrics(f, lfts, jobs, mopts, &m);
-  if (!s.ok()) return Fail(s);
-  timing["metrics_ms"] = watch.Lap();
-
-  std::vector<sar::LinkLoad> loads(traffic.size());
-  for (size_t i = 0; i < traffic.size(); ++i) {
-    s = sar::ComputeLinkLoad(f, lfts, traffic[i], &loads[i]);
-    if (!s.ok()) return Fail(s);
-  }
-  timing["traffic_ms"] = watch.Lap();
-
-  const bool valid = trace.valid() && (!layered || layered->deadlock_free);
+  const bool valid = verdict.ok();
 
   Json j;
   j["valid"] = valid;
@@ -172,6 +170,7 @@ int RunEval(const EvalArgs& a) {
     j["traffic"] = std::move(t);
   }
   j["problems"] = trace.examples;
+  j["invalid"] = valid ? Json(nullptr) : Json(verdict.message());
   if (layered && !layered->deadlock_free) {
     Json cycle = Json::array();
     for (sar::PortId c : layered->cycle) {
@@ -234,7 +233,8 @@ int RunEval(const EvalArgs& a) {
     }
     for (const std::string& e : trace.examples) std::printf("problem: %s\n", e.c_str());
   }
-  return valid ? kOk : kCheckFailed;
+  if (!valid) return Fail(verdict);
+  return kOk;
 }
 
 }  // namespace
@@ -246,7 +246,13 @@ std::function<int()> SetupEval(CLI::App* c) {
   c->add_option("--lfts,-l", e.lfts, "LFT dump (OpenSM dump, file engine input, or dump_fts)")
       ->required();
   c->add_option("--jobs,-j", e.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
-  c->add_option("--layers", e.layers, "virtual layer per route (see docs/formats.md)");
+  c->add_option("--layers", e.layers,
+                "virtual layer per route (see docs/formats.md); with it, every layer must be "
+                "deadlock-free for the tables to be valid");
+  c->add_option("--vls", e.vls, "virtual lanes usable as layers (valid: layers <= this)")
+      ->check(CLI::Range(1, 15));
+  c->add_flag("--allow-disconnected", e.allow_disconnected,
+              "unreachable pairs do not make the tables invalid (loops still do)");
   c->add_option("--traffic", e.traffic,
                 "max link load for all-to-all | shift:N | random[:SEED] | "
                 "clustered:SIZE[:SEED] (repeatable)");

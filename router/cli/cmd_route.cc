@@ -1,26 +1,23 @@
 // sar-route route: run one routing engine on a fabric, check the result, write its tables.
 //
-// Nothing is written unless the tables pass the same checks `eval` makes: every endpoint
-// reaches every other endpoint LID without loops (unreachable pairs are tolerated only with
-// --allow-disconnected), and with virtual layers every layer is deadlock-free.
+// Inputs and checks are libsar's routing pass (sar/routing_pass.h), as in the OpenSM plugin and
+// sar-filterd: nothing is written unless ValidateRouting accepts the tables (every route
+// delivered unless --allow-disconnected, no loops, at most --vls layers, each layer's channel
+// dependencies acyclic). Engine "sar" without jobs routes as plain dfsssp (noted; the JSON's
+// "engine" says which engine made the tables).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/deadlock.h"
 #include "sar/engine.h"
 #include "sar/io/file_util.h"
-#include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/io/lft_dump.h"
-#include "sar/jobs.h"
-#include "sar/node_classes.h"
-#include "sar/trace.h"
+#include "sar/routing_pass.h"
 
 namespace sarcli {
 namespace {
@@ -48,29 +45,12 @@ std::string EngineList() {
   return names;
 }
 
-// Node classes from the two GUID files; GUIDs the fabric lacks are noted, as OpenSM does.
-sar::Status LoadClasses(const RouteArgs& a, const sar::Fabric& f, sar::NodeClasses* classes) {
-  std::vector<sar::Guid> cn, io;
-  if (!a.cn_guids.empty()) SAR_RETURN_IF_ERROR(sar::ReadGuidFile(a.cn_guids, &cn));
-  if (!a.io_guids.empty()) SAR_RETURN_IF_ERROR(sar::ReadGuidFile(a.io_guids, &io));
-  std::vector<std::string> unknown;
-  SAR_RETURN_IF_ERROR(sar::MakeNodeClasses(f, a.cn_guids.empty() ? nullptr : &cn,
-                                           a.io_guids.empty() ? nullptr : &io, classes, &unknown));
-  for (const std::string& g : unknown) {
-    std::fprintf(stderr,
-                 "sar-route: note: GUID %s of the class files is not an HCA of the fabric\n",
-                 g.c_str());
-  }
-  return sar::Status::OK();
-}
-
 int RunRoute(const RouteArgs& a) {
   if (a.engine == "list") {
     for (const std::string& n : sar::RoutingEngineNames()) std::printf("%s\n", n.c_str());
     return kOk;
   }
-  const std::unique_ptr<sar::RoutingEngine> engine = sar::MakeRoutingEngine(a.engine);
-  if (engine == nullptr) {
+  if (sar::MakeRoutingEngine(a.engine) == nullptr) {
     std::fprintf(stderr, "sar-route: unknown engine '%s'; known engines: %s\n", a.engine.c_str(),
                  EngineList().c_str());
     return kUsage;
@@ -84,65 +64,40 @@ int RunRoute(const RouteArgs& a) {
   sar::Status s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
 
-  sar::RoutingInput in;
-  in.fabric = &f;
-  in.num_vls = a.vls;
-  in.threads = a.threads;
-  in.allow_disconnected = a.allow_disconnected;
-  for (const std::string& name : a.roots) {
-    const sar::NodeId n = f.FindByName(name);
-    if (n == sar::kNoNode || !f.is_switch(n)) {
-      return Fail(sar::Status::InvalidArgument("--roots: '" + name + "' is not a switch of " +
-                                               a.fabric.topology));
-    }
-    in.roots.push_back(n);
-  }
-  std::vector<sar::ResolvedJob> jobs;
-  s = LoadJobs(f, a.jobs, &jobs);
-  if (!s.ok()) return Fail(s);
-  if (!a.jobs.empty()) in.jobs = &jobs;
-  sar::NodeClasses classes;
-  if (!a.cn_guids.empty() || !a.io_guids.empty()) {
-    s = LoadClasses(a, f, &classes);
-    if (!s.ok()) return Fail(s);
-    in.classes = &classes;
-  }
-  const double read_ms = watch.Lap();
-
-  sar::RoutingOutput out;
-  s = engine->Route(in, &out);
-  for (const std::string& note : out.notes) {
+  sar::RoutingOptions ro;
+  ro.engine = a.engine;
+  ro.mapping_path = a.jobs;
+  ro.cn_guids_path = a.cn_guids;
+  ro.io_guids_path = a.io_guids;
+  ro.root_names = a.roots;
+  ro.num_vls = a.vls;
+  ro.threads = a.threads;
+  ro.allow_disconnected = a.allow_disconnected;
+  sar::RoutingInputs in;
+  s = sar::LoadRoutingInputs(f, ro, &in);
+  for (const std::string& note : in.notes) {
     std::fprintf(stderr, "sar-route: note: %s\n", note.c_str());
   }
   if (!s.ok()) return Fail(s);
-  const double route_ms = watch.Lap();
+  const double read_ms = watch.Lap();
 
-  // The same checks as eval, before anything is written.
-  sar::TraceOptions topts;
-  topts.threads = a.threads;
-  topts.check_min_hop = false;
-  sar::TraceReport trace;
-  s = sar::TraceAll(f, out.lfts, topts, &trace);
-  if (!s.ok()) return Fail(s);
-  const bool delivered = trace.loops == 0 && (a.allow_disconnected || trace.unreachable == 0);
-  bool deadlock_free = true;
-  if (out.layers.size() > 0) {
-    sar::DeadlockReport dl;
-    s = sar::CheckDeadlock(f, out.lfts, &out.layers, &dl);
-    if (!s.ok()) return Fail(s);
-    deadlock_free = dl.deadlock_free;
+  // The routing pass: the engine, then libsar's one validation, before anything is written.
+  sar::RoutingOutput out;
+  sar::ValidationReport check;
+  s = sar::RunRoutingPass(in, &out, &check);
+  for (const std::string& note : out.notes) {
+    std::fprintf(stderr, "sar-route: note: %s\n", note.c_str());
   }
-  const double check_ms = watch.Lap();
-  if (!delivered || !deadlock_free) {
-    std::fprintf(stderr,
-                 "sar-route: %s produced invalid tables (%llu unreachable pairs, %llu loops%s); "
-                 "nothing written\n",
-                 a.engine.c_str(), static_cast<unsigned long long>(trace.unreachable),
-                 static_cast<unsigned long long>(trace.loops),
-                 deadlock_free ? "" : ", a cyclic virtual layer");
-    for (const std::string& e : trace.examples) std::fprintf(stderr, "problem: %s\n", e.c_str());
-    return kCheckFailed;
+  if (!s.ok()) {
+    Fail(s);
+    if (s.code() == sar::Status::Code::kFailed) {
+      std::fprintf(stderr, "sar-route: %s: nothing written\n", in.engine.c_str());
+    }
+    return ExitCodeFor(s);
   }
+  const double route_ms = out.paths_ms + out.layers_ms;
+  const double check_ms = check.check_ms;
+  watch.Lap();
 
   if (!a.sl_out.empty()) {
     s = sar::WriteFileAtomic(a.sl_out, sar::FormatVirtualLayers(out.layers));
@@ -156,15 +111,17 @@ int RunRoute(const RouteArgs& a) {
   for (sar::Lid lid = 1; lid <= f.max_lid(); ++lid) lids += f.lid_owner(lid).valid();
   if (a.json) {
     Json j;
-    j["engine"] = a.engine;
+    j["engine"] = in.engine;
     j["switches"] = f.num_switches();
     j["lids"] = lids;
     j["layers"] = out.num_layers;
     j["paths_ms"] = out.paths_ms;
     j["layers_ms"] = out.layers_ms;
-    j["pairs"] = trace.pairs;
-    j["unreachable_pairs"] = trace.unreachable;
-    j["notes"] = out.notes;
+    j["pairs"] = check.trace.pairs;
+    j["unreachable_pairs"] = check.trace.unreachable;
+    std::vector<std::string> notes = in.notes;
+    notes.insert(notes.end(), out.notes.begin(), out.notes.end());
+    j["notes"] = notes;
     j["lfts"] = a.out;
     j["sl_out"] = a.sl_out.empty() ? Json(nullptr) : Json(a.sl_out);
     j["timing_ms"] = {{"read_ms", read_ms},
@@ -174,7 +131,7 @@ int RunRoute(const RouteArgs& a) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("%s: %d switches, %d LIDs, %d layer%s, paths %.1f ms, layers %.1f ms -> %s\n",
-                a.engine.c_str(), f.num_switches(), lids, out.num_layers,
+                in.engine.c_str(), f.num_switches(), lids, out.num_layers,
                 out.num_layers == 1 ? "" : "s", out.paths_ms, out.layers_ms, a.out.c_str());
   }
   return kOk;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <utility>
 
+#include "sar/analysis.h"
 #include "sar/trace.h"
-#include "trace_parallel.h"
+#include "sweep_visitors.h"
 
 namespace sar {
 
@@ -16,16 +18,19 @@ namespace {
 // an edge twice costs nothing.
 constexpr int kWords = 4;
 
-class DependencyBuilder {
+class DeadlockVisitor : public internal::SweepVisitor {
  public:
-  DependencyBuilder(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers)
-      : fabric_(fabric), lfts_(lfts), layers_(layers), tracer_(fabric, lfts) {}
+  DeadlockVisitor(const internal::SweepContext& ctx, const VirtualLayers* layers,
+                  DeadlockReport* out)
+      : ctx_(ctx), fabric_(ctx.fabric), tracer_(ctx.tracer), layers_(layers), out_(out) {}
 
-  Status Run(DeadlockReport* out);
+  void Start(int workers) override;
+  void Visit(int worker, const internal::SweepDestination& d, const DestinationTree& tree) override;
+  void Finish() override;
 
  private:
   struct Worker {
-    DestinationTree tree;
+    const DestinationTree* tree = nullptr;  // the destination being visited
     std::vector<uint32_t> mark;  // per switch: epoch of the last (destination, layer) reaching it
     uint32_t epoch = 0;
     std::vector<int> sources;                 // per switch, fixed-layer mode
@@ -35,45 +40,29 @@ class DependencyBuilder {
     std::vector<std::vector<uint64_t>> deps;  // per layer: kWords per inter-switch channel
   };
 
-  void Prepare();
-  void Destination(size_t index, Worker* w) const;
   void MarkFrom(int s, int layer, Worker* w) const;
   bool FindCycle(const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) const;
 
+  const internal::SweepContext& ctx_;
   const Fabric& fabric_;
-  const LftSet& lfts_;
+  const RouteTracer& tracer_;
   const VirtualLayers* layers_;
-  RouteTracer tracer_;
+  DeadlockReport* out_;
 
   int num_layers_ = 1;
-  int fixed_layer_ = -1;  // >= 0: every route is in this layer
-  std::vector<PortRef> endpoints_;
-  std::vector<int> leaf_;                   // per endpoint
-  std::vector<std::vector<int>> of_node_;   // per node: endpoint indices
-  std::vector<std::pair<Lid, int>> dests_;  // (LID, endpoint), by LID
-  std::vector<int32_t> compact_;            // per port slot: inter-switch channel index or -1
-  std::vector<PortId> channel_;             // per inter-switch channel index: its port slot
+  int fixed_layer_ = -1;          // >= 0: every route is in this layer
+  std::vector<int32_t> compact_;  // per port slot: inter-switch channel index or -1
+  std::vector<PortId> channel_;   // per inter-switch channel index: its port slot
+  std::vector<Worker> workers_;
 };
 
-void DependencyBuilder::Prepare() {
+void DeadlockVisitor::Start(int workers) {
   if (layers_ == nullptr) {
     fixed_layer_ = 0;
   } else {
     num_layers_ = layers_->num_layers();
     if (layers_->size() == 0) fixed_layer_ = layers_->default_layer;
   }
-  endpoints_ = fabric_.Endpoints();
-  of_node_.assign(fabric_.num_nodes(), {});
-  for (size_t i = 0; i < endpoints_.size(); ++i) {
-    leaf_.push_back(tracer_.next_switch(fabric_.port_id(endpoints_[i])));
-    of_node_[endpoints_[i].node].push_back(static_cast<int>(i));
-    const Lid base = fabric_.base_lid(endpoints_[i]);
-    if (base == 0) continue;
-    for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(endpoints_[i])); ++l) {
-      dests_.push_back({l, static_cast<int>(i)});
-    }
-  }
-  std::sort(dests_.begin(), dests_.end());
   compact_.assign(fabric_.num_port_slots(), -1);
   for (PortId id = 0; id < fabric_.num_port_slots(); ++id) {
     if (tracer_.next_switch(id) >= 0 && fabric_.is_switch(fabric_.port_node(id))) {
@@ -81,13 +70,27 @@ void DependencyBuilder::Prepare() {
       channel_.push_back(id);
     }
   }
+  const int n = fabric_.num_switches();
+  workers_.assign(workers, {});
+  for (Worker& w : workers_) {
+    w.mark.assign(n, 0);
+    w.deps.resize(num_layers_);
+    w.seeds.resize(num_layers_);
+    if (fixed_layer_ < 0) w.seeded.assign(static_cast<size_t>(num_layers_) * n, 0);
+    if (fixed_layer_ >= 0) {
+      w.sources.assign(n, 0);
+      for (int leaf : ctx_.leaf) {
+        if (leaf >= 0) ++w.sources[leaf];
+      }
+    }
+  }
 }
 
 // Marks the route from switch `s` on, adding each switch's dependency (the channel into the next
 // switch -> that switch's channel onward) the first time this (destination, layer) reaches it.
 // Routes from different sources merge, so each switch is walked once per destination and layer.
-void DependencyBuilder::MarkFrom(int s, int layer, Worker* w) const {
-  const DestinationTree& tree = w->tree;
+void DeadlockVisitor::MarkFrom(int s, int layer, Worker* w) const {
+  const DestinationTree& tree = *w->tree;
   std::vector<uint64_t>& deps = w->deps[layer];
   if (deps.empty()) deps.assign(channel_.size() * kWords, 0);
   while (s >= 0 && w->mark[s] != w->epoch) {
@@ -105,40 +108,45 @@ void DependencyBuilder::MarkFrom(int s, int layer, Worker* w) const {
   }
 }
 
-void DependencyBuilder::Destination(size_t index, Worker* w) const {
-  const auto [lid, dest] = dests_[index];
-  tracer_.Build(lid, &w->tree);
-  const NodeId dest_node = endpoints_[dest].node;
+void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
+                            const DestinationTree& tree) {
+  if (!d.first) return;
+  Worker* w = &workers_[worker];
+  w->tree = &tree;
+  const Lid lid = d.lid;
+  const std::vector<PortRef>& endpoints = ctx_.endpoints;
+  const std::vector<int>& leaf = ctx_.leaf;
+  const NodeId dest_node = endpoints[d.endpoint].node;
   for (std::vector<int>& seeds : w->seeds) seeds.clear();
   if (fixed_layer_ >= 0) {
-    for (int e : of_node_[dest_node]) {
-      if (leaf_[e] >= 0) --w->sources[leaf_[e]];
+    for (int e : ctx_.of_node[dest_node]) {
+      if (leaf[e] >= 0) --w->sources[leaf[e]];
     }
     for (int s = 0; s < fabric_.num_switches(); ++s) {
       if (w->sources[s] > 0) w->seeds[fixed_layer_].push_back(s);
     }
-    for (int e : of_node_[dest_node]) {
-      if (leaf_[e] >= 0) ++w->sources[leaf_[e]];
+    for (int e : ctx_.of_node[dest_node]) {
+      if (leaf[e] >= 0) ++w->sources[leaf[e]];
     }
   } else {
     // Each (layer, leaf) once per destination: a stamp per pair instead of sorting the seeds.
     ++w->stamp;
     const size_t n = static_cast<size_t>(fabric_.num_switches());
-    auto seed = [&](int layer, int leaf) {
-      uint32_t& seen = w->seeded[static_cast<size_t>(layer) * n + leaf];
+    auto seed = [&](int layer, int s) {
+      uint32_t& seen = w->seeded[static_cast<size_t>(layer) * n + s];
       if (seen == w->stamp) return;
       seen = w->stamp;
-      w->seeds[layer].push_back(leaf);
+      w->seeds[layer].push_back(s);
     };
-    for (size_t e = 0; e < endpoints_.size(); ++e) {
-      if (endpoints_[e].node == dest_node || leaf_[e] < 0) continue;
-      const Lid base = fabric_.base_lid(endpoints_[e]);
+    for (size_t e = 0; e < endpoints.size(); ++e) {
+      if (endpoints[e].node == dest_node || leaf[e] < 0) continue;
+      const Lid base = fabric_.base_lid(endpoints[e]);
       if (base == 0) {  // a source without a LID still sends in the default layer
-        seed(layers_->default_layer, leaf_[e]);
+        seed(layers_->default_layer, leaf[e]);
         continue;
       }
-      for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(endpoints_[e])); ++l) {
-        seed(layers_->get(l, lid), leaf_[e]);
+      for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(endpoints[e])); ++l) {
+        seed(layers_->get(l, lid), leaf[e]);
       }
     }
   }
@@ -150,8 +158,8 @@ void DependencyBuilder::Destination(size_t index, Worker* w) const {
 }
 
 // Colored depth-first search with an explicit stack (fabrics have many thousands of channels).
-bool DependencyBuilder::FindCycle(const std::vector<uint64_t>& deps,
-                                  std::vector<PortId>* cycle) const {
+bool DeadlockVisitor::FindCycle(const std::vector<uint64_t>& deps,
+                                std::vector<PortId>* cycle) const {
   enum : uint8_t { kWhite, kGray, kBlack };
   const size_t n = channel_.size();
   std::vector<uint8_t> color(n, kWhite);
@@ -196,32 +204,12 @@ bool DependencyBuilder::FindCycle(const std::vector<uint64_t>& deps,
   return false;
 }
 
-Status DependencyBuilder::Run(DeadlockReport* out) {
-  SAR_RETURN_IF_ERROR(lfts_.CheckFits(fabric_));
-  Prepare();
-  const int n = fabric_.num_switches();
-  const int workers = internal::WorkerCount(0, dests_.size(), 16);
-  std::vector<Worker> state(workers);
-  for (Worker& w : state) {
-    w.mark.assign(n, 0);
-    w.deps.resize(num_layers_);
-    w.seeds.resize(num_layers_);
-    if (fixed_layer_ < 0) w.seeded.assign(static_cast<size_t>(num_layers_) * n, 0);
-    if (fixed_layer_ >= 0) {
-      w.sources.assign(n, 0);
-      for (int leaf : leaf_) {
-        if (leaf >= 0) ++w.sources[leaf];
-      }
-    }
-  }
-  internal::ParallelFor(workers, dests_.size(), 16,
-                        [&](int worker, size_t i) { Destination(i, &state[worker]); });
-
+void DeadlockVisitor::Finish() {
   DeadlockReport report;
   report.layers = num_layers_;
   for (int layer = 0; layer < num_layers_; ++layer) {
     std::vector<uint64_t> deps;
-    for (Worker& w : state) {
+    for (Worker& w : workers_) {
       if (w.deps[layer].empty()) continue;
       if (deps.empty()) {
         deps = std::move(w.deps[layer]);
@@ -236,16 +224,29 @@ Status DependencyBuilder::Run(DeadlockReport* out) {
       report.cyclic_layer = layer;
     }
   }
-  *out = std::move(report);
-  return Status::OK();
+  *out_ = std::move(report);
 }
 
 }  // namespace
 
+namespace internal {
+
+std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
+                                                 const VirtualLayers* layers, DeadlockReport* out) {
+  return std::make_unique<DeadlockVisitor>(ctx, layers, out);
+}
+
+}  // namespace internal
+
 Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
                      DeadlockReport* out) {
-  DependencyBuilder builder(fabric, lfts, layers);
-  return builder.Run(out);
+  AnalysisOptions o;
+  o.what = kAnalyseDeadlock;
+  o.layers = layers;
+  AnalysisResult r;
+  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
+  *out = std::move(r.deadlock);
+  return Status::OK();
 }
 
 }  // namespace sar

@@ -242,4 +242,26 @@ inline int SwitchDistance(const Fabric& f, NodeId from, NodeId to) {
   return -1;
 }
 
+// Per port slot: delivered routes from every source to every destination (base LIDs, distinct
+// nodes) that cross it, walked one route at a time. Counts every channel, HCA links included.
+inline std::vector<uint64_t> NaiveLoad(const Fabric& f, const LftSet& lfts,
+                                       const std::vector<std::pair<PortRef, PortRef>>& flows) {
+  std::vector<uint64_t> load(f.num_port_slots(), 0);
+  for (const auto& [src, dst] : flows) {
+    if (src.node == dst.node || f.base_lid(dst) == 0) continue;
+    const NaiveRoute r = NaiveWalk(f, lfts, src, f.base_lid(dst));
+    if (r.fate != RouteFate::kDelivered) continue;
+    for (PortId c : r.channels) ++load[c];
+  }
+  return load;
+}
+
+// Large switch counts with few hosts make the analyses walk single routes instead of pushing
+// counts through the whole tree; both ways must give the same numbers.
+inline Fabric MixedFabric(uint64_t seed) {
+  if (seed % 5 == 0) return FatTree2(3, 2, 3);
+  if (seed % 5 == 1) return RandomIrregular(seed, 34, 60);
+  return RandomIrregular(seed);
+}
+
 }  // namespace sar::testfab

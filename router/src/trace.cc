@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
-#include "trace_parallel.h"
+#include "sar/analysis.h"
+#include "sweep_visitors.h"
 
 namespace sar {
 
@@ -150,95 +152,62 @@ struct Partial {
   int max_hops = 0;
 };
 
-struct Example {
+// A problem route worth describing: from endpoint `source` (on switch `sw`) to `lid`, owned by
+// endpoint `dest` on switch `leaf`.
+struct Candidate {
   Lid lid;
-  int source;  // index into endpoints
-  std::string text;
+  int leaf, sw, source, dest;
 };
 
-class Tracer {
+class TraceVisitor : public internal::SweepVisitor {
  public:
-  Tracer(const Fabric& fabric, const LftSet& lfts, const TraceOptions& options)
-      : fabric_(fabric), lfts_(lfts), options_(options), tracer_(fabric, lfts) {}
+  TraceVisitor(const internal::SweepContext& ctx, const TraceOptions& options, TraceReport* out)
+      : ctx_(ctx), options_(options), out_(out) {}
 
-  Status Run(TraceReport* out);
+  void Start(int workers) override;
+  void Visit(int worker, const internal::SweepDestination& d, const DestinationTree& tree) override;
+  void Finish() override;
 
  private:
-  struct Dest {
-    Lid lid;
-    int endpoint;
-  };
   struct Worker {
     Partial partial;
-    DestinationTree tree;
-    std::vector<int> dist;  // BFS distance from the current group's switch
+    std::vector<int> dist;  // BFS distance from switch dist_from
+    int dist_from = -1;
     std::vector<int> queue;
-    std::vector<int> sources;    // per switch: endpoints there, minus the destination's node
-    std::vector<uint32_t> seen;  // per switch: walk stamp, for locating loops in examples
-    uint32_t stamp = 0;
+    std::vector<int> sources;  // per switch: endpoints there, minus the destination's node
+    std::vector<Candidate> candidates;
   };
 
-  void Prepare();
   void Bfs(int from, Worker* w) const;
-  void TraceGroup(size_t group, Worker* w);
-  std::string Describe(int source, const Dest& d, Worker* w) const;
+  std::string Describe(const Candidate& c, const DestinationTree& tree,
+                       const std::vector<int>& dist) const;
 
-  const Fabric& fabric_;
-  const LftSet& lfts_;
-  const TraceOptions& options_;
-  RouteTracer tracer_;
-
-  std::vector<PortRef> endpoints_;
-  std::vector<int> leaf_;                       // per endpoint: switch index it is cabled to
-  std::vector<std::vector<int>> on_switch_;     // per switch: endpoint indices, in order
-  std::vector<std::vector<int>> of_node_;       // per node: endpoint indices
-  std::vector<int> adj_begin_, adj_;            // switch graph, CSR
-  std::vector<Dest> dests_;                     // sorted by (destination switch, LID)
-  std::vector<size_t> group_begin_;             // dests_ ranges sharing a destination switch
-  std::vector<std::vector<Example>> examples_;  // per group
+  const internal::SweepContext& ctx_;
+  const TraceOptions options_;
+  TraceReport* out_;
+  std::vector<int> adj_begin_, adj_;  // switch graph, CSR
+  std::vector<Worker> workers_;
 };
 
-void Tracer::Prepare() {
-  const int n = fabric_.num_switches();
-  endpoints_ = fabric_.Endpoints();
-  leaf_.resize(endpoints_.size());
-  on_switch_.assign(n, {});
-  of_node_.assign(fabric_.num_nodes(), {});
-  for (size_t i = 0; i < endpoints_.size(); ++i) {
-    leaf_[i] = tracer_.next_switch(fabric_.port_id(endpoints_[i]));
-    if (leaf_[i] >= 0) on_switch_[leaf_[i]].push_back(static_cast<int>(i));
-    of_node_[endpoints_[i].node].push_back(static_cast<int>(i));
-  }
+void TraceVisitor::Start(int workers) {
+  workers_.assign(workers, {});
+  if (!options_.check_min_hop) return;
+  const Fabric& fabric = ctx_.fabric;
+  const int n = fabric.num_switches();
   adj_begin_.assign(n + 1, 0);
   for (int s = 0; s < n; ++s) {
-    const NodeId node = fabric_.switches()[s];
-    for (int p = 1; p <= fabric_.num_ports(node); ++p) {
-      const int t = tracer_.next_switch(fabric_.port_id(node, p));
+    const NodeId node = fabric.switches()[s];
+    for (int p = 1; p <= fabric.num_ports(node); ++p) {
+      const int t = ctx_.tracer.next_switch(fabric.port_id(node, p));
       if (t >= 0) adj_.push_back(t);
     }
     adj_begin_[s + 1] = static_cast<int>(adj_.size());
   }
-  for (size_t i = 0; i < endpoints_.size(); ++i) {
-    const Lid base = fabric_.base_lid(endpoints_[i]);
-    if (base == 0 || leaf_[i] < 0) continue;
-    const Lid count = options_.all_lids ? Lid{1} << fabric_.lmc(endpoints_[i]) : 1;
-    for (Lid l = base; l < base + count; ++l) dests_.push_back({l, static_cast<int>(i)});
-  }
-  std::sort(dests_.begin(), dests_.end(), [&](const Dest& a, const Dest& b) {
-    const int la = leaf_[a.endpoint], lb = leaf_[b.endpoint];
-    return la != lb ? la < lb : a.lid < b.lid;
-  });
-  for (size_t i = 0; i < dests_.size(); ++i) {
-    if (i == 0 || leaf_[dests_[i].endpoint] != leaf_[dests_[i - 1].endpoint]) {
-      group_begin_.push_back(i);
-    }
-  }
-  group_begin_.push_back(dests_.size());
-  examples_.assign(group_begin_.size() - 1, {});
 }
 
-void Tracer::Bfs(int from, Worker* w) const {
-  w->dist.assign(fabric_.num_switches(), -1);
+void TraceVisitor::Bfs(int from, Worker* w) const {
+  w->dist_from = from;
+  w->dist.assign(ctx_.fabric.num_switches(), -1);
   w->queue.clear();
   w->dist[from] = 0;
   w->queue.push_back(from);
@@ -254,106 +223,101 @@ void Tracer::Bfs(int from, Worker* w) const {
   }
 }
 
-void Tracer::TraceGroup(size_t group, Worker* w) {
-  const int n = fabric_.num_switches();
-  const size_t begin = group_begin_[group], end = group_begin_[group + 1];
-  const int dest_switch = leaf_[dests_[begin].endpoint];
-  if (options_.check_min_hop) Bfs(dest_switch, w);
-  if (w->sources.empty()) {
-    w->sources.resize(n);
-    for (int s = 0; s < n; ++s) w->sources[s] = static_cast<int>(on_switch_[s].size());
+void TraceVisitor::Visit(int worker, const internal::SweepDestination& d,
+                         const DestinationTree& tree) {
+  if (!d.first || d.leaf < 0 || (!d.base && !options_.all_lids)) return;
+  Worker& w = workers_[worker];
+  const int n = ctx_.fabric.num_switches();
+  if (options_.check_min_hop && w.dist_from != d.leaf) Bfs(d.leaf, &w);
+  if (w.sources.empty()) {
+    w.sources.resize(n);
+    for (int s = 0; s < n; ++s) w.sources[s] = static_cast<int>(ctx_.on_switch[s].size());
   }
-  Partial& part = w->partial;
-  std::vector<Example>& examples = examples_[group];
-  const int max_examples = std::max(options_.max_examples, 0);
-  for (size_t i = begin; i < end; ++i) {
-    const Dest& d = dests_[i];
-    tracer_.Build(d.lid, &w->tree);
-    const NodeId dest_node = endpoints_[d.endpoint].node;
-    for (int e : of_node_[dest_node]) {
-      if (leaf_[e] >= 0) --w->sources[leaf_[e]];
-    }
-    for (int s = 0; s < n; ++s) {
-      const uint64_t count = w->sources[s];
-      if (count == 0) continue;
-      part.pairs += count;
-      const RouteFate fate = w->tree.fate[s];
-      bool problem = fate != RouteFate::kDelivered;
-      switch (fate) {
-        case RouteFate::kDelivered: {
-          part.delivered += count;
-          const int hops = 1 + w->tree.hops[s];
-          part.total_hops += count * hops;
-          part.max_hops = std::max(part.max_hops, hops);
-          if (options_.check_min_hop && w->tree.hops[s] > w->dist[s] + 1) {
-            part.non_min_hop += count;
-            problem = true;
-          }
-          break;
+  Partial& part = w.partial;
+  const NodeId dest_node = ctx_.endpoints[d.endpoint].node;
+  for (int e : ctx_.of_node[dest_node]) {
+    if (ctx_.leaf[e] >= 0) --w.sources[ctx_.leaf[e]];
+  }
+  int problems = 0;
+  for (int s = 0; s < n; ++s) {
+    const uint64_t count = w.sources[s];
+    if (count == 0) continue;
+    part.pairs += count;
+    const RouteFate fate = tree.fate[s];
+    bool problem = fate != RouteFate::kDelivered;
+    switch (fate) {
+      case RouteFate::kDelivered: {
+        part.delivered += count;
+        const int hops = 1 + tree.hops[s];
+        part.total_hops += count * hops;
+        part.max_hops = std::max(part.max_hops, hops);
+        if (options_.check_min_hop && tree.hops[s] > w.dist[s] + 1) {
+          part.non_min_hop += count;
+          problem = true;
         }
-        case RouteFate::kLoop:
-          part.loops += count;
-          break;
-        case RouteFate::kHole:
-        case RouteFate::kMisdelivered:
-          part.unreachable += count;
-          break;
+        break;
       }
-      if (problem && static_cast<int>(examples.size()) < max_examples) {
-        for (int e : on_switch_[s]) {
-          if (endpoints_[e].node == dest_node) continue;
-          examples.push_back({d.lid, e, Describe(e, d, w)});
-          break;
-        }
+      case RouteFate::kLoop:
+        part.loops += count;
+        break;
+      case RouteFate::kHole:
+      case RouteFate::kMisdelivered:
+        part.unreachable += count;
+        break;
+    }
+    // Up to max_examples per destination, by switch: Finish() picks from these.
+    if (problem && problems < options_.max_examples) {
+      for (int e : ctx_.on_switch[s]) {
+        if (ctx_.endpoints[e].node == dest_node) continue;
+        w.candidates.push_back({d.lid, d.leaf, s, e, d.endpoint});
+        ++problems;
+        break;
       }
     }
-    for (int e : of_node_[dest_node]) {
-      if (leaf_[e] >= 0) ++w->sources[leaf_[e]];
-    }
+  }
+  for (int e : ctx_.of_node[dest_node]) {
+    if (ctx_.leaf[e] >= 0) ++w.sources[ctx_.leaf[e]];
   }
 }
 
-// Says where the route from endpoint `source` to `d` goes wrong, with node names.
-std::string Tracer::Describe(int source, const Dest& d, Worker* w) const {
-  const DestinationTree& tree = w->tree;
-  std::string text = fabric_.name(endpoints_[source].node) + " -> lid " + LidHex(d.lid) + " (" +
-                     fabric_.name(endpoints_[d.endpoint].node) + "): ";
-  int s = leaf_[source];
+// Says where the route of `c` goes wrong, with node names.
+std::string TraceVisitor::Describe(const Candidate& c, const DestinationTree& tree,
+                                   const std::vector<int>& dist) const {
+  const Fabric& fabric = ctx_.fabric;
+  std::string text = fabric.name(ctx_.endpoints[c.source].node) + " -> lid " + LidHex(c.lid) +
+                     " (" + fabric.name(ctx_.endpoints[c.dest].node) + "): ";
+  int s = c.sw;
   const RouteFate fate = tree.fate[s];
   if (fate == RouteFate::kDelivered) {
     return text + std::to_string(1 + tree.hops[s]) + " hops, shortest " +
-           std::to_string(w->dist[s] + 2);
+           std::to_string(dist[s] + 2);
   }
   // Walk to the switch where the route fails; the walk ends because every switch on it has the
   // same fate, and a looping walk stops at the first switch seen twice.
-  if (w->seen.size() != static_cast<size_t>(fabric_.num_switches())) {
-    w->seen.assign(fabric_.num_switches(), 0);
-    w->stamp = 0;
-  }
-  ++w->stamp;
+  std::vector<bool> seen(fabric.num_switches(), false);
   for (;;) {
-    if (w->seen[s] == w->stamp) break;
-    w->seen[s] = w->stamp;
+    if (seen[s]) break;
+    seen[s] = true;
     if (tree.out[s] == kNoPort) break;
-    const int next = tracer_.next_switch(tree.out[s]);
+    const int next = ctx_.tracer.next_switch(tree.out[s]);
     if (next < 0) break;
     s = next;
   }
-  const NodeId at = fabric_.switches()[s];
+  const NodeId at = fabric.switches()[s];
   switch (fate) {
     case RouteFate::kLoop:
-      return text + "loop at " + fabric_.name(at);
+      return text + "loop at " + fabric.name(at);
     case RouteFate::kHole: {
-      const uint8_t p = lfts_.port(s, d.lid);
-      return text + "hole at " + fabric_.name(at) +
+      const uint8_t p = ctx_.lfts.port(s, c.lid);
+      return text + "hole at " + fabric.name(at) +
              (p == LftSet::kNoRoute ? std::string(" (no entry)")
                                     : " (port " + std::to_string(p) + " unusable)");
     }
     case RouteFate::kMisdelivered: {
-      if (tree.out[s] == kNoPort) return text + "misdelivered to " + fabric_.name(at) + " itself";
-      const PortRef to = fabric_.port_ref(fabric_.peer_id(tree.out[s]));
-      return text + "misdelivered at " + fabric_.name(at) + " port " +
-             std::to_string(fabric_.port_ref(tree.out[s]).port) + " to " + fabric_.name(to.node);
+      if (tree.out[s] == kNoPort) return text + "misdelivered to " + fabric.name(at) + " itself";
+      const PortRef to = fabric.port_ref(fabric.peer_id(tree.out[s]));
+      return text + "misdelivered at " + fabric.name(at) + " port " +
+             std::to_string(fabric.port_ref(tree.out[s]).port) + " to " + fabric.name(to.node);
     }
     case RouteFate::kDelivered:
       break;
@@ -361,18 +325,11 @@ std::string Tracer::Describe(int source, const Dest& d, Worker* w) const {
   return text;
 }
 
-Status Tracer::Run(TraceReport* out) {
-  SAR_RETURN_IF_ERROR(lfts_.CheckFits(fabric_));
-  Prepare();
-  const size_t groups = group_begin_.size() - 1;
-  const int workers = internal::WorkerCount(options_.threads, groups, 1);
-  std::vector<Worker> state(workers);
-  internal::ParallelFor(workers, groups, 1,
-                        [&](int worker, size_t group) { TraceGroup(group, &state[worker]); });
-
+void TraceVisitor::Finish() {
   TraceReport report;
   uint64_t total_hops = 0;
-  for (const Worker& w : state) {
+  std::vector<Candidate> all;
+  for (Worker& w : workers_) {
     report.pairs += w.partial.pairs;
     report.delivered += w.partial.delivered;
     report.unreachable += w.partial.unreachable;
@@ -380,31 +337,61 @@ Status Tracer::Run(TraceReport* out) {
     report.non_min_hop += w.partial.non_min_hop;
     report.max_hops = std::max(report.max_hops, w.partial.max_hops);
     total_hops += w.partial.total_hops;
+    all.insert(all.end(), w.candidates.begin(), w.candidates.end());
   }
   report.mean_hops = report.delivered
                          ? static_cast<double>(total_hops) / static_cast<double>(report.delivered)
                          : 0;
-  std::vector<Example> all;
-  for (auto& group : examples_) {
-    for (Example& e : group) all.push_back(std::move(e));
+  // The examples are the first problems by (LID, source) among the first max_examples of each
+  // destination switch by (LID, switch): the same whatever the order of the sweep.
+  std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.leaf != b.leaf) return a.leaf < b.leaf;
+    return a.lid != b.lid ? a.lid < b.lid : a.sw < b.sw;
+  });
+  std::vector<Candidate> picked;
+  for (size_t i = 0, taken = 0; i < all.size(); ++i) {
+    if (i > 0 && all[i].leaf != all[i - 1].leaf) taken = 0;
+    if (static_cast<int>(taken) < options_.max_examples) {
+      picked.push_back(all[i]);
+      ++taken;
+    }
   }
-  std::sort(all.begin(), all.end(), [](const Example& a, const Example& b) {
+  std::sort(picked.begin(), picked.end(), [](const Candidate& a, const Candidate& b) {
     return a.lid != b.lid ? a.lid < b.lid : a.source < b.source;
   });
-  for (Example& e : all) {
+  // Only the reported few are described; their trees and distances are built again.
+  DestinationTree tree;
+  Worker w;
+  for (const Candidate& c : picked) {
     if (static_cast<int>(report.examples.size()) >= options_.max_examples) break;
-    report.examples.push_back(std::move(e.text));
+    ctx_.tracer.Build(c.lid, &tree);
+    if (options_.check_min_hop && w.dist_from != c.leaf) Bfs(c.leaf, &w);
+    report.examples.push_back(Describe(c, tree, w.dist));
   }
-  *out = std::move(report);
-  return Status::OK();
+  *out_ = std::move(report);
 }
 
 }  // namespace
 
+namespace internal {
+
+std::unique_ptr<SweepVisitor> NewTraceVisitor(const SweepContext& ctx, const TraceOptions& options,
+                                              TraceReport* out) {
+  return std::make_unique<TraceVisitor>(ctx, options, out);
+}
+
+}  // namespace internal
+
 Status TraceAll(const Fabric& fabric, const LftSet& lfts, const TraceOptions& options,
                 TraceReport* out) {
-  Tracer tracer(fabric, lfts, options);
-  return tracer.Run(out);
+  AnalysisOptions o;
+  o.what = kAnalyseTrace;
+  o.trace = options;
+  o.threads = options.threads;
+  AnalysisResult r;
+  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
+  *out = std::move(r.trace);
+  return Status::OK();
 }
 
 }  // namespace sar

@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "sar/fabric.h"
@@ -47,41 +46,11 @@ struct MetricsOptions {
   int threads = 0;  // 0 = hardware concurrency
 };
 
-/// Routes that are not delivered (holes, loops) add nothing. Use TraceAll() for validity.
+/// Routes that are not delivered (holes, loops) add nothing. Use TraceAll() for validity, or
+/// AnalyseRouting (sar/analysis.h) for validity and metrics in one sweep. Link loads of
+/// synthetic traffic: sar/traffic.h.
 Status ComputeMetrics(const Fabric& fabric, const LftSet& lfts,
                       const std::vector<ResolvedJob>& jobs, const MetricsOptions& options,
                       Metrics* out);
-
-enum class TrafficPattern {
-  kAllToAll,           // every endpoint to every other
-  kShift,              // endpoint i to i+shift (mod n), endpoints in Fabric::Endpoints() order
-  kRandomPermutation,  // a random derangement from the seed
-  kClustered,          // Yuan Sec. 5: random groups of cluster_size, all-to-all inside each
-};
-
-struct TrafficSpec {
-  TrafficPattern pattern = TrafficPattern::kAllToAll;
-  int shift = 1;
-  int cluster_size = 8;
-  uint64_t seed = 1;
-};
-
-struct LinkLoad {
-  uint64_t flows = 0;     // source-destination pairs in the pattern
-  uint64_t max_load = 0;  // most flows on one channel (any channel, HCA links included)
-  PortId max_channel = kNoPort;
-  double mean_load = 0;  // over switch-to-switch channels
-};
-
-/// Flows between endpoints on the same node are left out of every pattern (as in the EFI).
-/// Threads: hardware concurrency.
-Status ComputeLinkLoad(const Fabric& fabric, const LftSet& lfts, const TrafficSpec& spec,
-                       LinkLoad* out);
-
-/// The flows of a pattern as (source, destination) indices into fabric.Endpoints(), sorted; the
-/// same flows ComputeLinkLoad() routes. Lists all n^2 pairs for all-to-all: for tests and small
-/// fabrics. Fails on cluster_size < 1.
-Status TrafficFlows(const Fabric& fabric, const TrafficSpec& spec,
-                    std::vector<std::pair<int, int>>* flows);
 
 }  // namespace sar

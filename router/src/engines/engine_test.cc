@@ -284,7 +284,7 @@ TEST(RoutingEngine, RouteTimesTheEngineAndSkipsItOnBadInput) {
 // Writes output, then fails or returns tables/layers that do not fit.
 class BadEngine : public RoutingEngine {
  public:
-  enum class Mode { kFailAfterWriting, kWrongSize, kTooManyLayers };
+  enum class Mode { kFailAfterWriting, kWrongSize, kNoLayer };
   explicit BadEngine(Mode mode) : mode_(mode) {}
   std::string_view name() const override { return "test-bad"; }
 
@@ -298,8 +298,8 @@ class BadEngine : public RoutingEngine {
       case Mode::kWrongSize:
         out->lfts = LftSet(in.fabric->num_switches() + 1, in.fabric->max_lid());
         return Status::OK();
-      case Mode::kTooManyLayers:
-        out->num_layers = in.num_vls + 1;
+      case Mode::kNoLayer:
+        out->num_layers = 0;
         return Status::OK();
     }
     return Status::OK();
@@ -318,10 +318,10 @@ TEST(RoutingEngine, NothingIsHandedOutWhenTheEngineFailsOrMisbehaves) {
     BadEngine::Mode mode;
     std::string needle;
   };
-  for (const Case& c : {Case{BadEngine::Mode::kFailAfterWriting, "gave up"},
-                        Case{BadEngine::Mode::kWrongSize, "engine 'test-bad' returned tables for"},
-                        Case{BadEngine::Mode::kTooManyLayers,
-                             "engine 'test-bad' used 3 virtual layers, num_vls is 2"}}) {
+  for (const Case& c :
+       {Case{BadEngine::Mode::kFailAfterWriting, "gave up"},
+        Case{BadEngine::Mode::kWrongSize, "engine 'test-bad' returned tables for"},
+        Case{BadEngine::Mode::kNoLayer, "engine 'test-bad' reported 0 virtual layers"}}) {
     RoutingOutput out = Sentinel();
     const Status s = BadEngine(c.mode).Route(in, &out);
     EXPECT_EQ(s.code(), Status::Code::kFailed);

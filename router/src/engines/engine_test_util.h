@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -139,6 +140,50 @@ inline int BadSwitchRoutes(const Fabric& f, const LftSet& lfts, int* longer) {
     }
   }
   return bad;
+}
+
+/// `f` with its LIDs permuted over the ports by `seed`, as a guid2lid in no particular order
+/// gives them: with LMC 0 every LID goes anywhere (HCA and switch LIDs mixed), with LMC > 0 the
+/// HCA ports swap their aligned blocks and the switches their LIDs.
+inline Fabric ShuffleLids(const Fabric& f, uint64_t seed) {
+  std::vector<PortRef> hcas = f.Endpoints(), sws;
+  for (NodeId s : f.switches()) sws.push_back({s, 0});
+  const bool mix = !hcas.empty() && f.lmc(hcas[0]) == 0;
+  if (mix) {
+    hcas.insert(hcas.end(), sws.begin(), sws.end());
+    sws.clear();
+  }
+  Fabric g = f;
+  g.ClearLids();
+  std::mt19937_64 rng(seed);
+  for (const std::vector<PortRef>* group : {&hcas, &sws}) {
+    std::vector<Lid> lids;
+    for (const PortRef& p : *group) lids.push_back(f.base_lid(p));
+    std::shuffle(lids.begin(), lids.end(), rng);
+    for (size_t i = 0; i < group->size(); ++i) {
+      const PortRef p = (*group)[i];
+      EXPECT_TRUE(g.SetLid(p, lids[i], f.is_switch(p.node) ? 0 : f.lmc(p)).ok());
+    }
+  }
+  return g;
+}
+
+/// Number of (switch, destination LID) entries that differ between tables `a` of fabric `fa`
+/// and `b` of `fb`, the same fabric with other LIDs: each destination (every LID of every
+/// cabled HCA port, every switch) is looked up under its LIDs in each fabric.
+inline int RouteDifferencesAcrossLids(const Fabric& fa, const LftSet& a, const Fabric& fb,
+                                      const LftSet& b) {
+  int diff = 0;
+  for (int s = 0; s < fa.num_switches(); ++s) {
+    for (const PortRef& e : fa.Endpoints()) {
+      for (int i = 0; i < (1 << fa.lmc(e)); ++i) {
+        diff += a.port(s, fa.base_lid(e) + i) != b.port(s, fb.base_lid(e) + i);
+      }
+    }
+    for (NodeId t : fa.switches())
+      diff += a.port(s, fa.switch_lid(t)) != b.port(s, fb.switch_lid(t));
+  }
+  return diff;
 }
 
 }  // namespace sar::enginetest

@@ -5,7 +5,9 @@
 #include <random>
 #include <set>
 
+#include "engines/balanced_fill.h"
 #include "engines/engine_test_util.h"
+#include "engines/switch_graph.h"
 #include "test_fabrics.h"
 
 namespace sar {
@@ -96,6 +98,63 @@ TEST(MinHop, LmcLidsTakeDifferentPorts) {
       }
     }
   }
+}
+
+// OpenSM fills tables destination by destination in its own order, not by LID, so with the
+// same fabric and other LIDs every destination keeps its ports (and our tables equal OpenSM's
+// for any guid2lid; tests/integration/test_lid_order_opensm.py checks that on the switches).
+TEST(MinHop, RoutesDoNotDependOnTheLidAssignment) {
+  const std::vector<PgftSpec> specs = {
+      Spec(2, {4, 4}, {1, 4}, {1, 1}),
+      Spec(2, {4, 3}, {1, 4}, {1, 2}),
+      Spec(3, {2, 2, 3}, {1, 2, 2}, {1, 2, 1}),
+  };
+  for (const PgftSpec& spec : specs) {
+    for (int lmc = 0; lmc <= 1; ++lmc) {
+      const Fabric f = Pgft(spec, lmc);
+      const RoutingOutput a = RouteOk("minhop", f);
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        const Fabric g = enginetest::ShuffleLids(f, seed);
+        const RoutingOutput b = RouteOk("minhop", g);
+        EXPECT_EQ(enginetest::RouteDifferencesAcrossLids(f, a.lfts, g, b.lfts), 0)
+            << "height " << spec.height << " lmc " << lmc << " seed " << seed;
+      }
+    }
+  }
+  const int routed = enginetest::ForEachDegradedPgft(11, 3, [](const Fabric& f) {
+    const RoutingOutput a = RouteOk("minhop", f);
+    const Fabric g = enginetest::ShuffleLids(f, 5);
+    EXPECT_EQ(enginetest::RouteDifferencesAcrossLids(f, a.lfts, g, RouteOk("minhop", g).lfts), 0);
+  });
+  EXPECT_GE(routed, 20);
+}
+
+// OpenSM's order (sort_ports_by_switch_load): switches with more HCAs first, equal ones by the
+// node GUID's bytes from the least significant one (its switch map's key order on x86), on
+// each switch by port; switch LIDs last. LIDs are given in the opposite order.
+TEST(MinHop, FillOrderIsOpenSmsSwitchBySwitchOrder) {
+  Fabric f;
+  const NodeId a = f.AddNode(NodeKind::kSwitch, 8, 0x00ff, "swa", "swa");
+  const NodeId b = f.AddNode(NodeKind::kSwitch, 8, 0x0100, "swb", "swb");
+  const NodeId c = f.AddNode(NodeKind::kSwitch, 8, 0x0001, "swc", "swc");
+  const NodeId ha = testfab::AddHost(&f, 1, "ha");
+  const NodeId hb = testfab::AddHost(&f, 1, "hb");
+  const NodeId hc1 = testfab::AddHost(&f, 1, "hc1");
+  const NodeId hc2 = testfab::AddHost(&f, 1, "hc2");
+  ASSERT_TRUE(f.Connect({c, 3}, {hc2, 1}).ok());
+  ASSERT_TRUE(f.Connect({c, 1}, {hc1, 1}).ok());
+  ASSERT_TRUE(f.Connect({a, 1}, {ha, 1}).ok());
+  ASSERT_TRUE(f.Connect({b, 1}, {hb, 1}).ok());
+  ASSERT_TRUE(f.Connect({a, 2}, {b, 2}).ok());
+  ASSERT_TRUE(f.Connect({b, 3}, {c, 2}).ok());
+  Lid lid = 1;
+  for (NodeId n : {c, b, a, ha, hb, hc2, hc1}) {
+    ASSERT_TRUE(f.SetLid({n, f.is_switch(n) ? 0 : 1}, lid++, 0).ok());
+  }
+  const internal::SwitchGraph g = internal::BuildSwitchGraph(f);
+  std::vector<std::string> got;
+  for (int i : internal::OpenSmFillOrder(g)) got.push_back(f.name(g.dests[i].node));
+  EXPECT_EQ(got, (std::vector<std::string>{"hc1", "hc2", "hb", "ha", "swc", "swb", "swa"}));
 }
 
 TEST(MinHop, RandomDegradedPgftsStayValidAndMinimal) {

@@ -10,8 +10,10 @@ SwitchGraph BuildSwitchGraph(const Fabric& fabric) {
   g.num_switches = fabric.num_switches();
   g.arc_begin.assign(g.num_switches + 1, 0);
   g.hcas_on_switch.assign(g.num_switches, 0);
+  g.switch_guid.assign(g.num_switches, 0);
   for (int s = 0; s < g.num_switches; ++s) {
     const NodeId n = fabric.switches()[s];
+    g.switch_guid[s] = fabric.node_guid(n);
     g.arc_begin[s] = static_cast<int>(g.arc_to.size());
     for (int p = 1; p <= fabric.num_ports(n); ++p) {
       const PortId c = fabric.port_id(n, p);

@@ -38,6 +38,8 @@ struct SwitchGraph {
   int num_endpoint_dests = 0;  // dests[0, num_endpoint_dests) are HCA ports
   /// Per switch index: how many HCA ports are cabled to it.
   std::vector<int> hcas_on_switch;
+  /// Per switch index: its node GUID (OpenSM's fill order depends on it, balanced_fill.h).
+  std::vector<Guid> switch_guid;
 
   int degree(int s) const { return arc_begin[s + 1] - arc_begin[s]; }
 };

@@ -116,6 +116,26 @@ TEST(UpDown, IntactFatTreesRootAtTheTopAndRouteMinimally) {
   }
 }
 
+// Like OpenSM's updn (the same table fill as minhop), routes follow the destinations, not
+// their LIDs: other LIDs on the same fabric give every destination the same ports.
+TEST(UpDown, RoutesDoNotDependOnTheLidAssignment) {
+  for (int lmc = 0; lmc <= 1; ++lmc) {
+    const Fabric f = enginetest::Pgft(PgftSpec{3, {2, 2, 3}, {1, 2, 2}, {1, 2, 1}}, lmc);
+    const RoutingOutput a = RouteOk("updn", f);
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const Fabric g = enginetest::ShuffleLids(f, seed);
+      EXPECT_EQ(enginetest::RouteDifferencesAcrossLids(f, a.lfts, g, RouteOk("updn", g).lfts), 0)
+          << "lmc " << lmc << " seed " << seed;
+    }
+  }
+  const int routed = enginetest::ForEachDegradedPgft(13, 3, [](const Fabric& f) {
+    const RoutingOutput a = RouteOk("updn", f);
+    const Fabric g = enginetest::ShuffleLids(f, 5);
+    EXPECT_EQ(enginetest::RouteDifferencesAcrossLids(f, a.lfts, g, RouteOk("updn", g).lfts), 0);
+  });
+  EXPECT_GE(routed, 20);
+}
+
 TEST(UpDown, RandomDegradedPgftsAreLegalAndDeadlockFree) {
   const int routed = enginetest::ForEachDegradedPgft(11, 5, [](const Fabric& f) {
     const RoutingOutput out = RouteOk("updn", f);

@@ -1,6 +1,7 @@
-// The C bridge against independent truths: tables walked hop by hop, the engine run directly on
-// a fabric built in canonical order by this test, and the order-independence OpenSM needs.
-#include "sar_bridge.h"
+// The C API (sar/c.h) against independent truths: tables walked hop by hop, the engine run
+// directly on a fabric built in canonical order by this test, the order-independence OpenSM
+// needs, and the routing pass's one verdict on invalid tables.
+#include "sar/c.h"
 
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "invalid_tables_test_util.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
 #include "sar/generate.h"
@@ -28,15 +30,20 @@ using sar::NodeId;
 
 // The bridge's flat arrays for `f`, listing nodes in `order` (a permutation of node ids).
 struct Flat {
-  std::vector<SarBridgeNode> nodes;
-  std::vector<SarBridgePort> ports;
-  std::vector<SarBridgeLink> links;
+  std::vector<sar_node_t> nodes;
+  std::vector<sar_port_t> ports;
+  std::vector<sar_link_t> links;
   std::vector<std::string> desc;
   std::vector<NodeId> fabric_node;  // flat index -> NodeId of f
-  SarBridgeFabric view() const {
-    return {nodes.data(), static_cast<int>(nodes.size()),
-            ports.data(), static_cast<int>(ports.size()),
-            links.data(), static_cast<int>(links.size())};
+  // The C fabric; the caller destroys it.
+  sar_fabric_t* Create(std::string* err) const {
+    char* e = nullptr;
+    sar_fabric_t* f = sar_fabric_create(nodes.data(), static_cast<int>(nodes.size()), ports.data(),
+                                        static_cast<int>(ports.size()), links.data(),
+                                        static_cast<int>(links.size()), &e);
+    if (e != nullptr) *err = e;
+    sar_free(e);
+    return f;
   }
 };
 
@@ -77,7 +84,7 @@ Fabric ThreeLevel() {
 
 std::string TempFile(const std::string& name, const std::string& text) {
   static const std::string dir = [] {
-    std::string t = "/tmp/osmsar_bridge_test.XXXXXX";
+    std::string t = "/tmp/sar_c_test.XXXXXX";
     EXPECT_NE(::mkdtemp(t.data()), nullptr);
     return t;
   }();
@@ -97,34 +104,41 @@ std::string Mapping(const Fabric& f) {
   return text;
 }
 
-SarBridgeConfig Config(const std::string& engine, const std::string& mapping) {
-  SarBridgeConfig c;
-  SarBridgeConfigInit(&c);
-  std::snprintf(c.engine, sizeof c.engine, "%s", engine.c_str());
-  std::snprintf(c.mapping_file, sizeof c.mapping_file, "%s", mapping.c_str());
-  c.threads = 1;
-  return c;
-}
-
-struct Routed {
-  SarBridgeResult* r = nullptr;
-  std::string err;
-  ~Routed() { SarBridgeFree(r); }
+// Options as the OpenSM plugin sets them: the mapping file optional.
+struct Options {
+  sar_options_t* o = sar_options_create();
+  Options(const std::string& engine, const std::string& mapping) {
+    sar_options_set_engine(o, engine.c_str());
+    sar_options_set_mapping_file(o, mapping.c_str(), /*optional=*/1);
+    sar_options_set_threads(o, 1);
+  }
+  Options(const Options&) = delete;
+  ~Options() { sar_options_destroy(o); }
 };
 
-void RouteFlat(const Flat& flat, const SarBridgeConfig& c, Routed* out) {
-  char err[1024] = "";
-  const SarBridgeFabric view = flat.view();
-  if (SarBridgeRoute(&view, &c, &out->r, err, sizeof err) != 0) out->err = err;
+struct Routed {
+  sar_result_t* r = nullptr;
+  std::string err;
+  ~Routed() { sar_result_destroy(r); }
+};
+
+void RouteFlat(const Flat& flat, const Options& c, Routed* out) {
+  sar_fabric_t* f = flat.Create(&out->err);
+  if (f == nullptr) return;
+  char* err = nullptr;
+  out->r = sar_route(f, c.o, &err);
+  if (err != nullptr) out->err = err;
+  sar_free(err);
+  sar_fabric_destroy(f);
 }
 
 // Tables keyed by switch GUID, as the switches would hold them.
-std::map<sar::Guid, std::vector<uint8_t>> TablesByGuid(const Flat& flat, const SarBridgeResult* r) {
+std::map<sar::Guid, std::vector<uint8_t>> TablesByGuid(const Flat& flat, const sar_result_t* r) {
   std::map<sar::Guid, std::vector<uint8_t>> t;
   for (size_t i = 0; i < flat.nodes.size(); ++i) {
-    const uint8_t* row = SarBridgeLftRow(r, static_cast<int>(i));
+    const uint8_t* row = sar_result_lft_row(r, static_cast<int>(i));
     EXPECT_EQ(row == nullptr, !flat.nodes[i].is_switch);
-    if (row) t[flat.nodes[i].guid].assign(row, row + SarBridgeMaxLid(r) + 1);
+    if (row) t[flat.nodes[i].guid].assign(row, row + sar_result_max_lid(r) + 1);
   }
   return t;
 }
@@ -135,19 +149,19 @@ std::vector<NodeId> Identity(const Fabric& f) {
   return order;
 }
 
-TEST(SarBridge, TablesDeliverEveryRouteWalkedHopByHop) {
+TEST(SarCApi, TablesDeliverEveryRouteWalkedHopByHop) {
   const Fabric f = ThreeLevel();
   const Flat flat = Flatten(f, Identity(f));
   Routed routed;
-  RouteFlat(flat, Config("sar", TempFile("jobs_walk", Mapping(f))), &routed);
+  RouteFlat(flat, Options("sar", TempFile("jobs_walk", Mapping(f))), &routed);
   ASSERT_NE(routed.r, nullptr) << routed.err;
-  EXPECT_STREQ(SarBridgeEngineUsed(routed.r), "sar");
+  EXPECT_STREQ(sar_result_engine(routed.r), "sar");
   // Copy the bridge's rows into an LftSet indexed by this fabric's switches and walk them.
   sar::LftSet lfts(f);
   for (size_t i = 0; i < flat.nodes.size(); ++i) {
     const NodeId n = flat.fabric_node[i];
     if (!f.is_switch(n)) continue;
-    const uint8_t* row = SarBridgeLftRow(routed.r, static_cast<int>(i));
+    const uint8_t* row = sar_result_lft_row(routed.r, static_cast<int>(i));
     ASSERT_NE(row, nullptr);
     for (sar::Lid l = 0; l <= f.max_lid(); ++l) lfts.set_port(f.switch_index(n), l, row[l]);
   }
@@ -162,17 +176,17 @@ TEST(SarBridge, TablesDeliverEveryRouteWalkedHopByHop) {
 }
 
 // LMC 1: OpenSM hands the plugin LID ranges; every LID of every HCA must be routed.
-TEST(SarBridge, EveryLidOfAnLmcRangeIsDelivered) {
+TEST(SarCApi, EveryLidOfAnLmcRangeIsDelivered) {
   const Fabric f = sar::testfab::FatTree2(4, 2, 3, /*lmc=*/1);
   const Flat flat = Flatten(f, Identity(f));
   Routed routed;
-  RouteFlat(flat, Config("dfsssp", ""), &routed);
+  RouteFlat(flat, Options("dfsssp", ""), &routed);
   ASSERT_NE(routed.r, nullptr) << routed.err;
   sar::LftSet lfts(f);
   for (size_t i = 0; i < flat.nodes.size(); ++i) {
     const NodeId n = flat.fabric_node[i];
     if (!f.is_switch(n)) continue;
-    const uint8_t* row = SarBridgeLftRow(routed.r, static_cast<int>(i));
+    const uint8_t* row = sar_result_lft_row(routed.r, static_cast<int>(i));
     for (sar::Lid l = 0; l <= f.max_lid(); ++l) lfts.set_port(f.switch_index(n), l, row[l]);
   }
   int routes = 0;
@@ -188,7 +202,7 @@ TEST(SarBridge, EveryLidOfAnLmcRangeIsDelivered) {
   EXPECT_EQ(routes, 12 * 11 * 2);
 }
 
-TEST(SarBridge, NodeOrderOfTheInputDoesNotChangeTheTables) {
+TEST(SarCApi, NodeOrderOfTheInputDoesNotChangeTheTables) {
   const Fabric f = ThreeLevel();
   const std::string jobs = TempFile("jobs_order", Mapping(f));
   std::vector<NodeId> order = Identity(f);
@@ -197,29 +211,29 @@ TEST(SarBridge, NodeOrderOfTheInputDoesNotChangeTheTables) {
   std::shuffle(order.begin(), order.end(), rng);
   const Flat b = Flatten(f, order);
   Routed ra, rb;
-  RouteFlat(a, Config("sar", jobs), &ra);
-  RouteFlat(b, Config("sar", jobs), &rb);
+  RouteFlat(a, Options("sar", jobs), &ra);
+  RouteFlat(b, Options("sar", jobs), &rb);
   ASSERT_NE(ra.r, nullptr) << ra.err;
   ASSERT_NE(rb.r, nullptr) << rb.err;
   EXPECT_EQ(TablesByGuid(a, ra.r), TablesByGuid(b, rb.r));
   for (const sar::PortRef& s : f.Endpoints()) {
     for (const sar::PortRef& d : f.Endpoints()) {
-      EXPECT_EQ(SarBridgeLayer(ra.r, f.base_lid(s), f.base_lid(d)),
-                SarBridgeLayer(rb.r, f.base_lid(s), f.base_lid(d)));
+      EXPECT_EQ(sar_result_layer(ra.r, f.base_lid(s), f.base_lid(d)),
+                sar_result_layer(rb.r, f.base_lid(s), f.base_lid(d)));
     }
   }
 }
 
 // What sar-route computes for the same subnet once its topology lists switches, then HCAs, each
 // by GUID: built here node by node, independently of the bridge.
-TEST(SarBridge, EqualsTheEngineOnTheCanonicallyOrderedFabric) {
+TEST(SarCApi, EqualsTheEngineOnTheCanonicallyOrderedFabric) {
   const Fabric f = ThreeLevel();
   const std::string jobs_path = TempFile("jobs_canon", Mapping(f));
   std::vector<NodeId> order = Identity(f);
   std::reverse(order.begin(), order.end());  // not canonical on purpose
   const Flat flat = Flatten(f, order);
   Routed routed;
-  RouteFlat(flat, Config("sar", jobs_path), &routed);
+  RouteFlat(flat, Options("sar", jobs_path), &routed);
   ASSERT_NE(routed.r, nullptr) << routed.err;
 
   std::vector<NodeId> canon = Identity(f);
@@ -265,109 +279,136 @@ TEST(SarBridge, EqualsTheEngineOnTheCanonicallyOrderedFabric) {
   for (size_t i = 0; i < flat.nodes.size(); ++i) {
     const NodeId n = g_of[flat.fabric_node[i]];
     if (!g.is_switch(n)) continue;
-    const uint8_t* row = SarBridgeLftRow(routed.r, static_cast<int>(i));
+    const uint8_t* row = sar_result_lft_row(routed.r, static_cast<int>(i));
     for (sar::Lid l = 0; l <= g.max_lid(); ++l) {
       ASSERT_EQ(row[l], out.lfts.port(g.switch_index(n), l)) << g.name(n) << " lid " << l;
     }
   }
   for (const sar::PortRef& s : f.Endpoints()) {
     for (const sar::PortRef& d : f.Endpoints()) {
-      EXPECT_EQ(SarBridgeLayer(routed.r, f.base_lid(s), f.base_lid(d)),
+      EXPECT_EQ(sar_result_layer(routed.r, f.base_lid(s), f.base_lid(d)),
                 out.layers.get(f.base_lid(s), f.base_lid(d)));
     }
   }
 }
 
-TEST(SarBridge, MissingOrEmptyMappingFallsBackToDfsssp) {
+TEST(SarCApi, MissingOrEmptyMappingFallsBackToDfsssp) {
   const Fabric f = ThreeLevel();
   const Flat flat = Flatten(f, Identity(f));
   Routed missing, empty, dfsssp;
-  RouteFlat(flat, Config("sar", "/nonexistent/osmsar/jobs"), &missing);
-  RouteFlat(flat, Config("sar", TempFile("jobs_empty", "# nothing\n")), &empty);
-  RouteFlat(flat, Config("dfsssp", ""), &dfsssp);
+  RouteFlat(flat, Options("sar", "/nonexistent/osmsar/jobs"), &missing);
+  RouteFlat(flat, Options("sar", TempFile("jobs_empty", "# nothing\n")), &empty);
+  RouteFlat(flat, Options("dfsssp", ""), &dfsssp);
   ASSERT_NE(missing.r, nullptr) << missing.err;
   ASSERT_NE(empty.r, nullptr) << empty.err;
   ASSERT_NE(dfsssp.r, nullptr) << dfsssp.err;
-  EXPECT_STREQ(SarBridgeEngineUsed(missing.r), "dfsssp");
-  EXPECT_STREQ(SarBridgeEngineUsed(empty.r), "dfsssp");
+  EXPECT_STREQ(sar_result_engine(missing.r), "dfsssp");
+  EXPECT_STREQ(sar_result_engine(empty.r), "dfsssp");
   EXPECT_EQ(TablesByGuid(flat, missing.r), TablesByGuid(flat, dfsssp.r));
-  ASSERT_GE(SarBridgeNumNotes(missing.r), 1);
-  EXPECT_NE(std::string(SarBridgeNote(missing.r, 0)).find("does not exist"), std::string::npos);
+  ASSERT_GE(sar_result_num_notes(missing.r), 1);
+  EXPECT_NE(std::string(sar_result_note(missing.r, 0)).find("does not exist"), std::string::npos);
 }
 
-TEST(SarBridge, BrokenMappingFailsNamingFileAndLine) {
+TEST(SarCApi, BrokenMappingFailsNamingFileAndLine) {
   const Fabric f = ThreeLevel();
   const Flat flat = Flatten(f, Identity(f));
   const std::string path =
       TempFile("jobs_bad", std::string(f.hostname(f.hcas()[0])) + " 1\nh a b c\n");
   Routed routed;
-  RouteFlat(flat, Config("sar", path), &routed);
+  RouteFlat(flat, Options("sar", path), &routed);
   EXPECT_EQ(routed.r, nullptr);
   EXPECT_NE(routed.err.find(path + ":2"), std::string::npos) << routed.err;
 }
 
-TEST(SarBridge, TooFewVirtualLanesFail) {
+TEST(SarCApi, TooFewVirtualLanesFail) {
   // A 6-switch ring needs two layers: its shortest routes close a cycle of dependencies.
   Fabric ring = sar::testfab::Ring(6, 2);
   const Flat flat = Flatten(ring, Identity(ring));
-  SarBridgeConfig c = Config("dfsssp", "");
-  c.num_vls = 1;
+  Options c("dfsssp", "");
+  sar_options_set_num_vls(c.o, 1);
   Routed one, two;
   RouteFlat(flat, c, &one);
   EXPECT_EQ(one.r, nullptr);
   EXPECT_FALSE(one.err.empty());
-  c.num_vls = 4;
+  sar_options_set_num_vls(c.o, 4);
   RouteFlat(flat, c, &two);
   ASSERT_NE(two.r, nullptr) << two.err;
-  EXPECT_GE(SarBridgeNumLayers(two.r), 2);
+  EXPECT_GE(sar_result_num_layers(two.r), 2);
 }
 
-TEST(SarBridgeConfig, DefaultsAndEveryKey) {
-  SarBridgeConfig c;
-  SarBridgeConfigInit(&c);
-  EXPECT_STREQ(c.engine, "sar");
-  EXPECT_EQ(c.num_vls, 8);
-  const std::string path = TempFile(
-      "ok.conf",
-      "# comment\n\nengine dfsssp\nmapping_file /run/sar/jobs  # trailing\ncn_guid_file /a\n"
-      "io_guid_file /b\nnum_vls 4\nthreads 2\nallow_disconnected true\n");
-  char err[512] = "";
-  ASSERT_EQ(SarBridgeReadConfig(path.c_str(), &c, err, sizeof err), 0) << err;
-  EXPECT_STREQ(c.engine, "dfsssp");
-  EXPECT_STREQ(c.mapping_file, "/run/sar/jobs");
-  EXPECT_STREQ(c.cn_guid_file, "/a");
-  EXPECT_STREQ(c.io_guid_file, "/b");
-  EXPECT_EQ(c.num_vls, 4);
-  EXPECT_EQ(c.threads, 2);
-  EXPECT_EQ(c.allow_disconnected, 1);
-}
-
-TEST(SarBridgeConfig, BadLinesNameFileAndLine) {
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"engine sar\nbogus_key 1\n", ":2:"},
-      {"engine ftree\n", ":1:"},
-      {"\nnum_vls 16\n", ":2:"},
-      {"num_vls x\n", ":1:"},
-      {"mapping_file\n", ":1:"},
-      {"threads -1\n", ":1:"}};
-  for (size_t i = 0; i < bad.size(); ++i) {
-    const std::string path = TempFile("bad" + std::to_string(i) + ".conf", bad[i].first);
-    SarBridgeConfig c;
-    SarBridgeConfigInit(&c);
-    char err[512] = "";
-    EXPECT_NE(SarBridgeReadConfig(path.c_str(), &c, err, sizeof err), 0) << bad[i].first;
-    EXPECT_NE(std::string(err).find(path + bad[i].second), std::string::npos) << err;
+// The routing pass's verdict through the C API: each invalid table set of the shared cases is
+// refused with ValidateRouting's own message, the valid one passes.
+TEST(SarCApi, CheckTablesRefusesEachInvalidSetWithThePassMessage) {
+  const Fabric f = sar::invalidtables::Triangle();
+  std::vector<NodeId> order = Identity(f);
+  std::reverse(order.begin(), order.end());
+  const Flat flat = Flatten(f, order);
+  std::string err;
+  sar_fabric_t* fabric = flat.Create(&err);
+  ASSERT_NE(fabric, nullptr) << err;
+  auto check = [&](const sar::invalidtables::Case& c, std::string* msg) {
+    std::vector<const uint8_t*> rows(flat.nodes.size(), nullptr);
+    for (size_t i = 0; i < flat.nodes.size(); ++i) {
+      const NodeId n = flat.fabric_node[i];
+      if (f.is_switch(n)) rows[i] = c.lfts.row(f.switch_index(n));
+    }
+    std::vector<sar_route_layer_t> layers;
+    for (const auto& e : c.layers.Entries()) layers.push_back({e.src, e.dst, e.layer});
+    Options o("sar", "");
+    sar_options_set_num_vls(o.o, c.num_vls);
+    char* e = nullptr;
+    const int ok = sar_check_tables(fabric, o.o, c.lfts.max_lid(), rows.data(), layers.data(),
+                                    layers.size(), &e);
+    *msg = e ? e : "";
+    sar_free(e);
+    return ok;
+  };
+  std::string msg;
+  sar::invalidtables::Case valid{"valid", sar::invalidtables::Valid(f), {}, 1, 8, ""};
+  EXPECT_EQ(check(valid, &msg), 1) << msg;
+  for (const sar::invalidtables::Case& c : sar::invalidtables::InvalidCases(f)) {
+    EXPECT_EQ(check(c, &msg), 0) << c.name;
+    EXPECT_EQ(msg, "failed: " + sar::invalidtables::WithGuidNames(f, c.message)) << c.name;
   }
+  sar_fabric_destroy(fabric);
 }
 
-// The shipped sample must load as it is.
-TEST(SarBridgeConfig, ShippedSampleLoads) {
-  std::string here = __FILE__;
-  const std::string sample = here.substr(0, here.rfind("opensm-patch/")) + "config/osmsar.conf";
-  SarBridgeConfig c;
-  SarBridgeConfigInit(&c);
-  char err[512] = "";
-  EXPECT_EQ(SarBridgeReadConfig(sample.c_str(), &c, err, sizeof err), 0) << err;
+TEST(SarCApi, BadInputIsAnErrorNeverACrash) {
+  char* err = nullptr;
+  const sar_node_t bad_node = {0x10, 1, 0, nullptr};  // no ports
+  EXPECT_EQ(sar_fabric_create(&bad_node, 1, nullptr, 0, nullptr, 0, &err), nullptr);
+  ASSERT_NE(err, nullptr);
+  EXPECT_NE(std::string(err).find("has 0 ports"), std::string::npos) << err;
+  // A second failure replaces (and frees) the first message.
+  EXPECT_EQ(sar_fabric_create(nullptr, 3, nullptr, 0, nullptr, 0, &err), nullptr);
+  EXPECT_NE(std::string(err).find("bad array"), std::string::npos) << err;
+  sar_free(err);
+  err = nullptr;
+  EXPECT_EQ(sar_route(nullptr, nullptr, &err), nullptr);
+  EXPECT_NE(err, nullptr);
+  sar_free(err);
+  // An HCA without a LID.
+  const sar_node_t nodes[2] = {{0x1, 1, 4, "sw"}, {0x2, 0, 1, "h0 HCA-1"}};
+  const sar_link_t link = {0, 1, 1, 1};
+  err = nullptr;
+  EXPECT_EQ(sar_fabric_create(nodes, 2, nullptr, 0, &link, 1, &err), nullptr);
+  ASSERT_NE(err, nullptr);
+  EXPECT_NE(std::string(err).find("has no LID"), std::string::npos) << err;
+  sar_free(err);
+}
+
+TEST(SarCApi, UnknownEngineAndNotesOutOfRange) {
+  const Fabric f = sar::testfab::FatTree2(2, 2, 2);
+  const Flat flat = Flatten(f, Identity(f));
+  Routed bad, good;
+  RouteFlat(flat, Options("ftree", ""), &bad);
+  EXPECT_EQ(bad.r, nullptr);
+  EXPECT_NE(bad.err.find("unknown engine 'ftree'"), std::string::npos) << bad.err;
+  RouteFlat(flat, Options("minhop", ""), &good);
+  ASSERT_NE(good.r, nullptr) << good.err;
+  EXPECT_EQ(sar_result_note(good.r, -1), nullptr);
+  EXPECT_EQ(sar_result_note(good.r, sar_result_num_notes(good.r)), nullptr);
+  EXPECT_EQ(sar_result_lft_row(good.r, 1000), nullptr);
 }
 
 }  // namespace

@@ -1,0 +1,130 @@
+// osmsar_config: the plugin's key/value file (see osmsar_config.h).
+#include "osmsar_config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <string_view>
+
+#include "sar/io/file_util.h"
+#include "sar/io/line_reader.h"
+#include "sar/status.h"
+
+namespace {
+
+bool CopyString(std::string_view value, char* dst, size_t dst_size) {
+  if (value.size() + 1 > dst_size) return false;
+  std::memcpy(dst, value.data(), value.size());
+  dst[value.size()] = '\0';
+  return true;
+}
+
+// One "key value" line; `where` is "path:line".
+sar::Status SetKey(const std::string& key, const std::string& value, const std::string& where,
+                   OsmsarConfig* c) {
+  auto bad = [&](const std::string& what) {
+    return sar::Status::Corruption(where + ": " + key + " " + what + ", not '" + value + "'");
+  };
+  auto int_value = [&](int lo, int hi, int* out) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || errno != 0 || v < lo || v > hi) {
+      return bad("must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    *out = static_cast<int>(v);
+    return sar::Status::OK();
+  };
+  auto path_value = [&](char* dst) {
+    if (!CopyString(value, dst, OSMSAR_PATH_MAX)) {
+      return sar::Status::Corruption(where + ": " + key + " path too long");
+    }
+    return sar::Status::OK();
+  };
+  if (key == "engine") {
+    if (value != "sar" && value != "dfsssp") return bad("must be sar or dfsssp");
+    CopyString(value, c->engine, sizeof c->engine);
+    return sar::Status::OK();
+  }
+  if (key == "mapping_file") return path_value(c->mapping_file);
+  if (key == "cn_guid_file") return path_value(c->cn_guid_file);
+  if (key == "io_guid_file") return path_value(c->io_guid_file);
+  if (key == "num_vls") return int_value(1, 15, &c->num_vls);
+  if (key == "threads") return int_value(0, 1024, &c->threads);
+  if (key == "allow_disconnected") {
+    if (value == "true" || value == "TRUE" || value == "1") {
+      c->allow_disconnected = 1;
+    } else if (value == "false" || value == "FALSE" || value == "0") {
+      c->allow_disconnected = 0;
+    } else {
+      return bad("must be true or false");
+    }
+    return sar::Status::OK();
+  }
+  return sar::Status::Corruption(where + ": unknown key '" + key + "'");
+}
+
+sar::Status ParseConfig(std::string_view text, const std::string& path, OsmsarConfig* c) {
+  sar::io::LineReader lines(text);
+  for (std::string_view line; lines.Next(&line);) {
+    line = sar::io::Trim(sar::io::StripComment(line));
+    if (line.empty()) continue;
+    const std::string where = path + ":" + std::to_string(lines.line_number());
+    size_t sp = 0;
+    while (sp < line.size() && !sar::io::IsSpace(line[sp])) ++sp;
+    if (sp == line.size()) {
+      return sar::Status::Corruption(where + ": expected '<key> <value>', got '" +
+                                     std::string(line) + "'");
+    }
+    SAR_RETURN_IF_ERROR(SetKey(std::string(line.substr(0, sp)),
+                               std::string(sar::io::Trim(line.substr(sp))), where, c));
+  }
+  return sar::Status::OK();
+}
+
+void SetError(char** errptr, const std::string& msg) {
+  std::free(*errptr);
+  *errptr = static_cast<char*>(std::malloc(msg.size() + 1));
+  if (*errptr != nullptr) std::memcpy(*errptr, msg.c_str(), msg.size() + 1);
+}
+
+}  // namespace
+
+extern "C" {
+
+void OsmsarConfigInit(OsmsarConfig* config) {
+  std::memset(config, 0, sizeof *config);
+  CopyString("sar", config->engine, sizeof config->engine);
+  config->num_vls = 8;
+}
+
+int OsmsarReadConfig(const char* path, OsmsarConfig* config, char** errptr) {
+  try {
+    std::string text;
+    sar::Status s = sar::ReadFileToString(path, &text);
+    if (s.ok()) s = ParseConfig(text, path, config);
+    if (s.ok()) return 0;
+    SetError(errptr, s.ToString());
+  } catch (const std::exception& e) {
+    SetError(errptr, std::string("reading ") + path + ": " + e.what());
+  } catch (...) {
+    SetError(errptr, std::string("reading ") + path + ": internal error");
+  }
+  return 1;
+}
+
+sar_options_t* OsmsarOptions(const OsmsarConfig* c) {
+  sar_options_t* o = sar_options_create();
+  if (o == nullptr) return nullptr;
+  sar_options_set_engine(o, c->engine);
+  sar_options_set_mapping_file(o, c->mapping_file, /*optional=*/1);
+  sar_options_set_node_class_files(o, c->cn_guid_file, c->io_guid_file);
+  sar_options_set_num_vls(o, c->num_vls);
+  sar_options_set_threads(o, c->threads);
+  sar_options_set_allow_disconnected(o, c->allow_disconnected);
+  return o;
+}
+
+}  // extern "C"

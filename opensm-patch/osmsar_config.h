@@ -1,0 +1,42 @@
+/* osmsar_config: the OpenSM plugin's configuration file (config/osmsar.conf documents every key),
+ * read into libsar's routing options (sar/c.h). The only C++ of the plugin besides libsar; it
+ * parses with libsar's public line reader (sar/io/line_reader.h). Nothing throws or prints. */
+#ifndef SAR_OPENSM_PATCH_OSMSAR_CONFIG_H_
+#define SAR_OPENSM_PATCH_OSMSAR_CONFIG_H_
+
+#include <stddef.h>
+
+#include "sar/c.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OSMSAR_PATH_MAX 1024
+
+/* The file's keys, for the plugin's start-up log line. */
+typedef struct OsmsarConfig {
+  char engine[32];                    /* "sar" (default) or "dfsssp" */
+  char mapping_file[OSMSAR_PATH_MAX]; /* job mapping; "" = none; missing file = no jobs */
+  char cn_guid_file[OSMSAR_PATH_MAX]; /* compute node GUIDs; "" = every HCA */
+  char io_guid_file[OSMSAR_PATH_MAX]; /* storage node GUIDs; "" = none */
+  int num_vls;                        /* virtual lanes usable as layers, 1..15 (8) */
+  int threads;                        /* worker threads, 0 = all cores (0) */
+  int allow_disconnected;             /* route a partly disconnected fabric (0) */
+} OsmsarConfig;
+
+/* The defaults. */
+void OsmsarConfigInit(OsmsarConfig* config);
+/* Reads "key value" lines ('#' comments, blank lines ignored) over the defaults. An unknown key,
+ * a missing or bad value fails with "path:line: ...". Returns 0 on success; else nonzero and
+ * *errptr (free with sar_free), as in sar/c.h. */
+int OsmsarReadConfig(const char* path, OsmsarConfig* config, char** errptr);
+/* The routing options the config stands for (the mapping file optional: sar-filterd may not have
+ * written one yet). NULL when out of memory. Free with sar_options_destroy. */
+sar_options_t* OsmsarOptions(const OsmsarConfig* config);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SAR_OPENSM_PATCH_OSMSAR_CONFIG_H_ */

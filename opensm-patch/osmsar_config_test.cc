@@ -1,0 +1,115 @@
+// The plugin's config file: defaults, every key, errors with file:line, the shipped sample, and
+// the routing options it stands for (checked by routing with them: a missing mapping file is
+// optional, as the plugin needs before sar-filterd first writes it).
+#include "osmsar_config.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace {
+
+std::string TempFile(const std::string& name, const std::string& text) {
+  static const std::string dir = [] {
+    std::string t = "/tmp/osmsar_config_test.XXXXXX";
+    EXPECT_NE(::mkdtemp(t.data()), nullptr);
+    return t;
+  }();
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Reads `path` over the defaults; the error message, or "" on success.
+std::string Read(const std::string& path, OsmsarConfig* c) {
+  OsmsarConfigInit(c);
+  char* err = nullptr;
+  const int rc = OsmsarReadConfig(path.c_str(), c, &err);
+  std::string msg = err ? err : "";
+  sar_free(err);
+  EXPECT_EQ(rc != 0, !msg.empty());
+  return msg;
+}
+
+TEST(OsmsarConfig, DefaultsAndEveryKey) {
+  OsmsarConfig c;
+  OsmsarConfigInit(&c);
+  EXPECT_STREQ(c.engine, "sar");
+  EXPECT_EQ(c.num_vls, 8);
+  const std::string path = TempFile(
+      "ok.conf",
+      "# comment\n\nengine dfsssp\nmapping_file /run/sar/jobs  # trailing\ncn_guid_file /a\n"
+      "io_guid_file /b\r\nnum_vls 4\nthreads 2\nallow_disconnected true");
+  ASSERT_EQ(Read(path, &c), "");
+  EXPECT_STREQ(c.engine, "dfsssp");
+  EXPECT_STREQ(c.mapping_file, "/run/sar/jobs");
+  EXPECT_STREQ(c.cn_guid_file, "/a");
+  EXPECT_STREQ(c.io_guid_file, "/b");
+  EXPECT_EQ(c.num_vls, 4);
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.allow_disconnected, 1);
+}
+
+TEST(OsmsarConfig, BadLinesNameFileAndLine) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"engine sar\nbogus_key 1\n", ":2: unknown key 'bogus_key'"},
+      {"engine ftree\n", ":1: engine must be sar or dfsssp, not 'ftree'"},
+      {"\nnum_vls 16\n", ":2: num_vls must be an integer in 1..15, not '16'"},
+      {"num_vls x\n", ":1: num_vls must be an integer in 1..15, not 'x'"},
+      {"mapping_file\n", ":1: expected '<key> <value>', got 'mapping_file'"},
+      {"threads -1\n", ":1: threads must be an integer in 0..1024, not '-1'"},
+      {"mapping_file /" + std::string(OSMSAR_PATH_MAX, 'x') + "\n",
+       ":1: mapping_file path too long"}};
+  for (size_t i = 0; i < bad.size(); ++i) {
+    const std::string path = TempFile("bad" + std::to_string(i) + ".conf", bad[i].first);
+    OsmsarConfig c;
+    const std::string err = Read(path, &c);
+    EXPECT_NE(err.find(path + bad[i].second), std::string::npos) << err;
+  }
+  OsmsarConfig c;
+  EXPECT_NE(Read("/nonexistent/osmsar.conf", &c).find("/nonexistent/osmsar.conf"),
+            std::string::npos);
+}
+
+// The shipped sample must load as it is.
+TEST(OsmsarConfig, ShippedSampleLoads) {
+  std::string here = __FILE__;
+  const std::string sample = here.substr(0, here.rfind("opensm-patch/")) + "config/osmsar.conf";
+  OsmsarConfig c;
+  EXPECT_EQ(Read(sample, &c), "");
+}
+
+// The options route a two-switch fabric; the configured mapping does not exist yet, which the
+// plugin's options treat as "no jobs" (plain dfsssp, noted), and num_vls reaches the pass.
+TEST(OsmsarConfig, OptionsRouteWithAnOptionalMapping) {
+  OsmsarConfig c;
+  ASSERT_EQ(Read(TempFile("opts.conf", "mapping_file /nonexistent/osmsar/jobs\nnum_vls 2\n"), &c),
+            "");
+  sar_options_t* o = OsmsarOptions(&c);
+  ASSERT_NE(o, nullptr);
+  const sar_node_t nodes[4] = {
+      {0x10, 1, 4, "sw0"}, {0x11, 1, 4, "sw1"}, {0x20, 0, 1, "h0 HCA-1"}, {0x22, 0, 1, "h1 HCA-1"}};
+  const sar_port_t ports[4] = {
+      {0, 0, 0x10, 3, 0}, {1, 0, 0x11, 4, 0}, {2, 1, 0x21, 1, 0}, {3, 1, 0x23, 2, 0}};
+  const sar_link_t links[3] = {{0, 1, 1, 1}, {2, 1, 0, 2}, {3, 1, 1, 2}};
+  char* err = nullptr;
+  sar_fabric_t* f = sar_fabric_create(nodes, 4, ports, 4, links, 3, &err);
+  ASSERT_NE(f, nullptr) << err;
+  sar_result_t* r = sar_route(f, o, &err);
+  ASSERT_NE(r, nullptr) << err;
+  EXPECT_STREQ(sar_result_engine(r), "dfsssp");
+  ASSERT_GE(sar_result_num_notes(r), 1);
+  EXPECT_NE(std::string(sar_result_note(r, 0)).find("does not exist: routing with plain dfsssp"),
+            std::string::npos);
+  EXPECT_EQ(sar_result_lft_row(r, 0)[2], 1);  // sw0 sends h1 (LID 2) over the inter-switch cable
+  sar_result_destroy(r);
+  sar_fabric_destroy(f);
+  sar_options_destroy(o);
+}
+
+}  // namespace

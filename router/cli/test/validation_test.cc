@@ -1,0 +1,123 @@
+// sar-route's commands give the routing pass's one verdict: the real binary (path in
+// SAR_ROUTE_BIN) on files written from the shared invalid table sets (eval), and on a fabric
+// where min-hop routes close a dependency cycle (route, compare). Each must fail with exit 1 and
+// ValidateRouting's own message, as the plugin's C API and sar-filterd's planner do.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "invalid_tables_test_util.h"
+#include "sar/io/guid2lid.h"
+#include "sar/io/layers_file.h"
+#include "sar/io/lft_dump.h"
+#include "sar/io/topology.h"
+#include "sar/routing_pass.h"
+#include "test_fabrics.h"
+
+namespace sar {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class SarRouteCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = "/tmp/sar_route_cli_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(t.data()), nullptr);
+    dir_ = t;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // Writes the fabric's topology and LIDs; returns the common fabric arguments.
+  std::string WriteFabric(const Fabric& f) {
+    EXPECT_TRUE(WriteTopology(Path("f.topo"), f, {}).ok());
+    EXPECT_TRUE(WriteGuid2Lid(Path("f.lids"), f).ok());
+    return " -t " + Path("f.topo") + " --lids " + Path("f.lids");
+  }
+
+  Outcome SarRoute(const std::string& args) {
+    const std::string cmd =
+        std::string(SAR_ROUTE_BIN) + " " + args + " >" + Path("out") + " 2>" + Path("err");
+    const int status = std::system(cmd.c_str());
+    Outcome r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = Slurp(Path("out"));
+    r.err = Slurp(Path("err"));
+    return r;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(SarRouteCli, EvalRefusesEachInvalidSetWithThePassMessage) {
+  const Fabric f = invalidtables::Triangle();
+  const std::string fabric = WriteFabric(f);
+  ASSERT_TRUE(WriteLftDump(Path("valid.lfts"), f, invalidtables::Valid(f)).ok());
+  std::ofstream(Path("none.layers")) << FormatVirtualLayers(VirtualLayers());
+  Outcome ok = SarRoute("eval" + fabric + " --lfts " + Path("valid.lfts") + " --layers " +
+                        Path("none.layers"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  for (const invalidtables::Case& c : invalidtables::InvalidCases(f)) {
+    ASSERT_TRUE(WriteLftDump(Path("bad.lfts"), f, c.lfts).ok());
+    std::ofstream(Path("bad.layers")) << FormatVirtualLayers(c.layers);
+    const Outcome r = SarRoute("eval" + fabric + " --lfts " + Path("bad.lfts") + " --layers " +
+                               Path("bad.layers") + " --vls " + std::to_string(c.num_vls));
+    EXPECT_EQ(r.exit_code, 1) << c.name << ": " << r.err;
+    EXPECT_EQ(r.err, "sar-route: failed: " + c.message + "\n") << c.name;
+  }
+}
+
+// Min-hop on a six-switch ring without layers: every route arrives, but the one layer's channel
+// dependencies form a cycle. `route` writes nothing; `compare` marks the engine invalid; both
+// say what the routing pass says in-process on the same files.
+TEST_F(SarRouteCli, RouteAndCompareRefuseACyclicLayerWithThePassMessage) {
+  const Fabric ring = testfab::Ring(6, 2);
+  const std::string fabric = WriteFabric(ring);
+  Fabric f;
+  ASSERT_TRUE(ReadTopology(Path("f.topo"), &f).ok());
+  std::vector<Guid2LidEntry> lids;
+  ASSERT_TRUE(ReadGuid2Lid(Path("f.lids"), &lids).ok());
+  f.ClearLids();
+  ASSERT_TRUE(ApplyGuid2Lid(lids, &f).ok());
+  RoutingOptions o;
+  o.engine = "minhop";
+  RoutingInputs in;
+  ASSERT_TRUE(LoadRoutingInputs(f, o, &in).ok());
+  RoutingOutput out;
+  ValidationReport report;
+  const Status want = RunRoutingPass(in, &out, &report);
+  ASSERT_EQ(want.code(), Status::Code::kFailed) << want.ToString();
+  ASSERT_NE(want.message().find("cyclic channel dependency"), std::string::npos);
+
+  const Outcome r = SarRoute("route -e minhop" + fabric + " -o " + Path("ring.lfts"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n') + 1), "sar-route: " + want.ToString() + "\n");
+  EXPECT_EQ(access(Path("ring.lfts").c_str(), F_OK), -1) << "route wrote invalid tables";
+
+  std::ofstream(Path("jobs")) << "h0000 1\nh0005 1\n";
+  const Outcome c = SarRoute("compare -e minhop --json --jobs " + Path("jobs") + fabric);
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  const nlohmann::json j = nlohmann::json::parse(c.out);
+  EXPECT_EQ(j["engines"][0]["valid"], false);
+  EXPECT_EQ(j["engines"][0]["invalid"], want.message());
+}
+
+}  // namespace
+}  // namespace sar

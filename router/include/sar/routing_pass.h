@@ -1,0 +1,134 @@
+// The routing pass: what every caller of an engine does around it, in one place.
+//
+//   LoadRoutingInputs  fabric + options -> the engine to run and its inputs (job mapping with
+//                      patterns, node classes, roots), with the facts worth logging as notes;
+//   ValidateRouting    the one definition of valid tables (see below);
+//   RunRoutingPass     both around the engine.
+//
+// `sar-route route`, `sar-route compare`, sar-filterd's planner (file mode and dry run) and the
+// OpenSM plugin (through sar/c.h) all use these, so "valid" means the same everywhere.
+//
+// The empty-mapping rule lives here: engine "sar" with no job (no mapping given, a missing
+// optional mapping, or one that lists no jobs) routes as plain "dfsssp", noted. SAR without jobs
+// is DFSSSP's balancing anyway; naming the engine used keeps logs and comparisons honest.
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sar/analysis.h"
+#include "sar/deadlock.h"
+#include "sar/engine.h"
+#include "sar/fabric.h"
+#include "sar/jobs.h"
+#include "sar/lft.h"
+#include "sar/node_classes.h"
+#include "sar/status.h"
+#include "sar/trace.h"
+
+namespace sar {
+
+struct RoutingOptions {
+  std::string engine = "sar";
+  /// Job mapping file (docs/formats.md); "" = none.
+  std::string mapping_path;
+  /// A mapping_path that does not exist counts as "no jobs" instead of an error (the plugin:
+  /// sar-filterd has not written one yet).
+  bool mapping_optional = false;
+  /// Node class files (node_classes.h); "" = none.
+  std::string cn_guids_path, io_guids_path;
+  /// Up*/Down* root switches by name; empty = automatic.
+  std::vector<std::string> root_names;
+  /// Virtual lanes usable as virtual layers (1..15).
+  int num_vls = 8;
+  /// Layers the consumer of the tables can carry: 0 = num_vls. OpenSM's file engine loads no
+  /// per-route SL, so sar-filterd's file mode sets 1. The engine is given min(num_vls,
+  /// max_layers) lanes, so a layered engine fails when it would need more.
+  int max_layers = 0;
+  int threads = 0;  // 0 = all hardware threads
+  bool allow_disconnected = false;
+};
+
+/// What LoadRoutingInputs settled. Points into the Fabric it was given (keep that alive).
+struct RoutingInputs {
+  const Fabric* fabric = nullptr;
+  std::string engine;  // the engine to run (options.engine, or "dfsssp" by the empty-mapping rule)
+  JobMapping mapping;
+  std::vector<ResolvedJob> jobs;
+  NodeClasses classes;  // empty = every HCA is a compute node
+  std::vector<NodeId> roots;
+  RoutingOptions options;
+  /// Unknown hosts and class GUIDs, the empty-mapping fallback, alltoall jobs.
+  std::vector<std::string> notes;
+
+  /// The engine's input (num_vls: min(num_vls, max_layers)); valid while *this lives.
+  RoutingInput EngineInput() const;
+};
+
+/// Reads options.mapping_path and the class files, resolves jobs and roots against `fabric`.
+/// Errors: Corruption / IOError naming file:line, InvalidArgument (unknown root, unknown
+/// engine, an HCA in both class files).
+Status LoadRoutingInputs(const Fabric& fabric, const RoutingOptions& options, RoutingInputs* out);
+/// The same with the job set already in memory (sar-filterd); options.mapping_path is ignored
+/// except to name the mapping in notes.
+Status LoadRoutingInputs(const Fabric& fabric, const RoutingOptions& options, JobMapping mapping,
+                         RoutingInputs* out);
+
+struct ValidationOptions {
+  int num_vls = 8;     // usable virtual lanes
+  int max_layers = 0;  // 0 = num_vls; else min(num_vls, max_layers)
+  bool allow_disconnected = false;
+  /// False for tables read back from a subnet manager whose per-route SLs are unknown (compare's
+  /// OpenSM rows, eval without --layers): the channel dependency check is skipped and the report
+  /// says so.
+  bool layers_known = true;
+  /// Also compare delivered routes with the shortest paths (eval's report; not a validity rule).
+  bool check_min_hop = false;
+  int threads = 0;
+};
+
+struct ValidationReport {
+  TraceReport trace;        // every pair traced (examples: the first problem routes)
+  DeadlockReport deadlock;  // meaningful when deadlock_checked
+  // false with layers_known = false, or when an earlier check failed
+  bool deadlock_checked = false;
+  int layers = 1;       // layers the routes use
+  double check_ms = 0;  // the one sweep that traces and checks dependencies
+};
+
+/// The one definition of valid tables, checked in this order:
+///  1. the tables fit the fabric (one per switch);
+///  2. every endpoint reaches every other endpoint LID (unless allow_disconnected), no loops;
+///  3. the routes use at most min(num_vls, max_layers) virtual layers;
+///  4. every virtual layer's channel dependency graph is acyclic (layers == nullptr: every
+///     route is in layer 0).
+/// `num_layers` is the layer count the tables come with (RoutingOutput::num_layers, or
+/// layers->num_layers()). Invalid tables give Status::Failed with one message format:
+///   "invalid routing: <n> unreachable pairs, <m> loops; first: <src> -> lid 0x.. (<dst>): ..."
+///   "invalid routing: the routes need <n> virtual layers, <m> usable"
+///   "invalid routing: virtual layer <L> has a cyclic channel dependency: <sw>/<port> -> ..."
+/// *report is filled as far as the checks got. Tracing and the dependency check are one sweep
+/// over the destinations (AnalyseRouting).
+Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                       int num_layers, const ValidationOptions& options, ValidationReport* report);
+/// The same verdict, from a sweep that also computes what `also` asks for (its `what` bits,
+/// jobs, traffic; its layers and threads are ValidateRouting's): eval gets its metrics and link
+/// loads from the sweep that validates. *analysis receives the whole result.
+Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                       int num_layers, const ValidationOptions& options,
+                       const AnalysisOptions& also, AnalysisResult* analysis,
+                       ValidationReport* report);
+
+/// The validation options implied by the routing options.
+ValidationOptions ValidationFor(const RoutingOptions& options);
+
+/// Runs inputs.engine on the inputs, then ValidateRouting. Engine notes are appended to
+/// out->notes. On error *out is unspecified.
+Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report);
+/// The same with a given engine instead of inputs.engine (tests inject their own).
+Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out,
+                      ValidationReport* report);
+
+}  // namespace sar

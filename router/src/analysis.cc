@@ -1,0 +1,50 @@
+#include "sar/analysis.h"
+
+#include <memory>
+
+#include "destination_sweep.h"
+#include "sweep_visitors.h"
+
+namespace sar {
+
+Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOptions& options,
+                      AnalysisResult* out) {
+  SAR_RETURN_IF_ERROR(lfts.CheckFits(fabric));
+  const bool trace = options.what & kAnalyseTrace;
+  const bool deadlock = options.what & (kAnalyseDeadlock | kAnalyseSingleLayerDeadlock);
+  const bool jobs = (options.what & kAnalyseMetrics) && options.jobs && !options.jobs->empty();
+  const internal::SweepContext ctx(fabric, lfts, jobs ? options.jobs : nullptr);
+
+  AnalysisResult result;
+  std::vector<std::unique_ptr<internal::SweepVisitor>> owned;
+  result.traffic.resize(options.traffic.size());
+  for (size_t i = 0; i < options.traffic.size(); ++i) {
+    owned.emplace_back();
+    SAR_RETURN_IF_ERROR(
+        internal::NewLinkLoadVisitor(ctx, options.traffic[i], &result.traffic[i], &owned.back()));
+  }
+  if (trace) owned.push_back(internal::NewTraceVisitor(ctx, options.trace, &result.trace));
+  if (options.what & kAnalyseDeadlock) {
+    owned.push_back(internal::NewDeadlockVisitor(ctx, options.layers, &result.deadlock));
+  }
+  if (options.what & kAnalyseSingleLayerDeadlock) {
+    owned.push_back(internal::NewDeadlockVisitor(ctx, nullptr, &result.single_layer));
+  }
+  const std::vector<ResolvedJob> no_jobs;
+  if (options.what & kAnalyseMetrics) {
+    owned.push_back(
+        internal::NewMetricsVisitor(ctx, jobs ? *options.jobs : no_jobs, &result.metrics));
+  }
+
+  internal::SweepOptions sweep;
+  sweep.lmc_lids = deadlock || (trace && options.trace.all_lids);
+  sweep.job_phases = jobs;
+  sweep.threads = options.threads;
+  std::vector<internal::SweepVisitor*> visitors;
+  for (const auto& v : owned) visitors.push_back(v.get());
+  internal::RunSweep(ctx, sweep, visitors);
+  *out = std::move(result);
+  return Status::OK();
+}
+
+}  // namespace sar

@@ -1,0 +1,267 @@
+// The C API (sar/c.h) over the routing pass. Every entry point catches everything: a C caller
+// (OpenSM) must never see a C++ exception, bad_alloc included.
+#include "sar/c.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "sar/engine.h"
+#include "sar/fabric.h"
+#include "sar/fabric_order.h"
+#include "sar/lft.h"
+#include "sar/routing_pass.h"
+#include "sar/status.h"
+
+struct sar_fabric_t {
+  sar::Fabric fabric;                // canonical order
+  std::vector<int> switch_of_input;  // input node -> switch index, -1 for HCAs
+};
+
+struct sar_options_t {
+  sar::RoutingOptions options;
+};
+
+struct sar_result_t {
+  std::string engine;
+  sar::LftSet lfts;
+  sar::VirtualLayers layers;
+  int num_layers = 1;
+  std::vector<int> switch_of_input;
+  double route_ms = 0;
+  double check_ms = 0;
+  std::vector<std::string> notes;
+};
+
+namespace {
+
+void SetError(char** errptr, const std::string& msg) {
+  if (errptr == nullptr) return;
+  std::free(*errptr);
+  *errptr = static_cast<char*>(std::malloc(msg.size() + 1));
+  if (*errptr != nullptr) std::memcpy(*errptr, msg.c_str(), msg.size() + 1);
+}
+
+// Runs `body` (returning a Status), turning exceptions into error messages. True on success.
+template <class Body>
+bool Guarded(char** errptr, Body body) {
+  try {
+    const sar::Status s = body();
+    if (s.ok()) return true;
+    SetError(errptr, s.ToString());
+  } catch (const std::bad_alloc&) {
+    SetError(errptr, "out of memory");
+  } catch (const std::exception& e) {
+    SetError(errptr, std::string("internal error: ") + e.what());
+  } catch (...) {
+    SetError(errptr, "internal error");
+  }
+  return false;
+}
+
+// The fabric with nodes in canonical order (sar::CanonicalNodeOrder): OpenSM's tables must not
+// depend on the order its maps happen to hold.
+sar::Status BuildFabric(const sar_node_t* nodes, int num_nodes, const sar_port_t* ports,
+                        int num_ports, const sar_link_t* links, int num_links, sar_fabric_t* out) {
+  if (num_nodes < 0 || num_ports < 0 || num_links < 0 || (num_nodes > 0 && nodes == nullptr) ||
+      (num_ports > 0 && ports == nullptr) || (num_links > 0 && links == nullptr)) {
+    return sar::Status::InvalidArgument("sar_fabric_create: bad array");
+  }
+  sar::Fabric as_given;  // node i = input node i
+  for (int i = 0; i < num_nodes; ++i) {
+    const sar_node_t& n = nodes[i];
+    if (n.num_ports < 1 || n.num_ports > sar::kMaxPorts) {
+      return sar::Status::InvalidArgument("node " + sar::GuidString(n.guid) + " has " +
+                                          std::to_string(n.num_ports) + " ports");
+    }
+    const std::string name = (n.is_switch ? "S-" : "H-") + sar::GuidString(n.guid).substr(2);
+    std::string err;
+    const sar::NodeId id =
+        as_given.AddNode(n.is_switch ? sar::NodeKind::kSwitch : sar::NodeKind::kHca, n.num_ports,
+                         n.guid, name, n.description ? n.description : "", &err);
+    if (id == sar::kNoNode) return sar::Status::InvalidArgument(err);
+  }
+  auto ref = [&](int node, int port, sar::PortRef* r) {
+    if (node < 0 || node >= num_nodes) return false;
+    *r = {node, port};
+    return port >= 0 && port <= as_given.num_ports(node);
+  };
+  for (int i = 0; i < num_ports; ++i) {
+    const sar_port_t& p = ports[i];
+    sar::PortRef r;
+    if (!ref(p.node, p.port, &r)) {
+      return sar::Status::InvalidArgument("port entry " + std::to_string(i) + " out of range");
+    }
+    if (p.guid != 0) as_given.set_port_guid(r, p.guid);
+    if (p.base_lid != 0) SAR_RETURN_IF_ERROR(as_given.SetLid(r, p.base_lid, p.lmc));
+  }
+  for (int i = 0; i < num_links; ++i) {
+    const sar_link_t& l = links[i];
+    sar::PortRef a, b;
+    if (!ref(l.node_a, l.port_a, &a) || !ref(l.node_b, l.port_b, &b)) {
+      return sar::Status::InvalidArgument("link entry " + std::to_string(i) + " out of range");
+    }
+    SAR_RETURN_IF_ERROR(as_given.Connect(a, b));
+  }
+  SAR_RETURN_IF_ERROR(sar::CanonicalNodeOrder(as_given, &out->fabric));
+  const sar::Fabric& f = out->fabric;
+  for (const sar::PortRef& e : f.Endpoints()) {
+    if (f.base_lid(e) == 0) {
+      return sar::Status::InvalidArgument("HCA port " + sar::GuidString(f.port_guid(e)) +
+                                          " has no LID");
+    }
+  }
+  out->switch_of_input.resize(num_nodes);
+  for (int i = 0; i < num_nodes; ++i) {
+    out->switch_of_input[i] = f.switch_index(f.FindByNodeGuid(nodes[i].guid));
+  }
+  return sar::Status::OK();
+}
+
+sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options, sar_result_t* r) {
+  sar::RoutingInputs in;
+  SAR_RETURN_IF_ERROR(sar::LoadRoutingInputs(fabric.fabric, options, &in));
+  r->engine = in.engine;
+  r->notes = in.notes;
+  sar::RoutingOutput out;
+  sar::ValidationReport report;
+  const sar::Status s = sar::RunRoutingPass(in, &out, &report);
+  for (const std::string& n : out.notes) r->notes.push_back(in.engine + ": " + n);
+  SAR_RETURN_IF_ERROR(s);
+  r->route_ms = out.paths_ms + out.layers_ms;
+  r->check_ms = report.check_ms;
+  r->lfts = std::move(out.lfts);
+  r->layers = std::move(out.layers);
+  r->num_layers = out.num_layers;
+  r->switch_of_input = fabric.switch_of_input;
+  return sar::Status::OK();
+}
+
+}  // namespace
+
+extern "C" {
+
+sar_fabric_t* sar_fabric_create(const sar_node_t* nodes, int num_nodes, const sar_port_t* ports,
+                                int num_ports, const sar_link_t* links, int num_links,
+                                char** errptr) {
+  sar_fabric_t* result = nullptr;
+  Guarded(errptr, [&] {
+    auto f = std::make_unique<sar_fabric_t>();
+    SAR_RETURN_IF_ERROR(BuildFabric(nodes, num_nodes, ports, num_ports, links, num_links, f.get()));
+    result = f.release();
+    return sar::Status::OK();
+  });
+  return result;
+}
+
+void sar_fabric_destroy(sar_fabric_t* fabric) { delete fabric; }
+
+sar_options_t* sar_options_create(void) { return new (std::nothrow) sar_options_t; }
+void sar_options_destroy(sar_options_t* options) { delete options; }
+
+// Setters assign std::string, which may throw bad_alloc: swallow it (the value stays unchanged;
+// the routing pass then reports what it was given).
+void sar_options_set_engine(sar_options_t* o, const char* engine) {
+  Guarded(nullptr, [&] {
+    o->options.engine = engine ? engine : "";
+    return sar::Status::OK();
+  });
+}
+void sar_options_set_mapping_file(sar_options_t* o, const char* path, int optional) {
+  Guarded(nullptr, [&] {
+    o->options.mapping_path = path ? path : "";
+    o->options.mapping_optional = optional != 0;
+    return sar::Status::OK();
+  });
+}
+void sar_options_set_node_class_files(sar_options_t* o, const char* cn, const char* io) {
+  Guarded(nullptr, [&] {
+    o->options.cn_guids_path = cn ? cn : "";
+    o->options.io_guids_path = io ? io : "";
+    return sar::Status::OK();
+  });
+}
+void sar_options_set_num_vls(sar_options_t* o, int num_vls) { o->options.num_vls = num_vls; }
+void sar_options_set_max_layers(sar_options_t* o, int max_layers) {
+  o->options.max_layers = max_layers;
+}
+void sar_options_set_threads(sar_options_t* o, int threads) { o->options.threads = threads; }
+void sar_options_set_allow_disconnected(sar_options_t* o, int allow) {
+  o->options.allow_disconnected = allow != 0;
+}
+
+sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options, char** errptr) {
+  sar_result_t* result = nullptr;
+  Guarded(errptr, [&] {
+    if (fabric == nullptr || options == nullptr) {
+      return sar::Status::InvalidArgument("sar_route: null fabric or options");
+    }
+    auto r = std::make_unique<sar_result_t>();
+    SAR_RETURN_IF_ERROR(Route(*fabric, options->options, r.get()));
+    result = r.release();
+    return sar::Status::OK();
+  });
+  return result;
+}
+
+void sar_result_destroy(sar_result_t* result) { delete result; }
+
+const char* sar_result_engine(const sar_result_t* r) { return r->engine.c_str(); }
+uint32_t sar_result_max_lid(const sar_result_t* r) { return r->lfts.max_lid(); }
+const uint8_t* sar_result_lft_row(const sar_result_t* r, int node) {
+  if (node < 0 || node >= static_cast<int>(r->switch_of_input.size())) return nullptr;
+  const int sw = r->switch_of_input[node];
+  return sw < 0 ? nullptr : r->lfts.row(sw);
+}
+int sar_result_layer(const sar_result_t* r, uint32_t slid, uint32_t dlid) {
+  return r->layers.get(slid, dlid);
+}
+int sar_result_num_layers(const sar_result_t* r) { return r->num_layers; }
+double sar_result_route_ms(const sar_result_t* r) { return r->route_ms; }
+double sar_result_check_ms(const sar_result_t* r) { return r->check_ms; }
+int sar_result_num_notes(const sar_result_t* r) { return static_cast<int>(r->notes.size()); }
+const char* sar_result_note(const sar_result_t* r, int i) {
+  return i < 0 || i >= static_cast<int>(r->notes.size()) ? nullptr : r->notes[i].c_str();
+}
+
+int sar_check_tables(const sar_fabric_t* fabric, const sar_options_t* options, uint32_t max_lid,
+                     const uint8_t* const* rows, const sar_route_layer_t* layers,
+                     size_t num_layer_entries, char** errptr) {
+  return Guarded(errptr, [&] {
+    if (fabric == nullptr || options == nullptr || rows == nullptr ||
+        (num_layer_entries > 0 && layers == nullptr) || max_lid > 0xFFFF) {
+      return sar::Status::InvalidArgument("sar_check_tables: bad argument");
+    }
+    const sar::Fabric& f = fabric->fabric;
+    sar::LftSet lfts(f.num_switches(), static_cast<sar::Lid>(max_lid));
+    for (size_t i = 0; i < fabric->switch_of_input.size(); ++i) {
+      const int sw = fabric->switch_of_input[i];
+      if (sw < 0) continue;
+      if (rows[i] == nullptr) {
+        return sar::Status::InvalidArgument("sar_check_tables: no table for switch node " +
+                                            std::to_string(i));
+      }
+      std::memcpy(lfts.mutable_row(sw), rows[i], max_lid + 1);
+    }
+    sar::VirtualLayers vl;
+    for (size_t i = 0; i < num_layer_entries; ++i) {
+      const sar_route_layer_t& e = layers[i];
+      if (e.layer < 0 || e.layer > 15 || e.slid > 0xFFFF || e.dlid > 0xFFFF) {
+        return sar::Status::InvalidArgument("sar_check_tables: layer entry " + std::to_string(i) +
+                                            " out of range");
+      }
+      vl.set(static_cast<sar::Lid>(e.slid), static_cast<sar::Lid>(e.dlid), e.layer);
+    }
+    sar::ValidationReport report;
+    return sar::ValidateRouting(f, lfts, vl.size() > 0 ? &vl : nullptr, vl.num_layers(),
+                                sar::ValidationFor(options->options), &report);
+  });
+}
+
+void sar_free(void* ptr) { std::free(ptr); }
+
+}  // extern "C"

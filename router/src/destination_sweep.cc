@@ -1,0 +1,153 @@
+#include "destination_sweep.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "trace_parallel.h"
+
+namespace sar::internal {
+
+namespace {
+
+// Destinations per work item, at most. Items hold destinations of one leaf switch in LID order:
+// neighbouring LIDs share the LFT cache lines Build() reads, and the trace's shortest-path
+// distances (one BFS per destination switch) carry over from one destination to the next.
+constexpr size_t kMaxItem = 64;
+
+struct Item {
+  size_t begin, end;  // range of the destination list
+  int job;            // >= 0: the whole of this job's destinations
+};
+
+bool ByLeafThenLid(const SweepDestination& a, const SweepDestination& b) {
+  return a.leaf != b.leaf ? a.leaf < b.leaf : a.lid < b.lid;
+}
+
+// Cuts [begin, end) (sorted by leaf) into items of one leaf and at most kMaxItem destinations.
+void Chop(const std::vector<SweepDestination>& dests, size_t begin, size_t end,
+          std::vector<Item>* items) {
+  for (size_t i = begin; i < end;) {
+    size_t j = i + 1;
+    while (j < end && j - i < kMaxItem && dests[j].leaf == dests[i].leaf) ++j;
+    items->push_back({i, j, -1});
+    i = j;
+  }
+}
+
+}  // namespace
+
+SweepContext::SweepContext(const Fabric& fabric, const LftSet& lfts,
+                           const std::vector<ResolvedJob>* jobs)
+    : fabric(fabric), lfts(lfts), tracer(fabric, lfts), endpoints(fabric.Endpoints()) {
+  leaf.resize(endpoints.size());
+  of_node.assign(fabric.num_nodes(), {});
+  on_switch.assign(fabric.num_switches(), {});
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    const int e = static_cast<int>(i);
+    leaf[i] = tracer.next_switch(fabric.port_id(endpoints[i]));
+    of_node[endpoints[i].node].push_back(e);
+    if (leaf[i] < 0) continue;
+    if (on_switch[leaf[i]].empty()) leaves.push_back(leaf[i]);
+    on_switch[leaf[i]].push_back(e);
+  }
+  if (jobs == nullptr) return;
+  job_members.resize(jobs->size());
+  std::vector<int> member_of(endpoints.size(), 0);  // stamp: job index + 1
+  for (size_t j = 0; j < jobs->size(); ++j) {
+    const int stamp = static_cast<int>(j) + 1;
+    for (const PortRef& p : (*jobs)[j].endpoints) {
+      const PortId id = fabric.port_id(p);
+      // Map the port back to its endpoint index (the job lists cabled HCA ports).
+      for (int e : of_node[p.node]) {
+        if (fabric.port_id(endpoints[e]) == id && member_of[e] != stamp) {
+          member_of[e] = stamp;
+          job_members[j].push_back(e);
+        }
+      }
+    }
+  }
+}
+
+void RunSweep(const SweepContext& ctx, const SweepOptions& options,
+              const std::vector<SweepVisitor*>& visitors) {
+  const Fabric& fabric = ctx.fabric;
+  std::vector<SweepDestination> dests;
+  std::vector<uint8_t> seen(static_cast<size_t>(fabric.max_lid()) + 1, 0);
+
+  // Each job's destinations: the base LIDs of its members that can be routed to.
+  const size_t num_jobs = options.job_phases ? ctx.job_members.size() : 0;
+  std::vector<std::pair<size_t, size_t>> job_range(num_jobs);
+  for (size_t j = 0; j < num_jobs; ++j) {
+    const size_t begin = dests.size();
+    for (int e : ctx.job_members[j]) {
+      const Lid base = fabric.base_lid(ctx.endpoints[e]);
+      if (base == 0 || ctx.leaf[e] < 0) continue;
+      dests.push_back({base, e, ctx.leaf[e], true, seen[base] == 0, static_cast<int>(j)});
+      seen[base] = 1;
+    }
+    std::sort(dests.begin() + begin, dests.end(), ByLeafThenLid);
+    job_range[j] = {begin, dests.size()};
+  }
+  // Every other LID once.
+  const size_t rest = dests.size();
+  for (size_t i = 0; i < ctx.endpoints.size(); ++i) {
+    const Lid base = fabric.base_lid(ctx.endpoints[i]);
+    if (base == 0) continue;
+    const Lid count = options.lmc_lids ? Lid{1} << fabric.lmc(ctx.endpoints[i]) : 1;
+    for (Lid l = base; l < base + count; ++l) {
+      if (!seen[l]) dests.push_back({l, static_cast<int>(i), ctx.leaf[i], l == base, true, -1});
+    }
+  }
+  std::sort(dests.begin() + rest, dests.end(), ByLeafThenLid);
+
+  const int workers = WorkerCount(options.threads, dests.size(), 16);
+  // A job is one work item unless it would hold up the end of the sweep on its own: then its
+  // destinations are spread over all workers in a step of their own.
+  const size_t big = workers > 1 ? std::max(kMaxItem, dests.size() / (4 * workers))
+                                 : std::numeric_limits<size_t>::max();
+  std::vector<Item> items;
+  std::vector<int> big_jobs, empty_jobs;
+  for (size_t j = 0; j < num_jobs; ++j) {
+    const auto [begin, end] = job_range[j];
+    if (begin == end) {
+      empty_jobs.push_back(static_cast<int>(j));
+    } else if (end - begin > big) {
+      big_jobs.push_back(static_cast<int>(j));
+    } else {
+      items.push_back({begin, end, static_cast<int>(j)});
+    }
+  }
+  // Largest first, so the small items even out the workers' finishing times.
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item& a, const Item& b) { return a.end - a.begin > b.end - b.begin; });
+  Chop(dests, rest, dests.size(), &items);
+
+  for (SweepVisitor* v : visitors) v->Start(workers);
+  std::vector<DestinationTree> trees(workers);
+  auto visit = [&](int worker, const Item& item) {
+    DestinationTree& tree = trees[worker];
+    for (size_t i = item.begin; i < item.end; ++i) {
+      ctx.tracer.Build(dests[i].lid, &tree);
+      for (SweepVisitor* v : visitors) v->Visit(worker, dests[i], tree);
+    }
+  };
+  ParallelFor(workers, items.size(), 1, [&](int worker, size_t i) {
+    visit(worker, items[i]);
+    if (items[i].job >= 0) {
+      for (SweepVisitor* v : visitors) v->EndJob(items[i].job, worker);
+    }
+  });
+  for (int j : big_jobs) {
+    std::vector<Item> parts;
+    Chop(dests, job_range[j].first, job_range[j].second, &parts);
+    ParallelFor(workers, parts.size(), 1, [&](int worker, size_t i) { visit(worker, parts[i]); });
+    for (SweepVisitor* v : visitors) v->EndJob(j, SweepVisitor::kAllWorkers);
+  }
+  // The calling thread is worker 0, and it is idle now.
+  for (int j : empty_jobs) {
+    for (SweepVisitor* v : visitors) v->EndJob(j, 0);
+  }
+  for (SweepVisitor* v : visitors) v->Finish();
+}
+
+}  // namespace sar::internal

@@ -1,0 +1,84 @@
+// One sweep over the destination LIDs for all analyses of a routing (private to libsar).
+//
+// Every analysis (trace, deadlock check, metrics, link loads) reads the same per-destination
+// tree of routes (RouteTracer::Build). RunSweep builds each destination's tree once, on a pool
+// of workers, and hands it to every visitor; the visitors keep per-worker partial results that
+// they merge by sums, maxima and ORs, so nothing depends on which worker saw which destination.
+//
+// Jobs: a job's effective EFI needs the loads of all its destinations summed before it can be
+// judged (its maximum over channels). The sweep therefore visits each job's destinations as one
+// unit (SweepDestination::job) and then calls EndJob. A job of ordinary size is one work item,
+// done by one worker with no waiting; a job holding a large share of all destinations is spread
+// over all workers and judged once they are done.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sar/fabric.h"
+#include "sar/jobs.h"
+#include "sar/lft.h"
+#include "sar/trace.h"
+
+namespace sar::internal {
+
+/// What every analysis needs to know about the endpoints, computed once per sweep.
+struct SweepContext {
+  /// `jobs` may be nullptr (no job phases).
+  SweepContext(const Fabric& fabric, const LftSet& lfts, const std::vector<ResolvedJob>* jobs);
+
+  const Fabric& fabric;
+  const LftSet& lfts;
+  RouteTracer tracer;
+  std::vector<PortRef> endpoints;           // fabric.Endpoints()
+  std::vector<int> leaf;                    // per endpoint: switch index it hangs off, or < 0
+  std::vector<std::vector<int>> of_node;    // per node: endpoint indices
+  std::vector<std::vector<int>> on_switch;  // per switch: endpoint indices, in order
+  std::vector<int> leaves;                  // switches with endpoints, by first endpoint
+  /// Per job: indices of its endpoints, each once, in the job's order.
+  std::vector<std::vector<int>> job_members;
+};
+
+/// One destination LID as the sweep visits it.
+struct SweepDestination {
+  Lid lid = 0;
+  int endpoint = -1;  // the endpoint owning the LID
+  int leaf = -1;      // its switch index (< 0: cabled to no switch, which Fabric never allows)
+  bool base = true;   // lid is the endpoint's base LID
+  /// The first visit of this LID. Only a LID whose endpoint is in several jobs is visited more
+  /// than once (once per job); analyses that are not per job skip the repeats.
+  bool first = true;
+  int job = -1;  // >= 0: visited as one of this job's destinations (base LIDs only)
+};
+
+class SweepVisitor {
+ public:
+  static constexpr int kAllWorkers = -1;
+
+  virtual ~SweepVisitor() = default;
+  /// Before the sweep, on the calling thread: size the per-worker state.
+  virtual void Start(int workers) = 0;
+  /// One destination's tree, on worker `worker`'s thread (workers run concurrently; one worker
+  /// visits one destination at a time).
+  virtual void Visit(int worker, const SweepDestination& d, const DestinationTree& tree) = 0;
+  /// Every destination of job `job` has been visited: all by `worker`, on its thread, or, with
+  /// kAllWorkers, by any of them, and this runs on the calling thread while no worker runs.
+  /// Called once per job, also for jobs without destinations.
+  virtual void EndJob(int /*job*/, int /*worker*/) {}
+  /// After the sweep, on the calling thread.
+  virtual void Finish() = 0;
+};
+
+struct SweepOptions {
+  bool lmc_lids = false;    // every LID of each endpoint (2^LMC), not only the base LID
+  bool job_phases = false;  // visit each job's destinations as that job's (needs ctx jobs)
+  int threads = 0;          // 0 = hardware concurrency
+};
+
+/// Builds the tree of every endpoint LID that `options` asks for (endpoints without a LID have
+/// none) once, and of a LID in several jobs once per job, and calls Start, Visit, EndJob and
+/// Finish of every visitor.
+void RunSweep(const SweepContext& ctx, const SweepOptions& options,
+              const std::vector<SweepVisitor*>& visitors);
+
+}  // namespace sar::internal

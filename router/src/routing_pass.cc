@@ -1,0 +1,205 @@
+#include "sar/routing_pass.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <utility>
+
+#include "sar/io/job_file.h"
+
+namespace sar {
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Status LoadClasses(const Fabric& f, const RoutingOptions& o, RoutingInputs* in) {
+  if (o.cn_guids_path.empty() && o.io_guids_path.empty()) return Status::OK();
+  std::vector<Guid> cn, io;
+  if (!o.cn_guids_path.empty()) SAR_RETURN_IF_ERROR(ReadGuidFile(o.cn_guids_path, &cn));
+  if (!o.io_guids_path.empty()) SAR_RETURN_IF_ERROR(ReadGuidFile(o.io_guids_path, &io));
+  std::vector<std::string> unknown;
+  SAR_RETURN_IF_ERROR(MakeNodeClasses(f, o.cn_guids_path.empty() ? nullptr : &cn,
+                                      o.io_guids_path.empty() ? nullptr : &io, &in->classes,
+                                      &unknown));
+  for (const std::string& g : unknown) {
+    in->notes.push_back("GUID " + g + " of the class files is not an HCA of the fabric");
+  }
+  return Status::OK();
+}
+
+// Everything after the mapping is known; `missing` says the optional mapping file is absent.
+Status Settle(const Fabric& f, const RoutingOptions& o, JobMapping mapping, bool missing,
+              RoutingInputs* out) {
+  RoutingInputs in;
+  in.fabric = &f;
+  in.options = o;
+  in.mapping = std::move(mapping);
+  if (MakeRoutingEngine(o.engine) == nullptr) {
+    std::string names;
+    for (const std::string& n : RoutingEngineNames()) names += (names.empty() ? "" : ", ") + n;
+    return Status::InvalidArgument("unknown engine '" + o.engine + "'; known engines: " + names);
+  }
+  for (const std::string& name : o.root_names) {
+    const NodeId n = f.FindByName(name);
+    if (n == kNoNode || !f.is_switch(n)) {
+      return Status::InvalidArgument("root '" + name + "' is not a switch of the fabric");
+    }
+    in.roots.push_back(n);
+  }
+  const std::string mapping_name = o.mapping_path.empty() ? "(none given)" : o.mapping_path;
+  std::vector<std::string> unknown_hosts;
+  in.jobs = ResolveJobs(f, in.mapping, &unknown_hosts);
+  for (const std::string& h : unknown_hosts) {
+    in.notes.push_back("host '" + h + "' of job mapping " + mapping_name + " is not in the fabric");
+  }
+  in.engine = o.engine;
+  if (in.engine == "sar" && in.mapping.jobs.empty()) {
+    in.engine = "dfsssp";
+    in.notes.push_back("job mapping " + mapping_name +
+                       (missing                  ? " does not exist"
+                        : o.mapping_path.empty() ? ""
+                                                 : " lists no jobs") +
+                       ": routing with plain dfsssp");
+  }
+  std::string alltoall;
+  for (const Job& j : in.mapping.jobs) {
+    if (j.pattern == JobPattern::kAllToAll) alltoall += (alltoall.empty() ? "" : " ") + j.id;
+  }
+  if (!alltoall.empty() && in.engine == "sar") {
+    in.notes.push_back(
+        "alltoall jobs routed as ordinary SAR jobs (FORS phases are `sar-route fors`'s): " +
+        alltoall);
+  }
+  SAR_RETURN_IF_ERROR(LoadClasses(f, o, &in));
+  *out = std::move(in);
+  return Status::OK();
+}
+
+std::string Channel(const Fabric& f, PortId c) {
+  const PortRef p = f.port_ref(c);
+  return f.name(p.node) + "/" + std::to_string(p.port);
+}
+
+}  // namespace
+
+RoutingInput RoutingInputs::EngineInput() const {
+  RoutingInput in;
+  in.fabric = fabric;
+  // The engine gets the lanes the tables' consumer can carry: a layered engine then needs (and
+  // fails when it needs more than) that many, instead of spreading routes over lanes the
+  // consumer drops (OpenSM's file engine loads no SL at all).
+  in.num_vls =
+      options.max_layers > 0 ? std::min(options.num_vls, options.max_layers) : options.num_vls;
+  in.jobs = jobs.empty() ? nullptr : &jobs;
+  in.classes = classes.of_node.empty() ? nullptr : &classes;
+  in.roots = roots;
+  in.threads = options.threads;
+  in.allow_disconnected = options.allow_disconnected;
+  return in;
+}
+
+Status LoadRoutingInputs(const Fabric& fabric, const RoutingOptions& options, RoutingInputs* out) {
+  JobMapping mapping;
+  bool missing = false;
+  if (!options.mapping_path.empty()) {
+    struct stat st;
+    if (options.mapping_optional && ::stat(options.mapping_path.c_str(), &st) != 0 &&
+        errno == ENOENT) {
+      missing = true;
+    } else {
+      SAR_RETURN_IF_ERROR(ReadJobMapping(options.mapping_path, &mapping));
+    }
+  }
+  return Settle(fabric, options, std::move(mapping), missing, out);
+}
+
+Status LoadRoutingInputs(const Fabric& fabric, const RoutingOptions& options, JobMapping mapping,
+                         RoutingInputs* out) {
+  return Settle(fabric, options, std::move(mapping), false, out);
+}
+
+ValidationOptions ValidationFor(const RoutingOptions& options) {
+  ValidationOptions v;
+  v.num_vls = options.num_vls;
+  v.max_layers = options.max_layers;
+  v.allow_disconnected = options.allow_disconnected;
+  v.threads = options.threads;
+  return v;
+}
+
+Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                       int num_layers, const ValidationOptions& options,
+                       const AnalysisOptions& also, AnalysisResult* analysis,
+                       ValidationReport* report) {
+  ValidationReport& r = *report;
+  r = ValidationReport();
+  r.layers = std::max(num_layers, 1);
+  SAR_RETURN_IF_ERROR(lfts.CheckFits(fabric));
+
+  // One sweep traces every route and builds the layers' dependency graphs. The dependency
+  // check is then judged only if the routes are delivered and fit the lanes, as if it ran after.
+  const auto t0 = std::chrono::steady_clock::now();
+  AnalysisOptions ao = also;
+  ao.what |= kAnalyseTrace | (options.layers_known ? kAnalyseDeadlock : 0u);
+  ao.trace.check_min_hop = options.check_min_hop;
+  ao.layers = layers;
+  ao.threads = options.threads;
+  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, ao, analysis));
+  r.check_ms = MsSince(t0);
+  r.trace = analysis->trace;
+  const TraceReport& trace = r.trace;
+  if (trace.loops > 0 || (!options.allow_disconnected && trace.unreachable > 0)) {
+    return Status::Failed("invalid routing: " + std::to_string(trace.unreachable) +
+                          " unreachable pairs, " + std::to_string(trace.loops) + " loops; first: " +
+                          (trace.examples.empty() ? "?" : trace.examples.front()));
+  }
+
+  const int usable =
+      options.max_layers > 0 ? std::min(options.num_vls, options.max_layers) : options.num_vls;
+  if (r.layers > usable) {
+    return Status::Failed("invalid routing: the routes need " + std::to_string(r.layers) +
+                          " virtual layers, " + std::to_string(usable) + " usable");
+  }
+  if (!options.layers_known) return Status::OK();
+
+  r.deadlock = analysis->deadlock;
+  r.deadlock_checked = true;
+  const DeadlockReport& dl = r.deadlock;
+  if (!dl.deadlock_free) {
+    std::string cycle;
+    for (PortId c : dl.cycle) cycle += (cycle.empty() ? "" : " -> ") + Channel(fabric, c);
+    if (!dl.cycle.empty()) cycle += " -> " + Channel(fabric, dl.cycle.front());
+    return Status::Failed("invalid routing: virtual layer " + std::to_string(dl.cyclic_layer) +
+                          " has a cyclic channel dependency: " + cycle);
+  }
+  return Status::OK();
+}
+
+Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                       int num_layers, const ValidationOptions& options, ValidationReport* report) {
+  AnalysisResult analysis;
+  return ValidateRouting(fabric, lfts, layers, num_layers, options, AnalysisOptions(), &analysis,
+                         report);
+}
+
+Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out,
+                      ValidationReport* report) {
+  *report = ValidationReport();
+  const RoutingInput in = inputs.EngineInput();
+  SAR_RETURN_IF_ERROR(engine.Route(in, out));
+  return ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
+                         out->num_layers, ValidationFor(inputs.options), report);
+}
+
+Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report) {
+  const std::unique_ptr<RoutingEngine> engine = MakeRoutingEngine(inputs.engine);
+  if (engine == nullptr) return Status::InvalidArgument("unknown engine '" + inputs.engine + "'");
+  return RunRoutingPass(inputs, *engine, out, report);
+}
+
+}  // namespace sar

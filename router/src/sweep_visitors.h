@@ -1,0 +1,34 @@
+// The analyses as visitors of the destination sweep (private to libsar). Each writes its result
+// to `out` in Finish(); AnalyseRouting (analysis.cc) runs any set of them in one sweep.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "destination_sweep.h"
+#include "sar/deadlock.h"
+#include "sar/jobs.h"
+#include "sar/metrics.h"
+#include "sar/status.h"
+#include "sar/trace.h"
+#include "sar/traffic.h"
+
+namespace sar::internal {
+
+/// trace.cc. Needs the sweep's lmc_lids when options.all_lids.
+std::unique_ptr<SweepVisitor> NewTraceVisitor(const SweepContext& ctx, const TraceOptions& options,
+                                              TraceReport* out);
+
+/// deadlock.cc. Needs lmc_lids.
+std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
+                                                 const VirtualLayers* layers, DeadlockReport* out);
+
+/// metrics.cc. Needs job_phases when there are jobs (ctx made with `jobs`).
+std::unique_ptr<SweepVisitor> NewMetricsVisitor(const SweepContext& ctx,
+                                                const std::vector<ResolvedJob>& jobs, Metrics* out);
+
+/// traffic.cc. Fails on an invalid spec.
+Status NewLinkLoadVisitor(const SweepContext& ctx, const TrafficSpec& spec, LinkLoad* out,
+                          std::unique_ptr<SweepVisitor>* visitor);
+
+}  // namespace sar::internal
