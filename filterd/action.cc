@@ -25,6 +25,7 @@ Status Action::Apply(const ActionRequest& request) {
   } else if (!mapping_file_.empty() &&
              !(s = WriteJobMapping(mapping_file_, request.mapping)).ok()) {
     // The mapping must be whole on disk before the subnet manager is told to read it.
+    ++stats_.mapping_write_failed;
     spdlog::error("reroute: mapping not written, not triggering: {}", s.ToString());
   } else if (!(s = DoApply(request)).ok()) {
     spdlog::error("reroute: mapping written ({} jobs) but trigger '{}' failed: {}",
@@ -44,12 +45,15 @@ std::unique_ptr<Action> MakeAction(const Config& config, bool dry_run,
   if (dry_run) return MakeDryRunAction(config.mapping_file, config.trigger, std::move(planner));
   switch (config.trigger) {
     case Trigger::kSignal:
-      return MakeSignalAction(config.mapping_file, config.opensm_pid_file);
+      return MakeSignalAction(config.mapping_file, config.opensm_pid_file,
+                              config.verify_sm_process ? RealSmProcessCheck(true) : nullptr);
     case Trigger::kConsole:
       return MakeConsoleAction(config.mapping_file, config.console_host, config.console_port, 2.0);
     case Trigger::kFile:
+      // Stock OpenSM's file engine: SIGHUP is OpenSM's own, no plugin involved.
       return MakeFileAction(config.mapping_file, config.lft_file, config.opensm_pid_file,
-                            std::move(planner));
+                            std::move(planner),
+                            config.verify_sm_process ? RealSmProcessCheck(false) : nullptr);
     case Trigger::kNone:
       return MakeNullAction(config.mapping_file);
   }

@@ -22,6 +22,7 @@
 #include "route_planner.h"
 #include "sar/jobs.h"
 #include "sar/status.h"
+#include "sm_process.h"
 
 namespace sar::filterd {
 
@@ -35,7 +36,8 @@ struct ActionRequest {
 
 struct ActionStats {
   uint64_t succeeded = 0;
-  uint64_t failed = 0;  // mapping not written, or the action itself failed
+  uint64_t failed = 0;                // mapping not written, or the action itself failed
+  uint64_t mapping_write_failed = 0;  // of `failed`: the mapping file could not be written
   double last_seconds = 0;
   double total_seconds = 0;
 };
@@ -78,19 +80,23 @@ std::unique_ptr<Action> MakeAction(const Config& config, bool dry_run,
                                    std::unique_ptr<RoutePlanner> planner);
 
 // The actions one by one (MakeAction's parts, and tests').
-std::unique_ptr<Action> MakeSignalAction(std::string mapping_file, std::string pid_file);
+/// `check` (null: none, tests' stand-ins) vets the pid before each signal (sm_process.h).
+std::unique_ptr<Action> MakeSignalAction(std::string mapping_file, std::string pid_file,
+                                         SmProcessCheck check);
 std::unique_ptr<Action> MakeConsoleAction(std::string mapping_file, std::string host, int port,
                                           double timeout_s);
 std::unique_ptr<Action> MakeFileAction(std::string mapping_file, std::string lft_file,
-                                       std::string pid_file, std::unique_ptr<RoutePlanner> planner);
+                                       std::string pid_file, std::unique_ptr<RoutePlanner> planner,
+                                       SmProcessCheck check);
 std::unique_ptr<Action> MakeNullAction(std::string mapping_file);
 /// Reports what `trigger` would do, and with a planner the EFI and dark fiber before and after.
 std::unique_ptr<Action> MakeDryRunAction(std::string mapping_file, Trigger trigger,
                                          std::unique_ptr<RoutePlanner> planner);
 
 /// Reads a pid from `pid_file` (OpenSM's, or a test's stand-in) and sends it `signum`. Fails,
-/// naming the file, if the file is missing or malformed or the process is gone.
-Status SignalPidFile(const std::string& pid_file, int signum);
+/// naming the file, if the file is missing or malformed or the process is gone, and, without
+/// sending anything, if `check` (when set) refuses the pid.
+Status SignalPidFile(const std::string& pid_file, int signum, const SmProcessCheck& check);
 /// Connects to OpenSM's console on host:port (console "loopback" mode) and sends "reroute".
 Status ConsoleReroute(const std::string& host, int port, double timeout_s);
 

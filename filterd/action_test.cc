@@ -34,7 +34,7 @@ TEST(Action, SignalReachesThePidInTheFile) {
   sigprocmask(SIG_SETMASK, &old, nullptr);
   ASSERT_GT(child, 0);
   std::ofstream(dir.Join("opensm.pid")) << child << "\n";
-  Status s = SignalPidFile(dir.Join("opensm.pid"), SIGUSR2);
+  Status s = SignalPidFile(dir.Join("opensm.pid"), SIGUSR2, nullptr);
   EXPECT_TRUE(s.ok()) << s.ToString();
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
@@ -44,15 +44,15 @@ TEST(Action, SignalReachesThePidInTheFile) {
 
 TEST(Action, MissingOrBadPidFileOrDeadProcess) {
   TempDir dir;
-  EXPECT_FALSE(SignalPidFile(dir.Join("none.pid"), SIGUSR2).ok());
+  EXPECT_FALSE(SignalPidFile(dir.Join("none.pid"), SIGUSR2, nullptr).ok());
   std::ofstream(dir.Join("bad.pid")) << "opensm\n";
-  Status s = SignalPidFile(dir.Join("bad.pid"), SIGUSR2);
+  Status s = SignalPidFile(dir.Join("bad.pid"), SIGUSR2, nullptr);
   EXPECT_NE(s.message().find("bad.pid"), std::string::npos) << s.message();
   const pid_t child = fork();
   if (child == 0) _exit(0);
   waitpid(child, nullptr, 0);  // reaped: the pid no longer exists
   std::ofstream(dir.Join("dead.pid")) << child;
-  EXPECT_FALSE(SignalPidFile(dir.Join("dead.pid"), 0).ok());
+  EXPECT_FALSE(SignalPidFile(dir.Join("dead.pid"), 0, nullptr).ok());
 }
 
 TEST(Action, ConsoleGetsReroute) {

@@ -1,10 +1,13 @@
 #include "config.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <functional>
 #include <map>
 
+#include "metrics_http.h"
 #include "sar/io/file_util.h"
 
 namespace sar::filterd {
@@ -26,12 +29,18 @@ Status Get(const YAML::Node& node, const std::string& key, const std::string& so
   return Status::OK();
 }
 
-Status CheckPositive(double v, const std::string& key, const std::string& where, bool allow_zero) {
-  if (v < 0 || (!allow_zero && v == 0)) {
-    return Status::Corruption(where + "'" + key + "' must be " + (allow_zero ? ">= 0" : "> 0"));
+// Every number has an upper bound too: a time of 1e300 s (or .inf, .nan) would overflow where
+// it is turned into a timeout, and no site means a poll interval of a month.
+Status CheckRange(double v, const std::string& key, const std::string& where, bool allow_zero,
+                  double max) {
+  if (!std::isfinite(v) || v < 0 || (!allow_zero && v == 0) || v > max) {
+    return Status::Corruption(where + "'" + key + "' must be " + (allow_zero ? ">= 0" : "> 0") +
+                              " and <= " + fmt::format("{:g}", max));
   }
   return Status::OK();
 }
+
+constexpr double kDay = 86400;
 
 using Setter = std::function<Status(const YAML::Node&, const std::string&)>;
 
@@ -42,18 +51,25 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
     return Setter(
         [&source, f](const YAML::Node& n, const std::string& k) { return Get(n, k, source, f); });
   };
-  auto num = [&](double* f, bool allow_zero) {
-    return Setter([&source, f, allow_zero](const YAML::Node& n, const std::string& k) {
+  auto num = [&](double* f, bool allow_zero, double max) {
+    return Setter([&source, f, allow_zero, max](const YAML::Node& n, const std::string& k) {
       SAR_RETURN_IF_ERROR(Get(n, k, source, f));
-      return CheckPositive(*f, k, Where(source, n.Mark()), allow_zero);
+      return CheckRange(*f, k, Where(source, n.Mark()), allow_zero, max);
     });
   };
-  auto integer = [&](auto* f) {
-    return Setter([&source, f](const YAML::Node& n, const std::string& k) {
+  auto integer = [&](auto* f, int64_t max) {
+    return Setter([&source, f, max](const YAML::Node& n, const std::string& k) {
       SAR_RETURN_IF_ERROR(Get(n, k, source, f));
-      if (*f < 0) return Status::Corruption(Where(source, n.Mark()) + "'" + k + "' must be >= 0");
+      if (*f < 0 || *f > max) {
+        return Status::Corruption(Where(source, n.Mark()) + "'" + k + "' must be 0.." +
+                                  std::to_string(max));
+      }
       return Status::OK();
     });
+  };
+  auto flag = [&](bool* f) {
+    return Setter(
+        [&source, f](const YAML::Node& n, const std::string& k) { return Get(n, k, source, f); });
   };
   auto one_of = [&](std::string* f, std::vector<std::string> allowed) {
     return Setter([&source, f, allowed](const YAML::Node& n, const std::string& k) {
@@ -72,26 +88,26 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"squeue_path", str(&c.squeue_path)},
       {"slurmrestd_socket", str(&c.slurmrestd_socket)},
       {"slurmrestd_api", str(&c.slurmrestd_api)},
-      {"source_timeout_s", num(&c.source_timeout_s, false)},
+      {"source_timeout_s", num(&c.source_timeout_s, false, 3600)},
       {"replay_trace", str(&c.replay_trace)},
-      {"replay_start_s", num(&c.replay_start_s, true)},
-      {"replay_speed", num(&c.replay_speed, false)},
-      {"poll_retries", integer(&c.poll_retries)},
-      {"retry_backoff_s", num(&c.retry_backoff_s, true)},
+      {"replay_start_s", num(&c.replay_start_s, true, 1e12)},
+      {"replay_speed", num(&c.replay_speed, false, 1e9)},
+      {"poll_retries", integer(&c.poll_retries, 100)},
+      {"retry_backoff_s", num(&c.retry_backoff_s, true, 60)},
       {"fabric", str(&c.fabric)},
       {"subnet_lst", str(&c.subnet_lst)},
       {"node_name_map", str(&c.node_name_map)},
       {"topology_conf", str(&c.topology_conf)},
-      {"min_leaves", integer(&c.filter.min_leaves)},
-      {"min_time_limit_min", integer(&c.filter.min_time_limit_min)},
-      {"min_nodes", integer(&c.filter.min_nodes)},
+      {"min_leaves", integer(&c.filter.min_leaves, 1 << 20)},
+      {"min_time_limit_min", integer(&c.filter.min_time_limit_min, 1 << 30)},
+      {"min_nodes", integer(&c.filter.min_nodes, 1 << 20)},
       {"ignore_partitions",
        Setter([&source, f = &c.filter.ignore_partitions](
                   const YAML::Node& n, const std::string& k) { return Get(n, k, source, f); })},
-      {"poll_interval_s", num(&c.poll_interval_s, false)},
-      {"event_coalesce_ms", num(&c.event_coalesce_ms, true)},
-      {"settle_s", num(&c.settle_s, true)},
-      {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true)},
+      {"poll_interval_s", num(&c.poll_interval_s, false, kDay)},
+      {"event_coalesce_ms", num(&c.event_coalesce_ms, true, 60000)},
+      {"settle_s", num(&c.settle_s, true, kDay)},
+      {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true, kDay)},
       {"mapping_file", str(&c.mapping_file)},
       {"trigger", Setter([&source, f = &c.trigger](const YAML::Node& n, const std::string& k) {
          std::string name;
@@ -101,19 +117,27 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
                                    "signal, console, file, none (not '" + name + "')");
        })},
       {"opensm_pid_file", str(&c.opensm_pid_file)},
+      {"verify_sm_process", flag(&c.verify_sm_process)},
       {"console_host", str(&c.console_host)},
-      {"console_port", integer(&c.console_port)},
+      {"console_port", integer(&c.console_port, 65535)},
       {"guid2lid", str(&c.guid2lid)},
       {"current_lfts", str(&c.current_lfts)},
       {"lft_file", str(&c.lft_file)},
       {"engine", str(&c.engine)},
-      {"num_vls", integer(&c.num_vls)},
-      {"routing_threads", integer(&c.routing_threads)},
+      {"num_vls", integer(&c.num_vls, 15)},
+      {"routing_threads", integer(&c.routing_threads, 1024)},
       {"state_dir", str(&c.state_dir)},
       {"control_socket", str(&c.control_socket)},
       {"control_socket_group", str(&c.control_socket_group)},
       {"metrics_textfile", str(&c.metrics_textfile)},
-      {"metrics_listen", str(&c.metrics_listen)},
+      {"metrics_listen",
+       Setter([&source, f = &c.metrics_listen](const YAML::Node& n, const std::string& k) {
+         SAR_RETURN_IF_ERROR(Get(n, k, source, f));
+         if (f->empty()) return Status::OK();
+         sockaddr_in addr{};
+         const Status s = ParseMetricsListen(*f, &addr);
+         return s.ok() ? s : Status::Corruption(Where(source, n.Mark()) + s.message());
+       })},
       {"log_level",
        one_of(&c.log_level, {"trace", "debug", "info", "warn", "error", "critical", "off"})},
       {"log_file", str(&c.log_file)},

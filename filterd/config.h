@@ -49,6 +49,9 @@ struct Config {
   std::string mapping_file = "/var/lib/sar/jobs.map";
   Trigger trigger = Trigger::kSignal;  // parsed once here; the daemon holds its Action
   std::string opensm_pid_file = "/run/opensm.pid";
+  // Before a signal: the pid is OpenSM (and, trigger "signal", has libosmsar.so mapped).
+  // Test-only switch: false lets a stand-in that is not OpenSM be signalled.
+  bool verify_sm_process = true;
   std::string console_host = "127.0.0.1";
   int console_port = 10000;
 

@@ -43,6 +43,19 @@ TEST(Config, ValuesAndDefaults) {
   EXPECT_DOUBLE_EQ(c.settle_s, 2.5);
   EXPECT_EQ(c.trigger, Trigger::kNone);
   EXPECT_EQ(c.poll_interval_s, Config().poll_interval_s);
+  EXPECT_TRUE(c.verify_sm_process);  // safe by default; false is for test stand-ins only
+}
+
+TEST(Config, LargestAcceptedValues) {
+  Config c;
+  Status s = ParseConfig(
+      "fabric: f\npoll_interval_s: 86400\nmetrics_listen: \"127.0.0.1:19192\"\n"
+      "verify_sm_process: false\n",
+      "x.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(c.poll_interval_s, 86400);
+  EXPECT_EQ(c.metrics_listen, "127.0.0.1:19192");
+  EXPECT_FALSE(c.verify_sm_process);
 }
 
 // Each malformed config names the line of the offending key or value.
@@ -60,6 +73,22 @@ TEST(Config, ErrorsCarryFileAndLine) {
       {"fabric: a\ntopology_conf: b\n", "set exactly one"},
       {"subnet_lst: a\ntopology_conf: b\n", "set exactly one"},
       {"fabric: a\nsource: replay\n", "replay_trace"},
+      // Issue 19 defect 10: 2,147,484 s overflowed an int of milliseconds into a busy loop.
+      {"fabric: f.topo\n\npoll_interval_s: 2147484\n",
+       "x.yaml:3: 'poll_interval_s' must be > 0 and <= 86400"},
+      {"fabric: f.topo\npoll_interval_s: .inf\n", "x.yaml:2:"},
+      {"fabric: f.topo\nsettle_s: .nan\n", "x.yaml:2:"},
+      {"fabric: f.topo\nmin_reroute_interval_s: 1e300\n", "x.yaml:2:"},
+      {"fabric: f.topo\nevent_coalesce_ms: 1e12\n", "x.yaml:2:"},
+      {"fabric: f.topo\nsource_timeout_s: 1e9\n", "x.yaml:2:"},
+      {"fabric: f.topo\nretry_backoff_s: 3601\n", "x.yaml:2:"},
+      {"fabric: f.topo\npoll_retries: 100000\n", "x.yaml:2:"},
+      {"fabric: f.topo\nconsole_port: 70000\n", "x.yaml:2:"},
+      // Issue 19 defect 16: trailing garbage after the port, caught at load.
+      {"fabric: f.topo\n\nmetrics_listen: \"127.0.0.1:19192x\"\n",
+       "x.yaml:3: metrics_listen '127.0.0.1:19192x'"},
+      {"fabric: f.topo\nmetrics_listen: \"10.0.0.1:9733\"\n", "x.yaml:2:"},
+      {"fabric: f.topo\nverify_sm_process: maybe\n", "x.yaml:2:"},
   };
   for (const auto& c : cases) {
     Config config;

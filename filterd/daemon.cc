@@ -13,8 +13,10 @@
 
 #include "control_socket.h"
 #include "event_coalescer.h"
+#include "instance_lock.h"
 #include "job_set_diff.h"
 #include "metrics_http.h"
+#include "sar/io/job_file.h"
 
 #ifdef SAR_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -70,12 +72,47 @@ void Daemon::Start() {
   } else if (state_.has_router_set) {
     spdlog::info("state: the router has {} multi-switch jobs from a previous run",
                  state_.router_set.size());
+    // A last reroute in the future (the clock was stepped back, or a damaged file: 1e300)
+    // would hold every reroute back until the clock caught up: take it as now.
+    const double unix_now = UnixSeconds();
+    if (!(state_.last_reroute_unix_s <= unix_now)) {
+      spdlog::warn(
+          "state: last reroute at {} is in the future (now {:.0f}; clock stepped "
+          "back?); taking it as now",
+          state_.last_reroute_unix_s, unix_now);
+      state_.last_reroute_unix_s = unix_now;
+    }
     // Translate the last reroute's wall time into the monotonic clock the gate uses, so the
     // minimum interval also holds across a restart.
     gate_.MarkRerouted(MonotonicSeconds() - (UnixSeconds() - state_.last_reroute_unix_s));
   }
   last_poll_set_ = state_.router_set;
   metrics_.last_reroute_unix_s = state_.last_reroute_unix_s;
+  CheckMappingOnDisk();
+}
+
+void Daemon::CheckMappingOnDisk() {
+  if (!state_.has_router_set || action_->dry_run() || action_->mapping_file().empty()) return;
+  JobMapping on_disk;
+  const Status s = ReadJobMapping(action_->mapping_file(), &on_disk);
+  if (s.ok() && !DiffJobSets(state_.router_set, FromJobMapping(on_disk)).changed()) return;
+  spdlog::warn("mapping: {} does not hold the set the router was last told ({}); rewriting it",
+               action_->mapping_file(), s.ok() ? "it differs" : s.ToString());
+  mapping_stale_ = true;
+}
+
+void Daemon::RestoreMapping() {
+  const Status s = WriteJobMapping(action_->mapping_file(), ToJobMapping(state_.router_set));
+  if (s.ok()) {
+    mapping_stale_ = false;
+    spdlog::info("mapping: {} holds the router's {} jobs again", action_->mapping_file(),
+                 state_.router_set.size());
+    return;
+  }
+  mapping_stale_ = true;
+  ++metrics_.mapping_write_errors;
+  spdlog::error("mapping: could not restore the router's set ({}); retrying next cycle",
+                s.ToString());
 }
 
 bool Daemon::PollWithRetries(std::vector<SourceJob>* jobs) {
@@ -92,7 +129,7 @@ bool Daemon::PollWithRetries(std::vector<SourceJob>* jobs) {
     }
     spdlog::warn("poll: {}: {}; retry in {:.2f} s", source_->name(), s.ToString(), wait);
     std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-    wait *= 2;
+    wait = std::min(wait * 2, 60.0);  // doubled without bound, it overflows sleep_for's ns
   }
 }
 
@@ -193,6 +230,7 @@ bool Daemon::RunCycle(double now_s) {
       if (!action_->dry_run()) gate_.MarkRerouted(now_s);
       break;
   }
+  if (mapping_stale_ && decision != RerouteGate::Decision::kReroute) RestoreMapping();
   WriteMetrics();
   return rerouted;
 }
@@ -220,15 +258,23 @@ bool Daemon::SafeCycle(double now_s) {
 bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
   // Converted once: the mapping file, the state dir and the action all use this one.
   const JobMapping mapping = ToJobMapping(set);
+  const uint64_t write_failures = action_->stats().mapping_write_failed;
   const Status s = action_->Apply({set, mapping, state_.router_set});
   metrics_.last_action_seconds = action_->stats().last_seconds;
   if (action_->dry_run()) return true;
+  // An atomic write that failed left the old file in place: nothing to put back then.
+  const uint64_t new_write_failures = action_->stats().mapping_write_failed - write_failures;
+  metrics_.mapping_write_errors += new_write_failures;
   if (!s.ok()) {
     // The router still has the old set: keep it as such, so the next cycle tries again
-    // (throttled by the minimum interval).
+    // (throttled by the minimum interval). The mapping on disk must say the same, or the
+    // subnet manager's next pass (its own sweep, a restart) reads jobs it was never told of,
+    // and if the job set returns to the router's no reroute would ever correct it.
     ++metrics_.trigger_errors;
+    if (new_write_failures == 0 && !action_->mapping_file().empty()) RestoreMapping();
     return false;
   }
+  mapping_stale_ = false;
   ++metrics_.reroutes;
   state_.router_set = set;
   state_.has_router_set = true;
@@ -240,8 +286,17 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
 
 void Daemon::Persist(const JobMapping& router_mapping) {
   Status s = SaveState(config_.state_dir, state_, router_mapping);
-  if (!s.ok())
+  if (!s.ok()) {
+    ++metrics_.state_write_errors;
     spdlog::error("state: not saved ({}); a restart may reroute once more", s.ToString());
+  }
+}
+
+int PollTimeoutMs(double wait_s) {
+  // Compared as doubles before any conversion: a NaN fails every comparison, so it waits 0.
+  const double ms = std::ceil(wait_s * 1e3);
+  if (!(ms > 0)) return 0;
+  return ms >= 3.6e6 ? 3600000 : static_cast<int>(ms);
 }
 
 std::string Daemon::StatusLine() const {
@@ -251,11 +306,26 @@ std::string Daemon::StatusLine() const {
 }
 
 int Daemon::Run() {
+  // One daemon per state dir (issue 19 defect 13), taken before the control socket is opened.
+  // A dry run changes nothing and may run beside the service.
+  InstanceLock lock;
+  if (!options_.dry_run) {
+    if (Status s = lock.Acquire(config_.state_dir); s.code() == Status::Code::kFailed) {
+      spdlog::critical("{}", s.message());
+      if (!config_.log_file.empty()) fmt::print(stderr, "sar-filterd: {}\n", s.message());
+      return 1;
+    } else if (!s.ok()) {
+      spdlog::error("state dir lock: {} (running without it)", s.ToString());
+    }
+  }
   Start();
   if (options_.once) {
     SafeCycle(MonotonicSeconds());
-    return metrics_.poll_errors > 0 || metrics_.trigger_errors > 0 || metrics_.cycle_errors > 0 ? 1
-                                                                                                : 0;
+    // Any failure an operator would want to see fails the run: --once is what scripts check.
+    const bool failed = metrics_.poll_errors > 0 || metrics_.trigger_errors > 0 ||
+                        metrics_.cycle_errors > 0 || metrics_.mapping_write_errors > 0 ||
+                        metrics_.state_write_errors > 0 || mapping_stale_;
+    return failed ? 1 : 0;
   }
   sigset_t mask;
   sigemptyset(&mask);
@@ -300,9 +370,7 @@ int Daemon::Run() {
     http.AddPollFds(&fds);
     const double wake = std::min({next_poll, events.DueAt(), ToSeconds(control.NextDeadline()),
                                   ToSeconds(http.NextDeadline())});
-    const double wait_ms = std::ceil((wake - MonotonicSeconds()) * 1e3);
-    const int timeout_ms = wait_ms <= 0 ? 0 : wait_ms > 3.6e6 ? 3600000 : static_cast<int>(wait_ms);
-    if (poll(fds.data(), fds.size(), timeout_ms) < 0) continue;
+    if (poll(fds.data(), fds.size(), PollTimeoutMs(wake - MonotonicSeconds())) < 0) continue;
     try {
       http.Handle(fds, [this] { return FormatPrometheus(metrics_); });
       // A burst of hooks is one batch of requests and, through `events`, one poll.

@@ -55,6 +55,8 @@ class Daemon {
   void CompareNodeLists();
   bool Reroute(const std::vector<MultiSwitchJob>& set);
   void Persist(const JobMapping& router_mapping);
+  void CheckMappingOnDisk();
+  void RestoreMapping();
   void WriteMetrics();
   std::string StatusLine() const;
 
@@ -71,6 +73,13 @@ class Daemon {
   std::unordered_set<std::string> reported_unknown_;
   bool nodes_compared_ = false;
   bool waiting_ = false;  // the last cycle held a change back (settle / interval)
+  // The mapping file may hold a set the router was not told (a failed trigger, a crash between
+  // write and state save): rewritten with state_.router_set at the next cycle without reroute.
+  bool mapping_stale_ = false;
 };
+
+/// poll()'s timeout for a wait of `wait_s` seconds: 0..3,600,000 ms, for any double (huge,
+/// infinite or NaN waits included), so that no interval can overflow an int into a busy loop.
+int PollTimeoutMs(double wait_s);
 
 }  // namespace sar::filterd

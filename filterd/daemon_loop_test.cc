@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -81,6 +82,20 @@ int ConnectUnix(const std::string& path) {
   }
   close(fd);
   return -1;
+}
+
+// Issue 19 defect 10: poll_interval_s >= 2,147,484 s overflowed an int of milliseconds into a
+// negative timeout, i.e. a busy loop. Every wait maps into 0..1 h, NaN and infinity included.
+TEST(DaemonLoop, PollTimeoutNeverOverflows) {
+  EXPECT_EQ(PollTimeoutMs(2147484), 3600000);
+  EXPECT_EQ(PollTimeoutMs(86400), 3600000);
+  EXPECT_EQ(PollTimeoutMs(1e300), 3600000);
+  EXPECT_EQ(PollTimeoutMs(std::numeric_limits<double>::infinity()), 3600000);
+  EXPECT_EQ(PollTimeoutMs(std::numeric_limits<double>::quiet_NaN()), 0);
+  EXPECT_EQ(PollTimeoutMs(-1e300), 0);
+  EXPECT_EQ(PollTimeoutMs(0), 0);
+  EXPECT_EQ(PollTimeoutMs(0.0001), 1);  // rounded up: never a busy wait before a deadline
+  EXPECT_EQ(PollTimeoutMs(2.5), 2500);
 }
 
 TEST(DaemonLoop, SlowClientsDelayNeitherCyclesNorSigterm) {

@@ -23,6 +23,12 @@ std::string FormatPrometheus(const DaemonMetrics& m) {
   Add(&out, "reroutes_total", "counter", "Mapping writes followed by a trigger.", m.reroutes);
   Add(&out, "trigger_errors_total", "counter",
       "Failed reroutes: mapping not written or trigger failed.", m.trigger_errors);
+  Add(&out, "mapping_write_errors_total", "counter",
+      "Mapping file writes that failed (before a trigger, or restoring the router's set).",
+      m.mapping_write_errors);
+  Add(&out, "state_write_errors_total", "counter",
+      "State dir saves that failed after a reroute (a restart may reroute once more).",
+      m.state_write_errors);
   Add(&out, "cycle_errors_total", "counter",
       "Cycles ended by an unexpected error (logged; the daemon goes on).", m.cycle_errors);
   Add(&out, "control_requests_total", "counter",

@@ -14,6 +14,7 @@
 #include "recording_action.h"
 #include "replay_source.h"
 #include "sar/io/job_file.h"
+#include "state_store.h"
 #include "test_util.h"
 
 namespace sar::filterd {
@@ -61,6 +62,7 @@ class DaemonTest : public ::testing::Test {
     config_.mapping_file = dir_.Join("jobs.map");
     config_.state_dir = dir_.Join("state");
     config_.opensm_pid_file = dir_.Join("opensm.pid");
+    config_.verify_sm_process = false;  // the stand-in for OpenSM is this test process
     config_.poll_retries = 1;
     config_.retry_backoff_s = 0;
     config_.settle_s = 0;
@@ -191,10 +193,96 @@ TEST_F(DaemonTest, MissingSubnetManagerIsRetriedNotLost) {
   now_ = 12;
   EXPECT_FALSE(d->RunCycle(now_));
   EXPECT_EQ(d->metrics().trigger_errors, 1u);
-  // The mapping is on disk already; the next cycle tries the trigger again.
-  EXPECT_EQ(MappedHosts().size(), 4u);
+  // The router was told nothing: the mapping says so again (issue 19 defect 11), and the next
+  // cycle tries the whole reroute again.
+  EXPECT_EQ(MappedHosts().size(), 0u);
   EXPECT_FALSE(d->RunCycle(now_ + 1));
   EXPECT_EQ(d->metrics().trigger_errors, 2u);
+}
+
+// Issue 19 defect 11: a failed trigger left the new set in jobs.map; when the job set went back
+// to the router's, nothing rewrote it, and OpenSM's next pass read jobs that had ended.
+TEST_F(DaemonTest, AfterAFailedTriggerTheMappingIsTheRoutersSet) {
+  trace_.clear();
+  ASSERT_TRUE(ParseJobTrace("0 100 a n[2-5]\n10 20 b n[0-7]\n", "t", &trace_).ok());
+  auto action = std::make_unique<RecordingAction>(config_.mapping_file);
+  RecordingAction* rec = action.get();
+  Daemon d(config_, DaemonOptions{}, TwoLeaves(), std::make_unique<FlakySource>(trace_, &now_),
+           std::move(action));
+  d.Start();
+  const std::vector<std::string> a = {"n2", "n3", "n4", "n5"};
+  now_ = 5;
+  EXPECT_TRUE(d.RunCycle(now_));
+  EXPECT_EQ(MappedHosts(), a);
+  now_ = 12;  // b starts; the router cannot be told
+  rec->fail_with = Status::IOError("router gone");
+  EXPECT_FALSE(d.RunCycle(now_));
+  EXPECT_EQ(rec->mappings.back().jobs.size(), 2u) << "the new set was written first";
+  EXPECT_EQ(MappedHosts(), a) << "a failed trigger leaves the router's set on disk";
+  now_ = 25;  // b ended: the set is the router's again, no reroute
+  EXPECT_FALSE(d.RunCycle(now_));
+  EXPECT_EQ(MappedHosts(), a);
+  EXPECT_EQ(rec->applied.size(), 2u);
+
+  // A mapping that disagrees with the state at start (a crash between mapping write and state
+  // save, an operator's edit) is rewritten by the first cycle, without a reroute.
+  std::ofstream(config_.mapping_file) << "n0 99\nn7 99\n";
+  auto again = std::make_unique<RecordingAction>(config_.mapping_file);
+  RecordingAction* rec2 = again.get();
+  Daemon restarted(config_, DaemonOptions{}, TwoLeaves(),
+                   std::make_unique<FlakySource>(trace_, &now_), std::move(again));
+  restarted.Start();
+  EXPECT_FALSE(restarted.RunCycle(now_));
+  EXPECT_EQ(MappedHosts(), a);
+  EXPECT_TRUE(rec2->applied.empty());
+}
+
+// Issue 19 defect 12: --once exited 0 with the mapping unwritten, and no metric showed it.
+TEST_F(DaemonTest, OnceFailsWhenTheMappingCannotBeWritten) {
+  config_.mapping_file = dir_.Join("missing-dir/jobs.map");
+  config_.trigger = Trigger::kNone;
+  config_.metrics_textfile = dir_.Join("metrics.prom");
+  now_ = 12;
+  Daemon d(config_, DaemonOptions{.once = true}, TwoLeaves(),
+           std::make_unique<FlakySource>(trace_, &now_));
+  EXPECT_EQ(d.Run(), 1);
+  EXPECT_EQ(d.metrics().mapping_write_errors, 1u);
+  EXPECT_EQ(d.metrics().reroutes, 0u);
+  std::ifstream in(config_.metrics_textfile);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\nsar_filterd_mapping_write_errors_total 1\n"), std::string::npos)
+      << text.str();
+  struct stat st {};
+  EXPECT_NE(stat(dir_.Join("missing-dir").c_str(), &st), 0) << "no directory made";
+
+  // The state dir unwritable (a file where the dir should be): --once fails too.
+  config_.mapping_file = dir_.Join("jobs.map");
+  config_.state_dir = dir_.Join("blocker/state");
+  std::ofstream(dir_.Join("blocker")) << "x";
+  Daemon d2(config_, DaemonOptions{.once = true}, TwoLeaves(),
+            std::make_unique<FlakySource>(trace_, &now_));
+  EXPECT_EQ(d2.Run(), 1);
+  EXPECT_EQ(d2.metrics().state_write_errors, 1u);
+  EXPECT_EQ(d2.metrics().reroutes, 1u);
+}
+
+// Issue 19 defect 9: a last reroute in the future (clock stepped back; 1e300) held every reroute
+// back until the clock caught up: for ever, --once too.
+TEST_F(DaemonTest, ALastRerouteInTheFutureDoesNotBlockReroutes) {
+  for (const char* when : {"1e300", "4102444800", "nan", "inf"}) {
+    TempDir state;
+    config_.state_dir = state.path();
+    ASSERT_TRUE(SaveState(config_.state_dir, PersistentState{true, {}, 0}).ok());
+    std::ofstream(state.Join("last_reroute")) << when << "\n";
+    now_ = 12;
+    Daemon d(config_, DaemonOptions{.once = true}, TwoLeaves(),
+             std::make_unique<FlakySource>(trace_, &now_));
+    EXPECT_EQ(d.Run(), 0) << when;
+    EXPECT_EQ(d.metrics().reroutes, 1u) << when;
+    EXPECT_LE(d.metrics().last_reroute_unix_s, static_cast<double>(time(nullptr)) + 1) << when;
+    EXPECT_EQ(DrainSignals(), 1) << when;
+  }
 }
 
 TEST_F(DaemonTest, DryRunWritesNothing) {

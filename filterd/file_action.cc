@@ -19,11 +19,12 @@ double Seconds() {
 class FileAction : public Action {
  public:
   FileAction(std::string mapping_file, std::string lft_file, std::string pid_file,
-             std::unique_ptr<RoutePlanner> planner)
+             std::unique_ptr<RoutePlanner> planner, SmProcessCheck check)
       : Action(std::move(mapping_file), false),
         lft_file_(std::move(lft_file)),
         pid_file_(std::move(pid_file)),
-        planner_(std::move(planner)) {}
+        planner_(std::move(planner)),
+        check_(std::move(check)) {}
   const char* name() const override { return "file"; }
 
  protected:
@@ -43,7 +44,7 @@ class FileAction : public Action {
     // signal (WriteLftDump replaces it atomically).
     SAR_RETURN_IF_ERROR(WriteLftDump(lft_file_, planner_->fabric(), tables));
     const double t2 = Seconds();
-    SAR_RETURN_IF_ERROR(SignalPidFile(pid_file_, SIGHUP));
+    SAR_RETURN_IF_ERROR(SignalPidFile(pid_file_, SIGHUP, check_));
     // The stage times let an operator (and scripts/day_latency.py) split a reroute's latency.
     spdlog::info(
         "file mode: new tables in {}: max effective EFI {}, dark fiber {:.3f} (routing and "
@@ -56,15 +57,16 @@ class FileAction : public Action {
   std::string lft_file_;
   std::string pid_file_;
   std::unique_ptr<RoutePlanner> planner_;
+  SmProcessCheck check_;
 };
 
 }  // namespace
 
 std::unique_ptr<Action> MakeFileAction(std::string mapping_file, std::string lft_file,
-                                       std::string pid_file,
-                                       std::unique_ptr<RoutePlanner> planner) {
+                                       std::string pid_file, std::unique_ptr<RoutePlanner> planner,
+                                       SmProcessCheck check) {
   return std::make_unique<FileAction>(std::move(mapping_file), std::move(lft_file),
-                                      std::move(pid_file), std::move(planner));
+                                      std::move(pid_file), std::move(planner), std::move(check));
 }
 
 }  // namespace sar::filterd

@@ -1,7 +1,6 @@
 // sar-filterd: the filter daemon between SLURM and the subnet manager (docs/filterd.md).
 #include <pthread.h>
 #include <signal.h>
-#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -13,6 +12,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "leaf_map.h"
+#include "log_file.h"
 #include "replay_source.h"
 #include "route_planner.h"
 #include "sar/io/guid2lid.h"
@@ -117,7 +117,12 @@ int main(int argc, char** argv) {
   }
   if (!log_level.empty()) config.log_level = log_level;
   if (!config.log_file.empty()) {
-    spdlog::set_default_logger(spdlog::basic_logger_mt("sar-filterd", config.log_file));
+    std::shared_ptr<spdlog::logger> file_logger;
+    if (Status s = MakeFileLogger("sar-filterd", config.log_file, &file_logger); !s.ok()) {
+      fmt::print(stderr, "sar-filterd: {}: {}\n", config_path, s.ToString());
+      return kExitConfig;
+    }
+    spdlog::set_default_logger(file_logger);
   } else {
     spdlog::set_default_logger(spdlog::stderr_color_mt("sar-filterd"));
   }

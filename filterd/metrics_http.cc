@@ -22,22 +22,33 @@ MetricsHttpServer::~MetricsHttpServer() {
   if (fd_ >= 0) close(fd_);
 }
 
-Status MetricsHttpServer::Open(const std::string& address) {
+Status ParseMetricsListen(const std::string& address, sockaddr_in* out) {
   const size_t colon = address.rfind(':');
   int port = -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  if (colon == std::string::npos ||
-      inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr) != 1 ||
-      std::from_chars(address.data() + colon + 1, address.data() + address.size(), port).ec !=
-          std::errc() ||
-      port < 0 || port > 65535) {
+  const char* end = address.data() + address.size();
+  // The port must end the string: "19192x" is a typo, not port 19192.
+  if (colon == std::string::npos || colon + 1 == address.size() ||
+      inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr) != 1) {
     return Status::InvalidArgument("metrics_listen '" + address + "': expected <IPv4>:<port>");
+  }
+  const auto [p, ec] = std::from_chars(address.data() + colon + 1, end, port);
+  if (ec != std::errc() || p != end || port < 0 || port > 65535) {
+    return Status::InvalidArgument("metrics_listen '" + address +
+                                   "': expected <IPv4>:<port>, port 0..65535");
   }
   if ((ntohl(addr.sin_addr.s_addr) >> 24) != 127) {
     return Status::InvalidArgument("metrics_listen '" + address + "': loopback addresses only");
   }
   addr.sin_port = htons(static_cast<uint16_t>(port));
+  *out = addr;
+  return Status::OK();
+}
+
+Status MetricsHttpServer::Open(const std::string& address) {
+  sockaddr_in addr{};
+  SAR_RETURN_IF_ERROR(ParseMetricsListen(address, &addr));
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) return Status::IOError("metrics_listen: socket: " + std::string(strerror(errno)));
   const int one = 1;

@@ -3,6 +3,7 @@
 // (or an SSH tunnel), and the daemon runs as root.
 #pragma once
 
+#include <netinet/in.h>
 #include <poll.h>
 
 #include <functional>
@@ -13,6 +14,10 @@
 #include "sar/status.h"
 
 namespace sar::filterd {
+
+/// Parses `metrics_listen`: "<IPv4 in 127.0.0.0/8>:<port 0..65535>", nothing before or after.
+/// The config checks it at load (file:line) with this, and Open() binds what it returns.
+Status ParseMetricsListen(const std::string& address, sockaddr_in* out);
 
 class MetricsHttpServer {
  public:

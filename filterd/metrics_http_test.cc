@@ -77,5 +77,23 @@ TEST(MetricsHttp, LoopbackOnly) {
   EXPECT_FALSE(server.Open("localhost").ok());
 }
 
+// Issue 19 defect 16: "19192x" was read as port 19192.
+TEST(MetricsHttp, RejectsAnythingAfterThePort) {
+  for (const char* bad : {"127.0.0.1:19192x", "127.0.0.1:19192 ", "127.0.0.1:", "127.0.0.1:+80",
+                          "127.0.0.1:65536", "127.0.0.1:-1", " 127.0.0.1:80", "127.0.0.1:80:80"}) {
+    sockaddr_in addr{};
+    Status s = ParseMetricsListen(bad, &addr);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find(bad), std::string::npos) << s.message();
+    MetricsHttpServer server;
+    EXPECT_FALSE(server.Open(bad).ok()) << bad;
+    EXPECT_LT(server.fd(), 0) << bad;
+  }
+  sockaddr_in addr{};
+  ASSERT_TRUE(ParseMetricsListen("127.0.0.2:19192", &addr).ok());
+  EXPECT_EQ(ntohs(addr.sin_port), 19192);
+  EXPECT_EQ(ntohl(addr.sin_addr.s_addr), 0x7f000002u);
+}
+
 }  // namespace
 }  // namespace sar::filterd

@@ -182,6 +182,7 @@ class FileModeTest : public ::testing::Test {
     config_.lft_file = dir_.Join("lfts.dump");
     config_.state_dir = dir_.Join("state");
     config_.opensm_pid_file = dir_.Join("opensm.pid");
+    config_.verify_sm_process = false;  // this test process stands in for OpenSM
     config_.poll_retries = 0;
     config_.min_reroute_interval_s = 0;
     ASSERT_TRUE(ParseJobTrace("0 - a h[0-1]\n10 - b h0,h3\n", "t", &trace_).ok());

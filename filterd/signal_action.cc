@@ -11,7 +11,7 @@
 
 namespace sar::filterd {
 
-Status SignalPidFile(const std::string& pid_file, int signum) {
+Status SignalPidFile(const std::string& pid_file, int signum, const SmProcessCheck& check) {
   std::string text;
   SAR_RETURN_IF_ERROR(ReadFileToString(pid_file, &text));
   const size_t start = text.find_first_not_of(" \t\r\n");
@@ -23,6 +23,11 @@ Status SignalPidFile(const std::string& pid_file, int signum) {
     return Status::Corruption(pid_file + ": not a pid: '" + text.substr(start, end - start + 1) +
                               "'");
   }
+  if (check) {
+    // Between this check and kill() the pid could be reused; a pid file is only that exact.
+    const Status s = check(pid, signum);
+    if (!s.ok()) return Status::Failed(pid_file + ": " + s.message());
+  }
   if (kill(pid, signum) != 0) {
     return Status::IOError(pid_file + ": kill(" + std::to_string(pid) + "): " + strerror(errno));
   }
@@ -33,21 +38,28 @@ namespace {
 
 class SignalAction : public Action {
  public:
-  SignalAction(std::string mapping_file, std::string pid_file)
-      : Action(std::move(mapping_file), false), pid_file_(std::move(pid_file)) {}
+  SignalAction(std::string mapping_file, std::string pid_file, SmProcessCheck check)
+      : Action(std::move(mapping_file), false),
+        pid_file_(std::move(pid_file)),
+        check_(std::move(check)) {}
   const char* name() const override { return "signal"; }
 
  protected:
-  Status DoApply(const ActionRequest&) override { return SignalPidFile(pid_file_, SIGUSR2); }
+  Status DoApply(const ActionRequest&) override {
+    return SignalPidFile(pid_file_, SIGUSR2, check_);
+  }
 
  private:
   std::string pid_file_;
+  SmProcessCheck check_;
 };
 
 }  // namespace
 
-std::unique_ptr<Action> MakeSignalAction(std::string mapping_file, std::string pid_file) {
-  return std::make_unique<SignalAction>(std::move(mapping_file), std::move(pid_file));
+std::unique_ptr<Action> MakeSignalAction(std::string mapping_file, std::string pid_file,
+                                         SmProcessCheck check) {
+  return std::make_unique<SignalAction>(std::move(mapping_file), std::move(pid_file),
+                                        std::move(check));
 }
 
 }  // namespace sar::filterd

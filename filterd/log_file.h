@@ -1,0 +1,20 @@
+// The `log_file` logger (issue 19 defect 14): spdlog's file sink throws spdlog_ex when the file
+// cannot be opened (sar-filterd aborted) and silently creates missing parent directories (as
+// root). Here the parent must exist and the file must open for appending, or the caller gets a
+// Status naming the path and the reason (sar-filterd exits 2, a config error).
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <memory>
+#include <string>
+
+#include "sar/status.h"
+
+namespace sar::filterd {
+
+/// A logger named `name` appending to `path`. Creates no directory; never throws.
+Status MakeFileLogger(const std::string& name, const std::string& path,
+                      std::shared_ptr<spdlog::logger>* out);
+
+}  // namespace sar::filterd
