@@ -106,7 +106,7 @@ TEST(Slurmrestd, AChunkedReplyIsDecoded) {
   TempDir dir;
   const std::string body = kJobs;
   const size_t half = body.size() / 2;
-  char size1[16], size2[16];
+  char size1[32], size2[32];  // a size_t in hex and ";ext=1" fit
   snprintf(size1, sizeof(size1), "%zx", half);
   snprintf(size2, sizeof(size2), "%zx;ext=1", body.size() - half);
   FakeRestd restd(dir.Join("rest.sock"), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
