@@ -21,11 +21,8 @@ namespace sar::filterd {
 namespace {
 
 std::string Ask(const std::string& path, const std::string& line) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return "connect failed";
+  const int fd = ConnectUnix(path);
+  if (fd < 0) return "connect failed";
   (void)!write(fd, line.data(), line.size());
   std::string reply;
   char buf[128];
@@ -35,11 +32,8 @@ std::string Ask(const std::string& path, const std::string& line) {
 }
 
 int Connect(const std::string& path) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const int fd = ConnectUnix(path);
+  EXPECT_GE(fd, 0) << "connect " << path;
   return fd;
 }
 

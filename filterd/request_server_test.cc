@@ -25,11 +25,8 @@ int Listen(const std::string& path) {
 }
 
 int Connect(const std::string& path) {
-  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const int fd = ConnectUnix(path);
+  EXPECT_GE(fd, 0) << "connect " << path;
   return fd;
 }
 

@@ -25,20 +25,15 @@ Status RoutePlanner::Inputs(const JobMapping& mapping, RoutingInputs* out) const
   return LoadRoutingInputs(fabric_, o, mapping, out);
 }
 
-Status RoutePlanner::Quality(const LftSet& tables, const RoutingInputs& in,
-                             RouteQuality* out) const {
+Status RoutePlanner::Evaluate(const RoutingInputs& in, RouteQuality* out) const {
+  if (!has_current_) return Status::NotFound("no current tables (set 'current_lfts')");
   Metrics m;
   MetricsOptions mo;
   mo.threads = options_.threads;
-  SAR_RETURN_IF_ERROR(ComputeMetrics(fabric_, tables, in.jobs, mo, &m));
+  SAR_RETURN_IF_ERROR(ComputeMetrics(fabric_, current_, in.jobs, mo, &m));
   out->max_effective_efi = m.effective_efi.max;
   out->dark_fiber = m.dark_fiber;
   return Status::OK();
-}
-
-Status RoutePlanner::Evaluate(const RoutingInputs& in, RouteQuality* out) const {
-  if (!has_current_) return Status::NotFound("no current tables (set 'current_lfts')");
-  return Quality(current_, in, out);
 }
 
 Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality) const {
@@ -47,8 +42,13 @@ Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* qu
   ValidationReport report;
   // The subnet manager would load whatever we hand it: the routing pass refuses tables that
   // drop or loop a route, or that need more layers than it carries.
-  Status s = engine_ ? RunRoutingPass(in, *engine_, &routed, &report)
-                     : RunRoutingPass(in, &routed, &report);
+  // The sweep that validates also gives the metrics the new tables are judged by.
+  AnalysisOptions also;
+  also.what = kAnalyseMetrics;
+  also.jobs = &in.jobs;
+  AnalysisResult analysis;
+  Status s = engine_ ? RunRoutingPass(in, *engine_, &routed, &report, also, &analysis)
+                     : RunRoutingPass(in, &routed, &report, also, &analysis);
   if (!s.ok()) {
     std::string why = "engine '" + engine + "': " + s.message();
     // With one lane the engine fails itself when it needs layers; the pass refuses a cyclic
@@ -62,7 +62,8 @@ Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* qu
     }
     return Status::Failed(why);
   }
-  SAR_RETURN_IF_ERROR(Quality(routed.lfts, in, quality));
+  quality->max_effective_efi = analysis.metrics.effective_efi.max;
+  quality->dark_fiber = analysis.metrics.dark_fiber;
   *out = std::move(routed.lfts);
   return Status::OK();
 }

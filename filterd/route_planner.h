@@ -61,8 +61,6 @@ class RoutePlanner {
   Status Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality) const;
 
  private:
-  Status Quality(const LftSet& tables, const RoutingInputs& in, RouteQuality* out) const;
-
   Fabric fabric_;
   std::unique_ptr<RoutingEngine> engine_;
   PlannerOptions options_;

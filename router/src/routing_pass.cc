@@ -188,18 +188,22 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
 }
 
 Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out,
-                      ValidationReport* report) {
+                      ValidationReport* report, const AnalysisOptions& also,
+                      AnalysisResult* analysis) {
   *report = ValidationReport();
   const RoutingInput in = inputs.EngineInput();
   SAR_RETURN_IF_ERROR(engine.Route(in, out));
+  AnalysisResult own;
   return ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
-                         out->num_layers, ValidationFor(inputs.options), report);
+                         out->num_layers, ValidationFor(inputs.options), also,
+                         analysis ? analysis : &own, report);
 }
 
-Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report) {
+Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
+                      const AnalysisOptions& also, AnalysisResult* analysis) {
   const std::unique_ptr<RoutingEngine> engine = MakeRoutingEngine(inputs.engine);
   if (engine == nullptr) return Status::InvalidArgument("unknown engine '" + inputs.engine + "'");
-  return RunRoutingPass(inputs, *engine, out, report);
+  return RunRoutingPass(inputs, *engine, out, report, also, analysis);
 }
 
 }  // namespace sar

@@ -125,10 +125,15 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
 ValidationOptions ValidationFor(const RoutingOptions& options);
 
 /// Runs inputs.engine on the inputs, then ValidateRouting. Engine notes are appended to
-/// out->notes. On error *out is unspecified.
-Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report);
+/// out->notes. On error *out is unspecified. With `analysis`, the validating sweep also computes
+/// what `also` asks for (sar-filterd's planner judges its new tables by their metrics) and
+/// *analysis receives it.
+Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
+                      const AnalysisOptions& also = AnalysisOptions(),
+                      AnalysisResult* analysis = nullptr);
 /// The same with a given engine instead of inputs.engine (tests inject their own).
 Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out,
-                      ValidationReport* report);
+                      ValidationReport* report, const AnalysisOptions& also = AnalysisOptions(),
+                      AnalysisResult* analysis = nullptr);
 
 }  // namespace sar
