@@ -39,12 +39,6 @@ struct RouteArgs {
   bool json = false;
 };
 
-std::string EngineList() {
-  std::string names;
-  for (const std::string& n : sar::RoutingEngineNames()) names += (names.empty() ? "" : ", ") + n;
-  return names;
-}
-
 int RunRoute(const RouteArgs& a) {
   if (a.engine == "list") {
     for (const std::string& n : sar::RoutingEngineNames()) std::printf("%s\n", n.c_str());
@@ -52,7 +46,7 @@ int RunRoute(const RouteArgs& a) {
   }
   if (sar::MakeRoutingEngine(a.engine) == nullptr) {
     std::fprintf(stderr, "sar-route: unknown engine '%s'; known engines: %s\n", a.engine.c_str(),
-                 EngineList().c_str());
+                 sar::RoutingEngineList().c_str());
     return kUsage;
   }
   if (a.fabric.topology.empty() || a.out.empty()) {
@@ -142,7 +136,8 @@ int RunRoute(const RouteArgs& a) {
 std::function<int()> SetupRoute(CLI::App* c) {
   auto a = std::make_shared<RouteArgs>();
   RouteArgs& r = *a;
-  c->add_option("--engine,-e", r.engine, "routing engine, or 'list' (" + EngineList() + ")")
+  c->add_option("--engine,-e", r.engine,
+                "routing engine, or 'list' (" + sar::RoutingEngineList() + ")")
       ->required();
   // The topology is checked in run: `--engine list` must work without one.
   AddFabricOptions(c, &r.fabric, /*topology_required=*/false);

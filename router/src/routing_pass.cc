@@ -40,9 +40,8 @@ Status Settle(const Fabric& f, const RoutingOptions& o, JobMapping mapping, bool
   in.options = o;
   in.mapping = std::move(mapping);
   if (MakeRoutingEngine(o.engine) == nullptr) {
-    std::string names;
-    for (const std::string& n : RoutingEngineNames()) names += (names.empty() ? "" : ", ") + n;
-    return Status::InvalidArgument("unknown engine '" + o.engine + "'; known engines: " + names);
+    return Status::InvalidArgument("unknown engine '" + o.engine +
+                                   "'; known engines: " + RoutingEngineList());
   }
   for (const std::string& name : o.root_names) {
     const NodeId n = f.FindByName(name);

@@ -92,5 +92,7 @@ class RoutingEngine {
 std::unique_ptr<RoutingEngine> MakeRoutingEngine(std::string_view name);
 /// The names MakeRoutingEngine knows, in a stable order.
 std::vector<std::string> RoutingEngineNames();
+/// The same names as one "minhop, updn, ..." list, for messages.
+std::string RoutingEngineList();
 
 }  // namespace sar

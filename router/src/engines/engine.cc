@@ -151,4 +151,10 @@ std::vector<std::string> RoutingEngineNames() {
   return names;
 }
 
+std::string RoutingEngineList() {
+  std::string list;
+  for (const EngineEntry& e : kEngines) list += (list.empty() ? "" : ", ") + std::string(e.name);
+  return list;
+}
+
 }  // namespace sar
