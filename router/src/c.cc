@@ -109,12 +109,7 @@ sar::Status BuildFabric(const sar_node_t* nodes, int num_nodes, const sar_port_t
   }
   SAR_RETURN_IF_ERROR(sar::CanonicalNodeOrder(as_given, &out->fabric));
   const sar::Fabric& f = out->fabric;
-  for (const sar::PortRef& e : f.Endpoints()) {
-    if (f.base_lid(e) == 0) {
-      return sar::Status::InvalidArgument("HCA port " + sar::GuidString(f.port_guid(e)) +
-                                          " has no LID");
-    }
-  }
+  SAR_RETURN_IF_ERROR(f.CheckEndpointLids());
   out->switch_of_input.resize(num_nodes);
   for (int i = 0; i < num_nodes; ++i) {
     out->switch_of_input[i] = f.switch_index(f.FindByNodeGuid(nodes[i].guid));

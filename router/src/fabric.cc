@@ -195,4 +195,14 @@ std::vector<PortRef> Fabric::Endpoints() const {
   return out;
 }
 
+Status Fabric::CheckEndpointLids() const {
+  for (const PortRef& e : Endpoints()) {
+    if (base_lid(e) == 0) {
+      return Status::InvalidArgument("HCA '" + name(e.node) + "' port " + std::to_string(e.port) +
+                                     " has no LID");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace sar

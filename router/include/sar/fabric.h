@@ -115,6 +115,9 @@ class Fabric {
 
   /// The HCA ports that are cabled: the terminals that send and receive traffic, in HCA order.
   std::vector<PortRef> Endpoints() const;
+  /// InvalidArgument naming the first endpoint without a LID ("HCA '<name>' port <n> has no
+  /// LID"): routing needs every endpoint addressed.
+  Status CheckEndpointLids() const;
 
  private:
   std::vector<NodeKind> kind_;

@@ -75,9 +75,7 @@ Status CheckInput(const RoutingInput& in) {
     return Status::InvalidArgument("threads must be >= 0 (0 = all hardware threads), got " +
                                    std::to_string(in.threads));
   }
-  for (const PortRef& e : f.Endpoints()) {
-    if (f.base_lid(e) == 0) return Status::InvalidArgument("HCA " + PortName(f, e) + " has no LID");
-  }
+  SAR_RETURN_IF_ERROR(f.CheckEndpointLids());
   for (NodeId r : in.roots) {
     if (r < 0 || r >= f.num_nodes()) {
       return Status::InvalidArgument("root " + std::to_string(r) + " is not a node of the fabric");
