@@ -47,6 +47,14 @@
 
 #define OSMSAR_ENGINE_NAME "sar"
 
+/* Test only: a build with -DOSMSAR_TEST_NO_HOLD pushes planned tables at once, without waiting
+ * for acks, so the integration test can show that its hold check fails without the hold. */
+#ifdef OSMSAR_TEST_NO_HOLD
+#define OSMSAR_NO_HOLD 1
+#else
+#define OSMSAR_NO_HOLD 0
+#endif
+
 /* An event for the plugin's thread, queued by report() or the routing callback. */
 typedef struct mig_event {
   enum { EV_ACK, EV_ROUTING_DONE, EV_TOPOLOGY } kind;
@@ -372,7 +380,7 @@ static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
     p->result_fp = fp;
     p->planned = NULL;
     p->released_epoch = 0;
-  } else if (!p->result || p->result_fp != fp || p->released_epoch) {
+  } else if (!p->result || p->result_fp != fp || p->released_epoch || OSMSAR_NO_HOLD) {
     routed_now = 1; /* (a release whose plan no longer fits the topology: route it now) */
   }
   pthread_mutex_unlock(&p->mutex);
@@ -394,7 +402,7 @@ static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
       return 0;
     }
     pthread_mutex_lock(&p->mutex);
-    topology_changed = p->result != NULL;
+    topology_changed = p->result != NULL && p->result_fp != fp;
     /* A released plan of the old topology is superseded: these tables carry the current job
      * mapping on the new topology, which is what the release asked for. */
     if (p->released_epoch) {
@@ -633,6 +641,10 @@ static void mig_plan(osmsar_t* p, uint32_t epoch) {
           epoch, sar_result_engine(result), sar_result_route_ms(result),
           sar_result_check_ms(result), changed ? "change" : "unchanged", nsubs, nparts, scope);
   sar_mig_planned(p->mig, now_ms(), epoch, 1, changed, parts, (size_t)nparts, NULL);
+  if (OSMSAR_NO_HOLD) { /* the test build without the hold: push at once, acks or not */
+    p->osm->subn.force_reroute = TRUE;
+    osm_opensm_sweep(p->osm);
+  }
   if (parts != subs) free(parts);
   free(subs);
   sar_fabric_destroy(fabric);
