@@ -202,6 +202,45 @@ TEST(SarCApi, EveryLidOfAnLmcRangeIsDelivered) {
   EXPECT_EQ(routes, 12 * 11 * 2);
 }
 
+// Migration mode through the C API, as the plugin uses it: highLID rows identical for two job
+// mappings, sar_result_layer answers the last lane for high -> high and a base layer otherwise.
+TEST(SarCApi, MigrationModeHighRowsIgnoreTheJobs) {
+  const Fabric f = ThreeLevel();
+  Fabric lmc1 = f;
+  lmc1.ClearLids();
+  sar::testfab::AssignTestLids(&lmc1, 1);
+  const Flat flat = Flatten(lmc1, Identity(lmc1));
+  Options a("sar", TempFile("mig_a", Mapping(lmc1))), b("sar", TempFile("mig_b", "h0 1\n"));
+  std::string other;
+  const auto& h = lmc1.hcas();
+  for (size_t i = 0; i < h.size(); i += 2) other += std::string(lmc1.hostname(h[i])) + " 7\n";
+  Options c("sar", TempFile("mig_c", other));
+  for (Options* o : {&a, &b, &c}) {
+    sar_options_set_migration(o->o, 1);
+    sar_options_set_num_vls(o->o, 4);
+  }
+  Routed ra, rc;
+  RouteFlat(flat, a, &ra);
+  RouteFlat(flat, c, &rc);
+  ASSERT_NE(ra.r, nullptr) << ra.err;
+  ASSERT_NE(rc.r, nullptr) << rc.err;
+  const auto ta = TablesByGuid(flat, ra.r), tc = TablesByGuid(flat, rc.r);
+  int base_differs = 0;
+  for (const auto& [guid, row] : ta) {
+    for (const sar::PortRef& e : lmc1.Endpoints()) {
+      const sar::Lid b0 = lmc1.base_lid(e);
+      EXPECT_EQ(row[b0 + 1], tc.at(guid)[b0 + 1]);
+      base_differs += row[b0] != tc.at(guid)[b0];
+    }
+  }
+  EXPECT_GT(base_differs, 0);  // the premise: the jobs did change the base rows
+  EXPECT_EQ(sar_result_num_layers(ra.r), 4);
+  const sar::Lid s = lmc1.base_lid(lmc1.Endpoints().front());
+  const sar::Lid d = lmc1.base_lid(lmc1.Endpoints().back());
+  EXPECT_EQ(sar_result_layer(ra.r, s + 1, d + 1), 3);
+  EXPECT_LT(sar_result_layer(ra.r, s, d), 3);
+}
+
 TEST(SarCApi, NodeOrderOfTheInputDoesNotChangeTheTables) {
   const Fabric f = ThreeLevel();
   const std::string jobs = TempFile("jobs_order", Mapping(f));
