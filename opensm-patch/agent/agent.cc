@@ -213,8 +213,17 @@ void Agent::HandleReport(const MadPacket& pkt, Clock::time_point now) {
   // Answer first, whatever the Report holds: OpenSM resends until it gets a ReportResp.
   Send(BuildReportResp(pkt.mad), MadAddr{pkt.from.lid, pkt.from.qpn, kSaQkey}, "ReportResp");
   status_.reports++;
+  // A retry of OpenSM's is the same MAD again: key on source, TID and the notice's bytes. The
+  // TID alone is not enough: a restarted OpenSM counts its TIDs from the same start.
   MadHeader h = ParseHeader(pkt.mad);
-  uint64_t key = (static_cast<uint64_t>(pkt.from.lid) << 32) | TidLow(h.tid);
+  uint64_t key = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&key](uint64_t v) {
+    key ^= v;
+    key *= 1099511628211ull;
+  };
+  mix(pkt.from.lid);
+  mix(TidLow(h.tid));
+  for (size_t i = kSaDataOffset; i < kSaDataOffset + 80; i++) mix(pkt.mad[i]);
   if (std::find(recent_tids_.begin(), recent_tids_.end(), key) != recent_tids_.end()) {
     status_.duplicate_reports++;
     return;

@@ -155,7 +155,7 @@ class Agent {
   Clock::time_point last_notice_{};
   Clock::time_point phase_started_{};
 
-  // Recent Report TIDs (low 32 bits + SLID): OpenSM resends a Report until ReportResp.
+  // Recent Reports (hash of SLID, TID, notice): OpenSM resends a Report until ReportResp.
   std::deque<uint64_t> recent_tids_;
 
   // Ignored() rate limit.

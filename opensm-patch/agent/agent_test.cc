@@ -243,6 +243,19 @@ TEST_F(AgentTest, DuplicatesAreAnsweredButChangeNothing) {
   EXPECT_EQ(consumers_.orders.size(), 1u);
 }
 
+TEST_F(AgentTest, RestartedOpenSmReusingATidIsNotADuplicate) {
+  Bringup();
+  agent_.OnMad(UnPath(20, 0x10), now_);
+  agent_.OnPhaseDone(PhaseResult{20, 2, 0, 0, false}, now_);
+  agent_.OnMad(RePath(20, 0x11), now_);
+  agent_.OnPhaseDone(PhaseResult{20, 4, 0, 0, false}, now_);
+  // A restarted OpenSM counts TIDs from the same start: same TID, new notice.
+  agent_.OnMad(UnPath(21, 0x10), now_);
+  ASSERT_EQ(consumers_.orders.size(), 3u);
+  EXPECT_EQ(consumers_.orders[2].epoch, 21u);
+  EXPECT_EQ(agent_.status().duplicate_reports, 0u);
+}
+
 TEST_F(AgentTest, HostileNoticesAreIgnored) {
   Bringup();
   agent_.OnMad(UnPath(5, 300), now_);
