@@ -16,6 +16,7 @@
 #include "instance_lock.h"
 #include "job_set_diff.h"
 #include "metrics_http.h"
+#include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 
 #ifdef SAR_HAVE_SYSTEMD
@@ -237,8 +238,26 @@ bool Daemon::RunCycle(double now_s) {
 
 void Daemon::WriteMetrics() {
   if (config_.metrics_textfile.empty()) return;
-  Status s = WriteMetricsTextfile(config_.metrics_textfile, metrics_);
+  Status s = WriteFileAtomic(config_.metrics_textfile, MetricsText());
   if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
+}
+
+bool Daemon::ReadMigration(MigrationStatus* m) const {
+  if (config_.migration_status_file.empty()) return false;
+  Status s = ReadMigrationStatus(config_.migration_status_file, m);
+  if (!s.ok()) {
+    // Not there yet (OpenSM not started, migration off) or being replaced: say so, go on.
+    spdlog::debug("migration status: {}", s.ToString());
+    return false;
+  }
+  return true;
+}
+
+std::string Daemon::MetricsText() const {
+  std::string text = FormatPrometheus(metrics_);
+  MigrationStatus m;
+  if (ReadMigration(&m)) text += FormatMigrationPrometheus(m);
+  return text;
 }
 
 bool Daemon::SafeCycle(double now_s) {
@@ -300,9 +319,13 @@ int PollTimeoutMs(double wait_s) {
 }
 
 std::string Daemon::StatusLine() const {
-  return fmt::format("polls={} poll_errors={} reroutes={} running_jobs={} multi_switch_jobs={}",
-                     metrics_.polls, metrics_.poll_errors, metrics_.reroutes, metrics_.running_jobs,
-                     metrics_.multi_switch_jobs);
+  std::string line =
+      fmt::format("polls={} poll_errors={} reroutes={} running_jobs={} multi_switch_jobs={}",
+                  metrics_.polls, metrics_.poll_errors, metrics_.reroutes, metrics_.running_jobs,
+                  metrics_.multi_switch_jobs);
+  MigrationStatus m;
+  if (ReadMigration(&m)) line += MigrationStatusLine(m);
+  return line;
 }
 
 int Daemon::Run() {
@@ -372,7 +395,7 @@ int Daemon::Run() {
                                   ToSeconds(http.NextDeadline())});
     if (poll(fds.data(), fds.size(), PollTimeoutMs(wake - MonotonicSeconds())) < 0) continue;
     try {
-      http.Handle(fds, [this] { return FormatPrometheus(metrics_); });
+      http.Handle(fds, [this] { return MetricsText(); });
       // A burst of hooks is one batch of requests and, through `events`, one poll.
       if (const int requests = control.Handle(fds, StatusLine()); requests > 0) {
         for (int i = 0; i < requests; ++i) events.Request(MonotonicSeconds());
