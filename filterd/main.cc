@@ -99,16 +99,27 @@ Status MakeSource(const Config& config, std::unique_ptr<JobSource>* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"sar-filterd: tells the subnet manager which jobs span leaf switches"};
+  CLI::App app{
+      "sar-filterd: tells the subnet manager which jobs span leaf switches (docs/filterd.md).\n"
+      "Exit codes: 0 stopped cleanly, 1 a --once cycle failed or another instance runs, "
+      "2 usage or configuration error."};
   std::string config_path = "/etc/sar/sar-filterd.yaml";
   DaemonOptions options;
   std::string log_level;
-  app.add_option("-c,--config", config_path, "YAML configuration file");
+  app.set_version_flag("--version", "sar-filterd " SAR_VERSION);
+  app.add_option("-c,--config", config_path, "YAML configuration file")->capture_default_str();
   app.add_flag("--once", options.once,
                "run one cycle and exit (1 if the poll or the reroute failed)");
   app.add_flag("--dry-run", options.dry_run, "report what a reroute would change; change nothing");
-  app.add_option("--log-level", log_level, "override the config's log_level");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--log-level", log_level, "override the config's log_level")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (109 for an unknown option) say nothing to systemd or a script: help and
+    // --version are 0, every usage error 2, like a configuration error.
+    return app.exit(e) == 0 ? 0 : kExitConfig;
+  }
 
   Config config;
   if (Status s = LoadConfig(config_path, &config); !s.ok()) {

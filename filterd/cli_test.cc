@@ -1,0 +1,78 @@
+// sar-filterd's command line, driven through the real binary (path in SAR_FILTERD_BIN): usage
+// errors exit 2 naming what was wrong (not CLI11's 109), --version and --help exit 0.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "test_util.h"
+
+namespace sar::filterd {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Outcome RunFilterd(const TempDir& dir, const std::string& args) {
+  const std::string cmd = std::string(SAR_FILTERD_BIN) + " " + args + " >" + dir.Join("out") +
+                          " 2>" + dir.Join("err") + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  Outcome r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(dir.Join("out"));
+  r.err = Slurp(dir.Join("err"));
+  return r;
+}
+
+TEST(FilterdCli, VersionPrintsTheProjectVersion) {
+  TempDir dir;
+  const Outcome r = RunFilterd(dir, "--version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("sar-filterd " SAR_VERSION), std::string::npos) << r.out;
+}
+
+TEST(FilterdCli, HelpShowsTheDefaultConfigPathAndExitCodes) {
+  TempDir dir;
+  const Outcome r = RunFilterd(dir, "--help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("/etc/sar/sar-filterd.yaml"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Exit codes"), std::string::npos) << r.out;
+}
+
+TEST(FilterdCli, UnknownOptionIsAUsageErrorNamingIt) {
+  TempDir dir;
+  const Outcome r = RunFilterd(dir, "--bogus");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+}
+
+TEST(FilterdCli, UnknownLogLevelIsRefusedBeforeAnythingRuns) {
+  TempDir dir;
+  // A config that does not exist: the log level must be refused first, by name.
+  const Outcome r = RunFilterd(dir, "--config " + dir.Join("none.yaml") + " --log-level loud");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("loud"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("none.yaml"), std::string::npos) << r.err;
+}
+
+TEST(FilterdCli, KnownLogLevelGetsAsFarAsTheConfig) {
+  TempDir dir;
+  const Outcome r = RunFilterd(dir, "--config " + dir.Join("none.yaml") + " --log-level debug");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("none.yaml"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sar::filterd
