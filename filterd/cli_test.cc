@@ -47,7 +47,7 @@ TEST(FilterdCli, HelpShowsTheDefaultConfigPathAndExitCodes) {
   TempDir dir;
   const Outcome r = RunFilterd(dir, "--help");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("/etc/sar/sar-filterd.yaml"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(SAR_DEFAULT_CONFIG), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Exit codes"), std::string::npos) << r.out;
 }
 

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
       "sar-filterd: tells the subnet manager which jobs span leaf switches (docs/filterd.md).\n"
       "Exit codes: 0 stopped cleanly, 1 a --once cycle failed or another instance runs, "
       "2 usage or configuration error."};
-  std::string config_path = "/etc/sar/sar-filterd.yaml";
+  std::string config_path = SAR_DEFAULT_CONFIG;  // <sysconfdir>/sar/sar-filterd.yaml
   DaemonOptions options;
   std::string log_level;
   app.set_version_flag("--version", "sar-filterd " SAR_VERSION);

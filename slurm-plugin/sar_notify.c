@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #define DEFAULT_SOCKET "/run/sar-filterd/control.sock"
+#ifndef DEFAULT_CONFIG /* CMake sets it from the install prefix */
 #define DEFAULT_CONFIG "/etc/sar/sar-notify.conf"
+#endif
 #define SOCKET_ENV "SAR_FILTERD_SOCKET"
 
 static void Log(int priority, const char* fmt, ...) {
