@@ -74,5 +74,16 @@ TEST(FilterdCli, KnownLogLevelGetsAsFarAsTheConfig) {
   EXPECT_NE(r.err.find("none.yaml"), std::string::npos) << r.err;
 }
 
+TEST(FilterdCli, MissingFabricFileSaysHowToMakeIt) {
+  TempDir dir;
+  {
+    std::ofstream c(dir.Join("c.yaml"));
+    c << "source: replay\nfabric: " << dir.Join("fabric.topo") << "\n";
+  }
+  const Outcome r = RunFilterd(dir, "--config " + dir.Join("c.yaml") + " --once");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("ibnetdiscover > " + dir.Join("fabric.topo")), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace sar::filterd

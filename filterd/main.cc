@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -143,7 +144,16 @@ int main(int argc, char** argv) {
   LeafMap leaves;
   sar::Fabric fabric;
   if (Status s = LoadLeaves(config, &leaves, &fabric); !s.ok()) {
-    spdlog::critical("topology: {}", s.ToString());
+    // The shipped config names a fabric file that nothing installs: say how to make one.
+    const bool missing_fabric = !config.fabric.empty() && config.subnet_lst.empty() &&
+                                config.topology_conf.empty() &&
+                                access(config.fabric.c_str(), F_OK) != 0;
+    spdlog::critical("topology: {}{}", s.ToString(),
+                     missing_fabric ? fmt::format(" (make it with `ibnetdiscover > {}`, or set "
+                                                  "subnet_lst or topology_conf and fabric: \"\" "
+                                                  "in {})",
+                                                  config.fabric, config_path)
+                                    : "");
     return kExitConfig;
   }
   if (leaves.num_hosts() == 0) {
