@@ -78,7 +78,8 @@ TEST(FilterdCli, MissingFabricFileSaysHowToMakeIt) {
   TempDir dir;
   {
     std::ofstream c(dir.Join("c.yaml"));
-    c << "source: replay\nfabric: " << dir.Join("fabric.topo") << "\n";
+    c << "source: replay\nreplay_trace: " << dir.Join("trace")
+      << "\nfabric: " << dir.Join("fabric.topo") << "\n";
   }
   const Outcome r = RunFilterd(dir, "--config " + dir.Join("c.yaml") + " --once");
   EXPECT_EQ(r.exit_code, 2);
