@@ -1,5 +1,6 @@
 #include "daemon.h"
 
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -337,7 +338,17 @@ int Daemon::Run() {
 
   ControlSocket control;
   if (!config_.control_socket.empty()) {
-    Status s = control.Open(config_.control_socket, config_.control_socket_group);
+    std::string group = config_.control_socket_group;
+    if (!group.empty() && getgrnam(group.c_str()) == nullptr) {
+      // The shipped config names Debian's SlurmUser group; a site without it still gets a
+      // socket (owner-only) and a warning, rather than none at all.
+      spdlog::warn(
+          "control socket: group '{}' does not exist: {} is owner-only (0600), so hooks run by "
+          "another user (SlurmUser) get EACCES; set control_socket_group to SlurmUser's group",
+          group, config_.control_socket);
+      group.clear();
+    }
+    Status s = control.Open(config_.control_socket, group);
     if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
   }
   MetricsHttpServer http;
