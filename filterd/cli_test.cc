@@ -86,5 +86,34 @@ TEST(FilterdCli, MissingFabricFileSaysHowToMakeIt) {
   EXPECT_NE(r.err.find("ibnetdiscover > " + dir.Join("fabric.topo")), std::string::npos) << r.err;
 }
 
+// --check through the binary: a good config passes (exit 0), a mapping directory that does not
+// exist fails (exit 1) and the daemon never starts either way.
+TEST(FilterdCli, CheckPassesAGoodConfigAndFailsABadOne) {
+  TempDir dir;
+  {
+    std::ofstream(dir.Join("topology.conf")) << "SwitchName=leaf0 Nodes=n[0-1]\n"
+                                                "SwitchName=leaf1 Nodes=n[2-3]\n";
+    std::ofstream(dir.Join("trace")) << "0 - 1 n[0-3]\n";
+  }
+  auto write_config = [&](const std::string& mapping) {
+    std::ofstream c(dir.Join("c.yaml"));
+    c << "source: replay\nreplay_trace: " << dir.Join("trace") << "\nfabric: \"\"\n"
+      << "topology_conf: " << dir.Join("topology.conf") << "\ntrigger: none\n"
+      << "mapping_file: " << mapping << "\nstate_dir: " << dir.Join("state") << "\n"
+      << "control_socket: " << dir.Join("ctl.sock") << "\ncontrol_socket_group: \"\"\n";
+  };
+  write_config(dir.Join("jobs.map"));
+  Outcome r = RunFilterd(dir, "--config " + dir.Join("c.yaml") + " --check");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok   job source replay: 1 running job(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all checks passed"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("ctl.sock"))) << "--check started the daemon";
+  write_config(dir.Join("no-such-dir") + "/jobs.map");
+  r = RunFilterd(dir, "--config " + dir.Join("c.yaml") + " --check");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL mapping_file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no-such-dir"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace sar::filterd

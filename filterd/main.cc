@@ -14,11 +14,13 @@
 #include "daemon.h"
 #include "leaf_map.h"
 #include "log_file.h"
+#include "preflight.h"
 #include "replay_source.h"
 #include "route_planner.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
+#include "sm_process.h"
 #include "timeout_source.h"
 #ifdef SAR_HAVE_SLURM
 #include "slurm_source.h"
@@ -97,12 +99,37 @@ Status MakeSource(const Config& config, std::unique_ptr<JobSource>* out) {
 #endif
 }
 
+// --check: the preflight items, then one poll of the job source. 0 if all hold, else 1.
+int RunCheck(const Config& config, JobSource* source) {
+  int failed = 0;
+  auto print = [&failed](const std::string& what, const std::string& detail, const Status& s) {
+    if (s.ok()) {
+      fmt::print("ok   {}: {}\n", what, detail);
+    } else {
+      fmt::print("FAIL {}: {}\n", what, s.ToString());
+      ++failed;
+    }
+  };
+  for (const PreflightItem& item : RunPreflight(
+           config, config.verify_sm_process ? RealSmProcessCheck(config.trigger == Trigger::kSignal)
+                                            : SmProcessCheck()))
+    print(item.what, item.detail, item.status);
+  std::vector<SourceJob> jobs;
+  const Status polled = source->Poll(&jobs);
+  print(std::string("job source ") + source->name(),
+        std::to_string(jobs.size()) + " running job(s) in one poll", polled);
+  fmt::print("{}\n", failed == 0 ? "sar-filterd --check: all checks passed"
+                                 : fmt::format("sar-filterd --check: {} check(s) failed", failed));
+  return failed == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
       "sar-filterd: tells the subnet manager which jobs span leaf switches (docs/filterd.md).\n"
-      "Exit codes: 0 stopped cleanly, 1 a --once cycle failed or another instance runs, "
+      "Exit codes: 0 stopped cleanly (or --check passed), 1 a --once cycle or a --check "
+      "failed, or another instance runs, "
       "2 usage or configuration error."};
   std::string config_path = SAR_DEFAULT_CONFIG;  // <sysconfdir>/sar/sar-filterd.yaml
   DaemonOptions options;
@@ -112,6 +139,11 @@ int main(int argc, char** argv) {
   app.add_flag("--once", options.once,
                "run one cycle and exit (1 if the poll or the reroute failed)");
   app.add_flag("--dry-run", options.dry_run, "report what a reroute would change; change nothing");
+  bool check_only = false;
+  app.add_flag("--check", check_only,
+               "check what the daemon will need (OpenSM's pid and plugin or console, the socket "
+               "group, the metrics address, writable paths, one poll), print each, exit 0 if "
+               "all hold and 1 if not; changes nothing");
   app.add_option("--log-level", log_level, "override the config's log_level")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   try {
@@ -173,6 +205,7 @@ int main(int argc, char** argv) {
     spdlog::critical("job source: {}", s.ToString());
     return kExitConfig;
   }
+  if (check_only) return RunCheck(config, source.get());
   std::unique_ptr<RoutePlanner> planner;
   if (!config.fabric.empty() && !config.guid2lid.empty()) {
     if (Status s = MakePlanner(config, std::move(fabric), &planner); !s.ok()) {
