@@ -1,6 +1,7 @@
 // sar-filterd's command line, driven through the real binary (path in SAR_FILTERD_BIN): usage
 // errors exit 2 naming what was wrong (not CLI11's 109), --version and --help exit 0.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -25,9 +26,9 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
-Outcome RunFilterd(const TempDir& dir, const std::string& args) {
-  const std::string cmd = std::string(SAR_FILTERD_BIN) + " " + args + " >" + dir.Join("out") +
-                          " 2>" + dir.Join("err") + " </dev/null";
+Outcome RunFilterd(const TempDir& dir, const std::string& args, const std::string& env = "") {
+  const std::string cmd = env + " " + std::string(SAR_FILTERD_BIN) + " " + args + " >" +
+                          dir.Join("out") + " 2>" + dir.Join("err") + " </dev/null";
   const int status = std::system(cmd.c_str());
   Outcome r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -113,6 +114,28 @@ TEST(FilterdCli, CheckPassesAGoodConfigAndFailsABadOne) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL mapping_file"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no-such-dir"), std::string::npos) << r.out;
+}
+
+// Under journald (JOURNAL_STREAM names stderr's file) each line carries its syslog priority,
+// so `journalctl -p err` finds errors; elsewhere no "<N>" prefix appears.
+TEST(FilterdCli, JournalLinesCarryTheirPriority) {
+  TempDir dir;
+  {
+    std::ofstream c(dir.Join("c.yaml"));
+    c << "source: replay\nreplay_trace: " << dir.Join("trace")
+      << "\nfabric: " << dir.Join("fabric.topo") << "\n";
+  }
+  std::ofstream(dir.Join("err")).flush();  // the file stderr will be: its device and inode
+  struct stat st {};
+  ASSERT_EQ(stat(dir.Join("err").c_str(), &st), 0);
+  const std::string stream =
+      "JOURNAL_STREAM=" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  Outcome r = RunFilterd(dir, "--config " + dir.Join("c.yaml") + " --once", stream);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("<2>critical: topology: ", 0), 0u) << r.err;
+  r = RunFilterd(dir, "--config " + dir.Join("c.yaml") + " --once");
+  EXPECT_EQ(r.err.find("<2>"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("topology: "), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // sar-filterd: the filter daemon between SLURM and the subnet manager (docs/filterd.md).
 #include <pthread.h>
 #include <signal.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -168,7 +167,7 @@ int main(int argc, char** argv) {
     }
     spdlog::set_default_logger(file_logger);
   } else {
-    spdlog::set_default_logger(spdlog::stderr_color_mt("sar-filterd"));
+    spdlog::set_default_logger(MakeStderrLogger("sar-filterd"));
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::flush_on(spdlog::level::info);
