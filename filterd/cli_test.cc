@@ -1,10 +1,17 @@
 // sar-filterd's command line, driven through the real binary (path in SAR_FILTERD_BIN): usage
 // errors exit 2 naming what was wrong (not CLI11's 109), --version and --help exit 0.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -137,6 +144,66 @@ TEST(FilterdCli, JournalLinesCarryTheirPriority) {
   EXPECT_EQ(r.err.find("<2>"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("topology: "), std::string::npos) << r.err;
 }
+
+#ifdef SAR_HAVE_SYSTEMD
+// Under systemd (NOTIFY_SOCKET, WATCHDOG_USEC): READY=1, a STATUS= line after each cycle, and
+// WATCHDOG=1 at least twice per watchdog period even when the poll interval is far longer.
+TEST(FilterdCli, TellsSystemdStatusAndPingsTheWatchdog) {
+  TempDir dir;
+  {
+    std::ofstream(dir.Join("topology.conf")) << "SwitchName=leaf0 Nodes=n[0-1]\n";
+    std::ofstream(dir.Join("trace")) << "0 - 1 n[0-1]\n";
+    std::ofstream c(dir.Join("c.yaml"));
+    c << "source: replay\nreplay_trace: " << dir.Join("trace") << "\nfabric: \"\"\n"
+      << "topology_conf: " << dir.Join("topology.conf") << "\ntrigger: none\n"
+      << "mapping_file: " << dir.Join("jobs.map") << "\nstate_dir: " << dir.Join("state")
+      << "\ncontrol_socket: \"\"\npoll_interval_s: 3600\n";
+  }
+  const std::string notify_path = dir.Join("notify");
+  const int sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, notify_path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    setenv("NOTIFY_SOCKET", notify_path.c_str(), 1);
+    setenv("WATCHDOG_USEC", "400000", 1);  // 0.4 s: pings every 0.2 s at the latest
+    unsetenv("WATCHDOG_PID");
+    const std::string config = dir.Join("c.yaml");
+    execl(SAR_FILTERD_BIN, SAR_FILTERD_BIN, "--config", config.c_str(), "--log-level", "warn",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int ready = 0, status = 0, watchdog = 0;
+  std::string status_line;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1500)) {
+    pollfd p{sock, POLLIN, 0};
+    if (poll(&p, 1, 100) != 1) continue;
+    char buf[1024];
+    const ssize_t n = recv(sock, buf, sizeof buf - 1, 0);
+    if (n <= 0) continue;
+    const std::string msg(buf, static_cast<size_t>(n));
+    ready += msg.find("READY=1") != std::string::npos;
+    watchdog += msg.find("WATCHDOG=1") != std::string::npos;
+    if (msg.rfind("STATUS=", 0) == 0) {
+      ++status;
+      status_line = msg;
+    }
+  }
+  kill(child, SIGTERM);
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  close(sock);
+  EXPECT_EQ(ready, 1);
+  EXPECT_GE(status, 1);
+  EXPECT_NE(status_line.find("polls=1"), std::string::npos) << status_line;
+  // 1.5 s with a 0.4 s watchdog: about 7 pings; far more than the one poll_interval_s allows.
+  EXPECT_GE(watchdog, 4);
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus;
+}
+#endif
 
 }  // namespace
 }  // namespace sar::filterd

@@ -177,6 +177,18 @@ TEST(DaemonLoop, UnknownSocketGroupStillOpensAnOwnerOnlySocket) {
   std::thread loop([&] { rc = daemon.Run(); });
   const int fd = ConnectUnix(config.control_socket);
   EXPECT_GE(fd, 0) << "no control socket without the group";
+  if (fd >= 0) {
+    // The status line says what an operator asks first, with times as times.
+    ASSERT_EQ(write(fd, "status\n", 7), 7);
+    std::string reply;
+    char buf[512];
+    for (ssize_t n; reply.find('\n') == std::string::npos && (n = read(fd, buf, sizeof buf)) > 0;)
+      reply.append(buf, static_cast<size_t>(n));
+    EXPECT_NE(reply.find("state=idle"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("trigger_errors=0"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("unknown_hosts=0"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("last_reroute=never"), std::string::npos) << reply;
+  }
   struct stat st {};
   ASSERT_EQ(stat(config.control_socket.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
