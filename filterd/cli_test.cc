@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "sar/io/topology.h"
 #include "test_util.h"
 
 namespace sar::filterd {
@@ -204,6 +205,27 @@ TEST(FilterdCli, TellsSystemdStatusAndPingsTheWatchdog) {
   EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << wstatus;
 }
 #endif
+
+// Issue 20 item 4: a live-form fabric file (ibnetdiscover's, with LIDs) is enough routing data
+// for the dry run's figures, as it is for sar-route; no guid2lid needed.
+TEST(FilterdCli, DryRunTakesTheLidsOfALiveFormFabricFile) {
+  TempDir dir;
+  TopologyWriteOptions live;
+  live.style = TopologyStyle::kIbnetdiscover;
+  ASSERT_TRUE(WriteTopology(dir.Join("fabric.topo"), TwoLeafFabric(), live).ok());
+  {
+    std::ofstream(dir.Join("trace")) << "0 - 7 h0,h2\n";
+    std::ofstream c(dir.Join("c.yaml"));
+    c << "source: replay\nreplay_trace: " << dir.Join("trace")
+      << "\nfabric: " << dir.Join("fabric.topo")
+      << "\ntrigger: none\nmapping_file: " << dir.Join("jobs.map")
+      << "\nstate_dir: " << dir.Join("state") << "\ncontrol_socket: \"\"\n";
+  }
+  const Outcome r = RunFilterd(dir, "--config " + dir.Join("c.yaml") + " --once --dry-run");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("no routing data"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("EFI"), std::string::npos) << r.err;
+}
 
 }  // namespace
 }  // namespace sar::filterd

@@ -46,11 +46,17 @@ Status LoadLeaves(const Config& config, LeafMap* leaves, sar::Fabric* fabric) {
   return Status::OK();
 }
 
-// The planner over the already-read fabric: LIDs from guid2lid, the current tables if given.
+// The planner over the already-read fabric: LIDs from guid2lid, else (the dry run) the LIDs a
+// live-form topology file carries, as sar-route takes them; the current tables if given.
 Status MakePlanner(const Config& config, sar::Fabric fabric, std::unique_ptr<RoutePlanner>* out) {
-  std::vector<sar::Guid2LidEntry> lids;
-  SAR_RETURN_IF_ERROR(sar::ReadGuid2Lid(config.guid2lid, &lids));
-  SAR_RETURN_IF_ERROR(sar::ApplyGuid2Lid(lids, &fabric));
+  if (!config.guid2lid.empty()) {
+    std::vector<sar::Guid2LidEntry> lids;
+    SAR_RETURN_IF_ERROR(sar::ReadGuid2Lid(config.guid2lid, &lids));
+    SAR_RETURN_IF_ERROR(sar::ApplyGuid2Lid(lids, &fabric));
+  } else if (Status s = fabric.CheckEndpointLids(); !s.ok()) {
+    return Status::InvalidArgument(config.fabric + ": " + s.message() +
+                                   " (set guid2lid to OpenSM's guid2lid file)");
+  }
   // File mode feeds OpenSM's file engine, which loads no per-route SL: one layer. The dry run in
   // front of the plugin may use every lane.
   auto planner = std::make_unique<RoutePlanner>(
@@ -206,7 +212,9 @@ int main(int argc, char** argv) {
   }
   if (check_only) return RunCheck(config, source.get());
   std::unique_ptr<RoutePlanner> planner;
-  if (!config.fabric.empty() && !config.guid2lid.empty()) {
+  // File mode requires guid2lid (config check): OpenSM's own LIDs, not a dump's. The dry run
+  // also takes the LIDs of a live-form fabric file (ibnetdiscover's), as sar-route does.
+  if (!config.fabric.empty() && (!config.guid2lid.empty() || fabric.max_lid() > 0)) {
     if (Status s = MakePlanner(config, std::move(fabric), &planner); !s.ok()) {
       // File mode cannot work without it; the dry run only loses its metrics.
       if (config.trigger == Trigger::kFile) {
