@@ -219,9 +219,13 @@ TEST(FilterdCli, DryRunTakesTheLidsOfALiveFormFabricFile) {
     c << "source: replay\nreplay_trace: " << dir.Join("trace")
       << "\nfabric: " << dir.Join("fabric.topo")
       << "\ntrigger: none\nmapping_file: " << dir.Join("jobs.map")
-      << "\nstate_dir: " << dir.Join("state") << "\ncontrol_socket: \"\"\n";
+      << "\nstate_dir: " << dir.Join("state") << "\ncontrol_socket: \"\"\n"
+      << "metrics_textfile: " << dir.Join("sar.prom") << "\n";
   }
   const Outcome r = RunFilterd(dir, "--config " + dir.Join("c.yaml") + " --once --dry-run");
+  // "--dry-run writes nothing": not the mapping, and not the live daemon's metrics textfile.
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("sar.prom")));
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("jobs.map")));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("no routing data"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("EFI"), std::string::npos) << r.err;

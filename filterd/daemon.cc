@@ -238,7 +238,8 @@ bool Daemon::RunCycle(double now_s) {
 }
 
 void Daemon::WriteMetrics() {
-  if (config_.metrics_textfile.empty()) return;
+  // A dry run beside the service must not replace the live daemon's figures.
+  if (config_.metrics_textfile.empty() || options_.dry_run) return;
   Status s = WriteMetricsTextfile(config_.metrics_textfile, metrics_);
   if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
 }
