@@ -59,6 +59,8 @@ class Daemon {
   void CheckMappingOnDisk();
   void RestoreMapping();
   void WriteMetrics();
+  /// SIGHUP: a log_file moved away by logrotate is opened anew.
+  void ReopenLogFile();
   std::string StatusLine() const;
   /// The Prometheus text: the daemon's counters and, if configured, the plugin's migration.
   std::string MetricsText() const;
