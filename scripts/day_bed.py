@@ -29,6 +29,7 @@ import signal
 import subprocess
 import time
 
+import migration_nodes
 import sar_testbed
 from filterd_process import FilterdProcess
 from slurm_testbed import SlurmTestbed
@@ -103,6 +104,11 @@ def sm_setup(mode, bed, run_dir):
         with open(conf, "w") as f:
             f.write(f"mapping_file {bed.mapping_file}\nengine sar\nnum_vls {bed.num_vls}\n"
                     "threads 1\n")
+            if bed.migration:
+                # docs/opensm-plugin.md "Migration mode"; the agents give their consumers 3/4 of
+                # the ack deadline.
+                f.write(f"migration on\nstatus_file {bed.migration_status}\n"
+                        "ack_timeout_ms 2000\nrepath_timeout_ms 2000\n")
         # As docs/opensm-plugin.md: QoS on, so OpenSM programs SL2VL through the engine.
         return dict(engine="sar", lfts_file=None,
                     extra_conf=["event_plugin_name osmsar", f"event_plugin_options {conf}",
@@ -168,7 +174,7 @@ class DayBed(StartStop):
 
     def __init__(self, workdir, fabric="ft2:16,16", sm=None, hooks=None, sar_route=None,
                  sar_filterd=None, build_dir=None, poll_interval_s=1.0, num_vls=8,
-                 progress=None):
+                 progress=None, migration=False, migration_agents=8, drain_ms=50):
         self.workdir = os.path.abspath(workdir)
         self.fabric_spec = fabric
         self.build_dir = os.path.abspath(build_dir or os.path.join(REPO, "build"))
@@ -179,6 +185,15 @@ class DayBed(StartStop):
         self.poll_interval_s = poll_interval_s
         self.num_vls = num_vls
         self.progress = progress or (lambda msg: None)
+        # Migration mode (docs/migration.md): LMC 1, the plugin's coordinator, sar-agent and a
+        # reference consumer on `migration_agents` hosts (ibsim takes 10 clients: OpenSM, the
+        # agents and dump_fts).
+        self.migration = migration
+        self.migration_agents = migration_agents
+        self.drain_ms = drain_ms
+        self.lmc = 1 if migration else 0
+        self.migration_status = os.path.join(self.workdir, "migration.json")
+        self.nodes = None
         self.topology = os.path.join(self.workdir, "fabric.topo")
         self.guid2lid = os.path.join(self.workdir, "guid2lid")
         self.lft_file = os.path.join(self.workdir, "sar.lfts")
@@ -202,6 +217,8 @@ class DayBed(StartStop):
         self._step("fabric", self._gen)
         self._step("minhop reference", self._minhop_reference)
         self._step("ibsim + OpenSM (sar)", self._start_sm)
+        if self.migration:
+            self._step("sar-agent + sar-migconsumer", self._start_agents)
         self._step("SLURM", self._start_slurm)
         self._step("sar-filterd", self._start_filterd)
 
@@ -214,14 +231,14 @@ class DayBed(StartStop):
     def stop(self):
         """Stops everything started here, by PID, newest first. Idempotent."""
         errors = []
-        for part in (self.filterd, self.slurm, self.tb):
+        for part in (self.filterd, self.slurm, self.nodes, self.tb):
             if part is None:
                 continue
             try:
                 part.stop()
             except Exception as e:  # noqa: BLE001 - stop the rest, then report
                 errors.append(str(e))
-        self.filterd = self.slurm = self.tb = None
+        self.filterd = self.slurm = self.nodes = self.tb = None
         _live.discard(self)
         if errors:
             raise DayError("teardown: " + "; ".join(errors))
@@ -234,7 +251,7 @@ class DayBed(StartStop):
 
     def _gen(self):
         run([self.sar_route, "gen", "--fabric", self.fabric_spec, "-o", self.topology,
-             "--guid2lid", self.guid2lid])
+             "--guid2lid", self.guid2lid, "--lmc", self.lmc])
         self.host_leaf = read_host_leaves(self.topology)
         self.hosts = sorted(self.host_leaf)
         self.leaves = sorted(set(self.host_leaf.values()))
@@ -251,7 +268,7 @@ class DayBed(StartStop):
 
     def _minhop_reference(self):
         with sar_testbed.Testbed(self.topology, os.path.join(self.workdir, "minhop-bed"),
-                                 guid2lid=self.guid2lid) as ref:
+                                 guid2lid=self.guid2lid, lmc=self.lmc) as ref:
             self.pids.append(ref.ibsim_pid)
             res = ref.route("minhop")
             shutil.copyfile(res.switches_lfts, self.minhop_lfts)
@@ -259,7 +276,7 @@ class DayBed(StartStop):
 
     def _start_sm(self):
         self.tb = sar_testbed.Testbed(self.topology, os.path.join(self.workdir, "sar-bed"),
-                                      guid2lid=self.guid2lid)
+                                      guid2lid=self.guid2lid, lmc=self.lmc)
         self.tb.start()
         self.pids.append(self.tb.ibsim_pid)
         setup = sm_setup(self.sm, self, self.tb.workdir)
@@ -275,6 +292,44 @@ class DayBed(StartStop):
             self.osm.wait_log(r"-> SUBNET UP\s*$", off, 60.0)
         self.current_lfts = self.readback("start")
         return f"OpenSM pid {self.osm.pid}, mode '{self.sm}', engine '{setup['engine']}'"
+
+    def _start_agents(self):
+        if self.sm != "plugin":
+            raise DayError("--migration on needs the OpenSM plugin (--sm plugin)")
+        agent = os.path.join(self.build_dir, "opensm-patch", "agent", "sar-agent")
+        consumer = os.path.join(self.build_dir, "opensm-patch", "libsarmig", "sar-migconsumer")
+        for tool in (agent, consumer):
+            if not os.access(tool, os.X_OK):
+                raise DayError(f"--migration on: {tool} is not built")
+        # Spread over the leaves; never h00000 (OpenSM's port).
+        n = min(self.migration_agents, len(self.hosts) - 1)
+        step = max(1, (len(self.hosts) - 1) // n)
+        hosts = [self.hosts[1 + i * step] for i in range(n)]
+        self.nodes = migration_nodes.MigrationNodes(self.tb, agent, consumer,
+                                                    os.path.join(self.workdir, "nodes"))
+        for h in hosts:
+            node = self.nodes.start(h)
+            self.pids.append(node.agent.pid)
+        self.base_lids = {}
+        for h in hosts:
+            st = self.nodes.nodes[h].wait_subscribed(20)
+            self.base_lids[h] = st["lid"]
+        for h in hosts:
+            # Each consumer keeps connections to the other agents' hosts.
+            peers = [lid for o, lid in self.base_lids.items() if o != h]
+            proc = self.nodes.add_consumer(self.nodes.nodes[h], {"peers": peers,
+                                                                 "drain_ms": self.drain_ms})
+            self.pids.append(proc.pid)
+        self.nodes.wait_registered(20)
+        return (f"{len(hosts)} agents (ibsim test mode) subscribed, one consumer each "
+                f"(drain {self.drain_ms} ms)")
+
+    def migration_status_now(self):
+        try:
+            with open(self.migration_status) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
 
     def _start_slurm(self):
         slurm_hooks, self.hook_options = hooks_setup(self.hooks, self)
@@ -306,6 +361,8 @@ class DayBed(StartStop):
             "metrics_textfile": os.path.join(fd, "metrics.prom"),
             "routing_threads": 1,
         }
+        if self.migration:
+            options["migration_status_file"] = self.migration_status
         options.update(filterd_trigger(self.sm, self))
         options.update(self.hook_options)
         self.filterd = FilterdProcess(self.sar_filterd, fd, options, self.slurm.env())
@@ -385,7 +442,8 @@ class DayBed(StartStop):
     def marks(self):
         """Where the logs and counters are now; observe() looks only at what comes after."""
         return dict(metrics=self.filterd.metrics(), osm=self.osm.log_offset(),
-                    filterd=self.filterd.log_offset(), t=time.time())
+                    filterd=self.filterd.log_offset(), t=time.time(),
+                    migration=self.migration_status_now() if self.migration else None)
 
     def observe(self, marks, timeout=60.0):
         """After a change in SLURM: waits until sar-filterd has polled since the change, then, if
@@ -440,7 +498,8 @@ class DayBed(StartStop):
         routing pass settles the engine (an empty mapping routes as plain dfsssp) for the plugin,
         sar-filterd's file mode and sar-route alike."""
         run([self.sar_route, "route", "--engine", "sar", "--topology", self.topology, "--lids",
-             self.guid2lid, "--jobs", mapping, "--vls", self.num_vls, "-o", out])
+             self.guid2lid, "--jobs", mapping, "--vls", self.num_vls, "-o", out,
+             *(["--migration"] if self.migration else [])])
         return out
 
     def diff_lfts(self, a, b):

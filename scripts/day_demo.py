@@ -18,6 +18,11 @@ table ends the run; every process it started is stopped, also on errors and Ctrl
 Subnet manager modes (--sm): "file" (stock OpenSM's file engine fed by sar-filterd's file mode)
 or "plugin" (OpenSM loads the sar plugin from build/opensm-patch). --hooks adds SLURM's
 controller hooks and --sar-pattern (build/slurm-plugin); "auto" uses them when built.
+--migration on (with --sm plugin): LMC 1 and the plugin's baseLID/highLID coordinator; sar-agent
+and a reference consumer run on 8 hosts spread over the leaves (ibsim's 10 clients: OpenSM, 8
+agents, dump_fts); per reroute the epoch's outcome, acks and phase times, and whether any
+consumer used a baseLID between the release of the new base tables and the end of their push
+(docs/migration.md).
 
 Exit codes: 0 the day ran and every check held; 1 a check failed (switch tables differ from
 sar-route's for that moment's jobs, a reroute where none belongs, a process left running);
@@ -28,6 +33,7 @@ sar-route's for that moment's jobs, a reroute where none belongs, a process left
 import argparse
 import os
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -38,6 +44,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import day_bed  # noqa: E402
 import day_latency  # noqa: E402
+import migration_nodes  # noqa: E402
 from testbed_common import exit_on_signals  # noqa: E402
 
 # The day, as (kind, label, size, pattern). Sizes of multi-leaf jobs are fractions of the
@@ -149,6 +156,8 @@ class Day:
             row["same"] = self.check_tables(tag)
             if job or end_job:
                 row["latency"] = self.latency(job or end_job, marks, row["event"])
+            if self.bed.migration:
+                row["migration"] = self.migration_check(marks)
         elif self.verify_quiet:
             now = self.bed.readback(tag)
             row["same"], report = self.bed.diff_lfts(self.bed.current_lfts, now)
@@ -162,6 +171,51 @@ class Day:
         self.rows.append(row)
         self.print_event(row, detail)
         return row
+
+    def migration_check(self, marks):
+        """The reroute ran as a migration epoch: its outcome, phase times and acks from the
+        plugin's status file and log, and whether any consumer used a baseLID between the
+        release of the new base tables and the end of their push (the window in which the base
+        tables change)."""
+        bed = self.bed
+        prev = (marks["migration"] or {}).get("last_epoch", 0)
+        deadline = time.monotonic() + 20
+        st = bed.migration_status_now()
+        while not (st and st.get("last_epoch", 0) > prev and st.get("phase") == 5):
+            if time.monotonic() > deadline:
+                self.failures.append(f"event {self.n}: no migration epoch ended: {st}")
+                return None
+            time.sleep(0.05)
+            st = bed.migration_status_now()
+        epoch = st["last_epoch"]
+        log = bed.osm.log_since(marks["osm"])
+        res = dict(epoch=epoch, outcome=st["last_outcome"], ms=st["last_ms"], acks=None,
+                   consumers=0, base_used=[])
+        m = re.search(rf"migration epoch {epoch} phase \d \(\w+\): acks (\d+)/(\d+) in \d+ ms: "
+                      "releasing", log)
+        if m:
+            res["acks"] = f"{m.group(1)}/{m.group(2)}"
+        rel = re.search(rf"^.*migration epoch {epoch} phase \d.*releasing.*$", log, re.M)
+        push = re.search(rf"^.*migration epoch {epoch} phase 3 .*pushed.*$", log, re.M)
+        if st["last_outcome"] != "released":
+            self.failures.append(f"event {self.n}: migration epoch {epoch} ended "
+                                 f"{st['last_outcome']}")
+        elif not rel or not push:
+            self.failures.append(f"event {self.n}: migration epoch {epoch}: no release/push "
+                                 f"lines in OpenSM's log")
+        else:
+            t0 = migration_nodes.opensm_log_real_ns(rel.group(0))
+            t1 = migration_nodes.opensm_log_real_ns(push.group(0))
+            for host, node in bed.nodes.nodes.items():
+                evs = node.switches()
+                peers = [lid for o, lid in bed.base_lids.items() if o != host]
+                res["consumers"] += 1
+                res["base_used"] += migration_nodes.base_use_during(evs, t0, t1, peers,
+                                                                    clock="real_ns")
+            if res["base_used"]:
+                self.failures.append(f"event {self.n}: a consumer used baseLIDs while the base "
+                                     f"tables changed: {res['base_used'][:3]}")
+        return res
 
     def check_tables(self, tag):
         """The switches' tables equal `sar-route route` for sar-filterd's mapping."""
@@ -205,6 +259,15 @@ class Day:
             if row["same"] is not None:
                 self.out("     switches == sar-route route for that mapping: "
                          + ("yes" if row["same"] else "NO"))
+            mig = row.get("migration")
+            if mig:
+                ms = mig["ms"]
+                self.out(f"     migration epoch {mig['epoch']}: {mig['outcome']}, acks "
+                         f"{mig['acks'] or '?'}; plan {ms.get('plan')} drain {ms.get('drain')} "
+                         f"push {ms.get('push')} repath {ms.get('repath')} total "
+                         f"{ms.get('total')} ms; consumers on highLIDs while the base tables "
+                         f"changed: {'yes' if not mig['base_used'] else 'NO'} "
+                         f"({mig['consumers']} consumers)")
         else:
             self.out("     no reroute (the multi-leaf host sets did not change)")
         arrow = (lambda x, y, f: f(x) if not row["rerouted"] else f"{f(x)} -> {f(y)}")
@@ -226,6 +289,13 @@ class Day:
                 f"  {lat:>7s}  {r['after']['max_eff_efi']:4d}  {r['minhop']['max_eff_efi']:5d}"
                 f"   {r['after']['dark']:4.0%}  {r['minhop']['dark']:5.0%}   "
                 f"{r['after']['worst_job_efi']:4d}  {r['minhop']['worst_job_efi']:5d}")
+        migs = [r["migration"] for r in self.rows if r.get("migration")]
+        if migs:
+            tot = [m["ms"].get("total", 0) for m in migs]
+            clean = all(not m["base_used"] and m["outcome"] == "released" for m in migs)
+            out(f"\nmigration: {len(migs)} epochs, median {statistics.median(tot):.0f} ms, worst "
+                f"{max(tot)} ms per epoch (consumers' drain {self.bed.drain_ms} ms twice); no "
+                f"consumer on a baseLID while base tables changed: {'yes' if clean else 'NO'}")
         if any("*" in r["title"] for r in self.rows):
             out("* alltoall, but the SLURM side is off (--hooks off, or slurm-plugin/ not built): "
                 "submitted without --sar-pattern")
@@ -316,6 +386,10 @@ def main(argv=None):
     ap.add_argument("--build", default=os.path.join(day_bed.REPO, "build"),
                     help="build directory with sar-route and sar-filterd (default build/)")
     ap.add_argument("--out", help="keep every file here (default: a temp dir, removed)")
+    ap.add_argument("--migration", choices=("on", "off"), default="off",
+                    help="baseLID/highLID migration (docs/migration.md): LMC 1, the plugin's "
+                         "coordinator, sar-agent + a reference consumer on up to 8 hosts "
+                         "(needs --sm plugin; default off)")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
@@ -328,7 +402,8 @@ def main(argv=None):
     say = (lambda msg: print(f"[{time.monotonic() - t0:6.1f} s] {msg}", flush=True))
     sm = None if args.sm == "auto" else args.sm
     bed = day_bed.DayBed(os.path.join(root, "day"), fabric=args.fabric, sm=sm, hooks=hooks,
-                         build_dir=args.build, poll_interval_s=args.poll_interval, progress=say)
+                         build_dir=args.build, poll_interval_s=args.poll_interval, progress=say,
+                         migration=args.migration == "on")
     code = 0
     pids = []
     try:

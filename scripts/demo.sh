@@ -4,7 +4,7 @@
 # sar-filterd between them; a scripted day of jobs; per event the metrics read back from the
 # switches, sar against OpenSM's minhop; a summary table; nothing left running.
 #   scripts/demo.sh [--fabric ft2:16,16] [--sm file|plugin] [--hooks auto|on|off] [--seed N]
-#                   [--short] [--poll-interval S] [--out DIR]          (--help for all)
+#                   [--short] [--poll-interval S] [--migration on|off] [--out DIR]  (--help)
 # The engine comparison (one job mix, every engine through real OpenSM, scripts/demo.py):
 #   scripts/demo.sh engines [--fabric ft2:20,18] [--engines ftree,updn,minhop,dfsssp] [--out DIR]
 # Installs what is missing and builds first.
@@ -21,7 +21,7 @@ fi
 # installs them); the day uses them when built, else OpenSM's file engine and polling alone.
 targets=(sar-route sar-filterd)
 available=$(cmake --build build --target help)
-for t in osmsar sar_pattern sar-notify; do
+for t in osmsar sar_pattern sar-notify sar-agent sar-migconsumer; do
   if grep -qx "\.\.\. $t" <<<"$available"; then targets+=("$t"); fi
 done
 cmake --build build -j "$(nproc)" --target "${targets[@]}" >/dev/null

@@ -72,6 +72,14 @@ class MigrationNode:
                 pass
         return sorted(out, key=lambda e: e["mono_ns"])
 
+
+def opensm_log_real_ns(line, year=None):
+    """CLOCK_REALTIME ns of an OpenSM log line ("Nov 22 18:15:56 343512 ..."), local time."""
+    w = line.split()
+    year = year or time.localtime().tm_year
+    t = time.mktime(time.strptime(f"{year} {w[0]} {w[1]} {w[2]}", "%Y %b %d %H:%M:%S"))
+    return int(t) * 1_000_000_000 + int(w[3]) * 1000
+
     def agent_log_text(self):
         try:
             with open(self.agent_log, errors="replace") as f:
@@ -154,9 +162,10 @@ def inject(tb, inject_bin, host, args, cwd, timeout=20.0):
     return p.stdout
 
 
-def base_use_during(switch_events, start_ns, end_ns, base_lids):
-    """The switch events showing a consumer using a baseLID inside [start_ns, end_ns]
-    (CLOCK_MONOTONIC): a consumer's mode at t is its last event before t. Empty: none."""
+def base_use_during(switch_events, start_ns, end_ns, base_lids, clock="mono_ns"):
+    """The switch events showing a consumer using a baseLID inside [start_ns, end_ns] (on
+    `clock`: "mono_ns" or "real_ns"): a consumer's mode at t is its last event before t.
+    Empty: none."""
     bad = []
     by_consumer = {}
     for e in switch_events:
@@ -164,9 +173,9 @@ def base_use_during(switch_events, start_ns, end_ns, base_lids):
     for name, evs in by_consumer.items():
         mode_at_start = None
         for e in evs:
-            if e["mono_ns"] <= start_ns:
+            if e[clock] <= start_ns:
                 mode_at_start = e
-            elif e["mono_ns"] <= end_ns and set(e["lids"]) & set(base_lids):
+            elif e[clock] <= end_ns and set(e["lids"]) & set(base_lids):
                 bad.append(e)
         if mode_at_start and set(mode_at_start["lids"]) & set(base_lids):
             bad.append(mode_at_start)
