@@ -27,7 +27,10 @@ class JobRouting {
         count_(count),
         n_(static_cast<int>(leaf_of_rank.size())),
         ring_(ring),
-        spine_(static_cast<size_t>(topo.num_leaves()) * leaf_of_rank.size(), -1) {}
+        spine_(static_cast<size_t>(topo.num_leaves()) * leaf_of_rank.size(), -1),
+        counted_(spine_.size(), 0),
+        rechosen_up_(topo.up_port.size(), 0),
+        rechosen_down_(topo.up_port.size(), 0) {}
 
   int16_t& spine(int leaf, int rank) { return spine_[static_cast<size_t>(leaf) * n_ + rank]; }
   std::vector<int16_t>& spines() { return spine_; }
@@ -50,26 +53,44 @@ class JobRouting {
     return clashes;
   }
 
-  // The spine with the fewest clashes among those working at both ends, trying `preferred`
-  // first; -1 if none works.
+  // The spine with the fewest clashes among those working at both ends; ties go to the spine
+  // fewest re-chosen entries of this source leaf and into this destination leaf use (so the
+  // transfers that must move to extra phases spread over links and can share those phases),
+  // then to the first from `preferred` on; -1 if none works.
   int Best(int leaf, int j, int preferred) {
     const int m0 = topo_.num_spines();
     int best = -1;
-    int64_t best_clashes = 0;
+    int64_t best_score = 0;
     const int16_t old = spine(leaf, j);
     spine(leaf, j) = -1;
     for (int t = 0; t < m0; ++t) {
       const int c = (preferred + t) % m0;
       if (!topo_.works(leaf, c) || !topo_.works(leaf_[j], c)) continue;
-      const int64_t k = Clashes(leaf, j, c);
-      if (best < 0 || k < best_clashes) {
+      const int64_t score = Clashes(leaf, j, c) * (4 * static_cast<int64_t>(n_) + 4) +
+                            rechosen_up_[static_cast<size_t>(leaf) * m0 + c] +
+                            rechosen_down_[static_cast<size_t>(leaf_[j]) * m0 + c];
+      if (best < 0 || score < best_score) {
         best = c;
-        best_clashes = k;
-        if (k == 0) break;
+        best_score = score;
+        if (score == 0) break;
       }
     }
     spine(leaf, j) = old;
     return best;
+  }
+
+  // Sets a re-chosen entry, keeping the per-link counts Best breaks ties with.
+  void Rechoose(int leaf, int j, int c) {
+    const size_t m0 = topo_.spines.size();
+    const int16_t old = spine(leaf, j);
+    if (old >= 0 && counted_[static_cast<size_t>(leaf) * n_ + j]) {
+      --rechosen_up_[leaf * m0 + old];
+      --rechosen_down_[leaf_[j] * m0 + old];
+    }
+    spine(leaf, j) = static_cast<int16_t>(c);
+    ++rechosen_up_[leaf * m0 + c];
+    ++rechosen_down_[leaf_[j] * m0 + c];
+    counted_[static_cast<size_t>(leaf) * n_ + j] = 1;
   }
 
  private:
@@ -80,6 +101,8 @@ class JobRouting {
   int n_;
   int ring_;
   std::vector<int16_t> spine_;
+  std::vector<uint8_t> counted_;  // entries whose spine was re-chosen (counted below)
+  std::vector<int> rechosen_up_, rechosen_down_;  // [leaf * M0 + spine]
 };
 
 // Drops phases whose every transfer fits into another phase (its sender and receiver idle there,
@@ -304,7 +327,7 @@ Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const Resolved
                               " and " + fabric.name(topo.leaves[plan.leaf_of_rank[j]]) +
                               " share no working spine");
       }
-      routing.spine(l, j) = static_cast<int16_t>(c);
+      routing.Rechoose(l, j, c);
     }
   }
   st.rerouted = static_cast<int64_t>(off_spine.size());
