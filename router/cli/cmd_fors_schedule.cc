@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cli_common.h"
@@ -20,7 +21,69 @@ struct ScheduleArgs {
   std::string mapping;
   std::string schedule;
   std::string host;
+  std::string verify_lfts;
+  FabricArgs fabric;
 };
+
+// Walks every phase of the schedule through tables (e.g. read back from the switches) with
+// libsar's CheckForsJobOnTables: every pair once, delivered, no link twice within a phase.
+int Verify(const ScheduleArgs& a, const std::string& path, const sar::ForsScheduleFile& file) {
+  if (a.fabric.topology.empty()) {
+    std::fprintf(stderr, "sar-route fors-schedule: --verify-lfts needs --topology\n");
+    return kUsage;
+  }
+  sar::Fabric fabric;
+  std::vector<sar::LftSet> lfts;
+  if (const sar::Status s = LoadFabricAndLfts(a.fabric, {a.verify_lfts}, &fabric, &lfts); !s.ok()) {
+    return Fail(s);
+  }
+  std::unordered_map<std::string, sar::PortRef> by_host;
+  for (sar::NodeId n : fabric.hcas()) {
+    for (int p = 1; p <= fabric.num_ports(n); ++p) {
+      if (fabric.peer({n, p}).valid()) {
+        by_host.emplace(std::string(fabric.hostname(n)), sar::PortRef{n, p});
+        break;
+      }
+    }
+  }
+  std::unordered_map<std::string, int> rank;
+  std::vector<sar::PortRef> hosts;
+  std::vector<std::vector<sar::ForsJobTransfer>> phases;
+  for (const sar::ForsScheduleRow& r : file.rows) {
+    int ends[2];
+    for (int e = 0; e < 2; ++e) {
+      const std::string& h = e == 0 ? r.src : r.dst;
+      auto it = rank.find(h);
+      if (it == rank.end()) {
+        const auto port = by_host.find(h);
+        if (port == by_host.end()) {
+          return Fail(sar::Status::Corruption(path + ": host '" + h + "' is not in the fabric"));
+        }
+        it = rank.emplace(h, static_cast<int>(hosts.size())).first;
+        hosts.push_back(port->second);
+      }
+      ends[e] = it->second;
+    }
+    if (fabric.base_lid(hosts[ends[1]]) != r.dlid) {
+      std::printf("verify %s: FAILED: phase %lld: dlid %u is not %s's base LID %u\n",
+                  a.verify_lfts.c_str(), static_cast<long long>(r.phase), r.dlid, r.dst.c_str(),
+                  fabric.base_lid(hosts[ends[1]]));
+      return kCheckFailed;
+    }
+    if (static_cast<size_t>(r.phase) >= phases.size()) phases.resize(r.phase + 1);
+    phases[r.phase].push_back({ends[0], ends[1]});
+  }
+  if (const sar::Status s = sar::CheckForsJobOnTables(fabric, lfts[0], hosts, phases); !s.ok()) {
+    std::printf("verify %s: FAILED: %s\n", a.verify_lfts.c_str(), s.message().c_str());
+    return kCheckFailed;
+  }
+  std::printf(
+      "verify %s: job %s, %zu hosts, %zu phases (lower bound %lld): every pair once, "
+      "every phase conflict-free through these tables\n",
+      a.verify_lfts.c_str(), file.job_id.c_str(), hosts.size(), phases.size(),
+      static_cast<long long>(file.lower_bound));
+  return kOk;
+}
 
 int Run(const ScheduleArgs& a) {
   std::string path = a.schedule;
@@ -41,6 +104,7 @@ int Run(const ScheduleArgs& a) {
     return Fail(
         sar::Status::Corruption(path + ": schedule of job " + file.job_id + ", not of " + a.job));
   }
+  if (!a.verify_lfts.empty()) return Verify(a, path, file);
   std::string host = a.host;
   if (host.empty()) {
     char buf[256] = {};
@@ -97,6 +161,10 @@ std::function<int()> SetupForsSchedule(CLI::App* c) {
   c->add_option("--schedule", a->schedule,
                 "the schedule file itself (default: $SAR_FORS_SCHEDULE, set by sar_pattern.so)");
   c->add_option("--host", a->host, "the rank's host name (default: this host)");
+  c->add_option("--verify-lfts", a->verify_lfts,
+                "instead: walk every phase through these tables (LFT dump, e.g. read back from "
+                "the switches) on --topology/--lids; exit 1 on a shared link or a missing pair");
+  AddFabricOptions(c, &a->fabric, /*topology_required=*/false);
   return [a] { return Run(*a); };
 }
 

@@ -14,7 +14,8 @@ alltoall jobs (one on two and a half leaves, one scattered over six leaves) and 
 - a leaf-spine cable of the first job's leaf is cut in ibsim (`Unlink`) and OpenSM resweeps: the
   first job gets a new schedule (new generation), still conflict-free on the read-back tables;
   the second job's routes did not change, so its file is left as it was (same epoch);
-- the walk can fail: a schedule with one transfer's destination changed is caught.
+- `sar-route fors-schedule --verify-lfts` (libsar's walk) agrees on the read-back tables;
+- the walk can fail: a schedule with one transfer's destination changed is caught (both walks).
 """
 
 import os
@@ -94,11 +95,16 @@ def body():
         check(os.path.exists(sched[j]) == (pattern[j] == "alltoall"),
               f"schedule file of job {j}: exists {os.path.exists(sched[j])}")
     fab.check_sar_tables("a", "FT(2;16,16) with alltoall jobs")
-    tables, _ = fab.readback()
+    tables, rb_path = fab.readback()
     first = {}
     for j in ("101", "102"):
         header, rows = read_schedule(sched[j])
         phases = walk(fab.topo, tables, rows, jobs[j])
+        # sar-route's own walk (libsar's CheckForsJobOnTables) agrees.
+        v = sar_it.run([args.sar_route, "fors-schedule", "--job", j, "--schedule", sched[j],
+                        "--verify-lfts", rb_path, "--topology", fab.live_topo, "--lids", fab.lids],
+                       expect=0)
+        check("every phase conflict-free through these tables" in v.stdout, v.stdout)
         check(phases == int(header["phases"]), f"job {j}: {phases} phases, header {header}")
         check(int(header["lower_bound"]) == len(jobs[j]) - 1, f"job {j}: bound {header}")
         first[j] = header
@@ -116,6 +122,15 @@ def body():
         check(False, "the walk missed a broken schedule")
     except sar_it.CheckFailed as e:
         check("twice" in str(e) or "pairs" in str(e), f"unexpected walk failure: {e}")
+    bad_path = os.path.join(args.workdir, "bad.schedule")
+    with open(sched["101"]) as f:
+        head = f.read().splitlines()[:3]
+    with open(bad_path, "w") as f:
+        f.write("\n".join(head + [f"{p},{a},{b},{lid}" for p, a, b, lid in bad]) + "\n")
+    v = sar_it.run([args.sar_route, "fors-schedule", "--job", "101", "--schedule", bad_path,
+                    "--verify-lfts", rb_path, "--topology", fab.live_topo, "--lids", fab.lids],
+                   expect=1)
+    check("FAILED" in v.stdout, v.stdout)
 
     # A failed cable at job 101's first leaf (leaf port M0+1+3 goes to spine 3).
     time.sleep(1.1)  # the epoch is the pass's second: make a rewrite visible
