@@ -235,9 +235,14 @@ Status DetectFatTree2(const Fabric& fabric, Ft2Topology* out) {
   return Status::OK();
 }
 
-Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
-                   int spine_offset, ForsJobPlan* out) {
+namespace {
+
+// The plan with preferred spines usable[(offset + j mod M') mod |usable|] (all spines, or those
+// working at every leaf of the job).
+Status PlanOnSpines(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
+                    int spine_offset, const std::vector<int>& usable, ForsJobPlan* out) {
   const int m0 = topo.num_spines();
+  const int mu = static_cast<int>(usable.size());
   struct Host {
     int leaf, port;
     PortRef ref;
@@ -288,10 +293,10 @@ Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const Resolved
 
   // Ring: N = M' ceil(n / M'), smallest over M' in [cmax, M0] (M' = n when n <= M0: no empty
   // position at all); ties go to the larger M' (more spines, same phases).
-  int mp = std::min(std::max(cmax, 1), m0), ring = n;
+  int mp = std::min(std::max(cmax, 1), mu), ring = n;
   if (job_leaves.size() > 1) {
     ring = -1;
-    for (int m = std::min(std::max(cmax, 1), m0); m <= m0; ++m) {
+    for (int m = std::min(std::max(cmax, 1), mu); m <= mu; ++m) {
       const int r = m * ((n + m - 1) / m);
       if (ring < 0 || r <= ring) {
         ring = r;
@@ -309,7 +314,7 @@ Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const Resolved
     for (int l : job_leaves) {
       for (int j = 0; j < n; ++j) {
         if (plan.leaf_of_rank[j] == l) continue;
-        const int pref = (st.spine_offset + j % mp) % m0;
+        const int pref = usable[(st.spine_offset + j % mp) % mu];
         if (topo.works(l, pref) && topo.works(plan.leaf_of_rank[j], pref)) {
           routing.spine(l, j) = static_cast<int16_t>(pref);
         } else {
@@ -321,7 +326,7 @@ Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const Resolved
   // Greedy, then two rounds of re-choosing with everything else known.
   for (int round = 0; round < 3; ++round) {
     for (const auto& [l, j] : off_spine) {
-      const int c = routing.Best(l, j, (st.spine_offset + j % mp) % m0);
+      const int c = routing.Best(l, j, usable[(st.spine_offset + j % mp) % mu]);
       if (c < 0) {
         return Status::Failed("job " + job.id + ": leaves " + fabric.name(topo.leaves[l]) +
                               " and " + fabric.name(topo.leaves[plan.leaf_of_rank[j]]) +
@@ -390,6 +395,40 @@ Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const Resolved
   st.compacted =
       CompactPhases(n, topo.num_leaves(), m0, plan.leaf_of_rank, plan.spine, &plan.phases);
   st.phases = static_cast<int64_t>(plan.phases.size());
+  *out = std::move(plan);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
+                   int spine_offset, ForsJobPlan* out) {
+  const int m0 = topo.num_spines();
+  std::vector<int> all(m0);
+  for (int s = 0; s < m0; ++s) all[s] = s;
+  ForsJobPlan plan;
+  SAR_RETURN_IF_ERROR(PlanOnSpines(fabric, topo, job, spine_offset, all, &plan));
+  // The spines that work at every leaf of the job: if they are at least as many as the most
+  // ranks on one leaf, the intact-tree argument holds on them alone (no entry re-chosen, no
+  // transfer moved). Taken when that needs no more phases than the plan over all spines.
+  std::vector<uint8_t> job_leaf(topo.num_leaves(), 0);
+  for (int l : plan.leaf_of_rank) job_leaf[l] = 1;
+  std::vector<int> good;
+  for (int s = 0; s < m0; ++s) {
+    bool ok = true;
+    for (int l = 0; l < topo.num_leaves() && ok; ++l) ok = !job_leaf[l] || topo.works(l, s);
+    if (ok) good.push_back(s);
+  }
+  int cmax = 0;
+  for (int l = 0; l < topo.num_leaves(); ++l) {
+    cmax = std::max(
+        cmax, static_cast<int>(std::count(plan.leaf_of_rank.begin(), plan.leaf_of_rank.end(), l)));
+  }
+  if (plan.stats.rerouted > 0 && !good.empty() && static_cast<int>(good.size()) >= cmax) {
+    ForsJobPlan on_good;
+    SAR_RETURN_IF_ERROR(PlanOnSpines(fabric, topo, job, spine_offset, good, &on_good));
+    if (on_good.stats.phases <= plan.stats.phases) plan = std::move(on_good);
+  }
   *out = std::move(plan);
   return Status::OK();
 }

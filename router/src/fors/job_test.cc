@@ -125,6 +125,26 @@ TEST(ForsJob, WholeLeavesOnTheIntactTreeMeetTheBound) {
   EXPECT_EQ(plan.stats.spine_offset, 5);
 }
 
+TEST(ForsJob, EnoughSpinesWorkingEverywhereKeepTheIntactConstruction) {
+  // Leaf 0 lost spine 3; the job has at most 2 hosts per leaf and 3 spines work at all its
+  // leaves: the construction runs on those 3, nothing re-chosen, nothing moved, n-1 phases.
+  std::vector<uint8_t> failed(16, 0);
+  failed[0 * 4 + 3] = 1;
+  const Fabric f = Ft2(4, 4, failed);
+  Ft2Topology topo;
+  ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+  ForsJobPlan plan;
+  ASSERT_TRUE(PlanApplyCheck(f, topo, JobOf(f, {0, 1, 4, 5, 8, 9}), 3, &plan).ok());
+  EXPECT_EQ(plan.stats.rerouted, 0);
+  EXPECT_EQ(plan.stats.moved, 0);
+  EXPECT_EQ(plan.stats.phases, 5);
+  for (size_t e = 0; e < plan.spine.size(); ++e) EXPECT_NE(plan.spine[e], 3) << e;
+  // With 3 hosts on leaf 0 and only 3 good spines, still n-1 (M' = 3 divides 9).
+  ASSERT_TRUE(PlanApplyCheck(f, topo, JobOf(f, {0, 1, 2, 4, 5, 6, 8, 9, 10}), 0, &plan).ok());
+  EXPECT_EQ(plan.stats.phases, 8);
+  EXPECT_EQ(plan.stats.moved, 0);
+}
+
 // Property test: random FT(2;M0,M1), 2..8 x 2..8, random failed links, random jobs.
 TEST(ForsJob, RandomDegradedTreesAreConflictFreeOnTheTables) {
   std::mt19937_64 rng(20261122);
