@@ -153,6 +153,11 @@ class Day:
         if rerouted:
             self.bed.current_lfts = self.bed.readback(tag)
             row["after"] = after = self.bed.evaluate(self.bed.current_lfts, mapping)
+            row["fors"] = self.bed.fors_schedules(self.bed.current_lfts)
+            for fors_job, ok, verdict in row["fors"]:
+                if not ok:
+                    self.failures.append(f"event {self.n}: FORS schedule of job {fors_job}: "
+                                         f"{verdict}")
             row["same"] = self.check_tables(tag)
             if job or end_job:
                 row["latency"] = self.latency(job or end_job, marks, row["event"])
@@ -259,6 +264,9 @@ class Day:
             if row["same"] is not None:
                 self.out("     switches == sar-route route for that mapping: "
                          + ("yes" if row["same"] else "NO"))
+            for fors_job, ok, verdict in row.get("fors", []):
+                self.out(f"     FORS {verdict}" if ok
+                         else f"     FORS job {fors_job}: FAILED {verdict}")
             mig = row.get("migration")
             if mig:
                 ms = mig["ms"]
