@@ -837,7 +837,12 @@ static void* osmsar_create(osm_opensm_t* osm) {
   }
   if (p->config.migration) {
     sar_mig_config_t mc = {(uint32_t)p->config.ack_timeout_ms,
-                           (uint32_t)p->config.repath_timeout_ms, 30000, p->config.exclude_after};
+                           (uint32_t)p->config.repath_timeout_ms, 30000, p->config.exclude_after,
+                           0};
+    /* Epochs start at wall-clock seconds since 2023-11-14 (> 0): after an OpenSM restart they
+     * continue above the old ones, which agents would otherwise ignore as replays. */
+    const time_t now_s = time(NULL);
+    mc.first_epoch = now_s > 1700000000 ? (uint32_t)(now_s - 1700000000) : 1;
     /* highLIDs need LMC 1: without it no route could move off the base LIDs. */
     if (osm->subn.opt.lmc != 1) {
       OSM_LOG(&osm->log, OSM_LOG_ERROR,

@@ -310,6 +310,7 @@ sar_mig_t* sar_mig_create(const sar_mig_config_t* config, char** errptr) {
     c.repath_timeout_ms = config->repath_timeout_ms;
     c.push_timeout_ms = config->push_timeout_ms;
     c.exclude_after = config->exclude_after;
+    c.first_epoch = config->first_epoch;
     result = new sar_mig_t(c);
     return sar::Status::OK();
   });

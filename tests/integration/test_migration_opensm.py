@@ -11,7 +11,10 @@ sar-migconsumer that takes --drain-ms to "drain"), when --sar-agent is given:
   (OSMSAR_TEST_NO_HOLD, --nohold-plugin-dir);
 - abort: an agent killed after subscribing never acks: the epoch aborts at the ack deadline,
   RePath carries "stay", the switches keep the old tables; a restarted agent re-subscribes and
-  the next epoch releases.
+  the next epoch releases;
+- a link fails (ibsim Unlink) while an epoch waits for acks: OpenSM routes around it at once
+  (not held), the epoch aborts and re-plans, nothing stays pending, and the switches hold
+  `sar-route route --migration`'s tables of the degraded fabric.
 
 Without subscribers (no node agent running):
 - OpenSM registers the plugin with `migration on`; the status file reads epoch 0, idle;
@@ -107,8 +110,11 @@ def test_no_subscribers(args):
     check("osmsar: migration on: base LIDs by sar on SLs 0..6, highLIDs by updn on SL 7" in log,
           "no migration line in the log")
     st = wait_status(fab, fab.status, lambda s: True, "status file")
-    check(st["epoch"] == 0 and st["phase"] == 5 and st["phase_name"] == "idle",
-          f"status before any reroute: {st}")
+    check(st["last_epoch"] == 0 and st["phase"] == 5 and st["phase_name"] == "idle" and
+          st["epochs_started"] == 0, f"status before any reroute: {st}")
+    # Epochs count from wall-clock seconds (above those of an earlier OpenSM run).
+    e0 = st["epoch"]
+    check(e0 > 0, f"epoch before the first: {e0}")
     base, high = lid_kinds(fab.lids)
     check(len(base) == len(high) > 0, "no LMC 1 HCA ports in guid2lid")
     first, _ = fab.readback()
@@ -139,12 +145,12 @@ def test_no_subscribers(args):
         t0 = time.monotonic()
         fab.daemon.signal(signal.SIGUSR2)
         st = wait_status(fab, fab.status,
-                         lambda s, k=k: s["last_epoch"] == k and s["phase"] == 5,
+                         lambda s, k=k: s["last_epoch"] == e0 + k and s["phase"] == 5,
                          f"epoch {k}")
         dt = time.monotonic() - t0
         check(st["last_outcome"] in ("released", "no-change"), f"epoch {k}: {st}")
         log = fab.daemon.log_since(off)
-        check(f"epoch {k} phase 3 (push): no subscriber to wait for" in log or
+        check(f"epoch {e0 + k} phase 3 (push): no subscriber to wait for" in log or
               st["last_outcome"] == "no-change", f"epoch {k}: no 'no subscriber' line")
         tables, _ = fab.readback()
         diff = sar_it.diff_tables(tables, offline_migration(args, fab, k))
@@ -264,12 +270,13 @@ def log_line(text, pattern):
     raise sar_it.CheckFailed(f"no log line /{pattern}/")
 
 
-def hold_epoch(args, fab, agents, epoch, base, high, high0):
-    """One reroute with every agent acking: the switches keep the old base entries while the
+def hold_epoch(args, fab, agents, k, base, high, high0):
+    """The k-th reroute with every agent acking: the switches keep the old base entries while the
     epoch is in phase 2, then hold the offline --migration tables. Returns the read-backs made
     during the hold."""
+    epoch = fab.e0 + k
     before, _ = fab.readback()
-    write_atomic(fab.mapping, mapping_text(fab.topo, epoch + 10, jobs=2, per_job=4))
+    write_atomic(fab.mapping, mapping_text(fab.topo, k + 10, jobs=2, per_job=4))
     want = offline_migration(args, fab, f"hold{epoch}")
     check(entries(want, base) != entries(before, base),
           f"epoch {epoch}: the new mapping changes no base entry: the test proves nothing")
@@ -328,6 +335,7 @@ def start_with_agents(args, name, plugin_dir, hosts, drain_ms):
     for h in hosts:
         agents.start(h)
     agents.wait_ready(hosts)
+    fab.e0 = wait_status(fab, fab.status, lambda s: True, "status file")["epoch"]
     off = fab.daemon.log_offset()
     fab.daemon.signal(signal.SIGHUP)  # settle: until its first heavy resweep OpenSM resends all
     fab.wait_pass(off)
@@ -354,7 +362,7 @@ def test_hold(args, plugin_dir, name, epochs=3):
 
 
 def test_abort(args):
-    fab, agents = start_with_agents(args, "abort", args.plugin_dir, AGENT_HOSTS[:3], 200)
+    fab, agents = start_with_agents(args, "abort", args.plugin_dir, AGENT_HOSTS[:3], 600)
     try:
         base, _ = lid_kinds(fab.lids)
         before, _ = fab.readback()
@@ -367,33 +375,57 @@ def test_abort(args):
         off = fab.daemon.log_offset()
         t0 = time.monotonic()
         fab.daemon.signal(signal.SIGUSR2)
-        st = wait_status(fab, fab.status, lambda s: s["last_epoch"] == 1 and s["phase"] == 5,
+        st = wait_status(fab, fab.status,
+                         lambda s: s["last_epoch"] == fab.e0 + 1 and s["phase"] == 5,
                          "aborted epoch", 20)
         dt = time.monotonic() - t0
         check(st["last_outcome"] == "aborted-timeout", f"epoch 1: {st}")
         log = fab.daemon.log_since(off)
-        check(re.search(r"migration epoch 1 phase 2 \(drain\): ack deadline passed with acks "
-                        r"2/3, late: 0x", log), "no 'ack deadline passed ... late' line")
+        check(re.search(rf"migration epoch {fab.e0 + 1} phase 2 \(drain\): ack deadline passed "
+                        r"with acks 2/3, late: 0x", log), "no 'ack deadline passed ... late' line")
         check("RePath notice (trap 69, stay) sent" in log, "no RePath stay notice")
-        check(dt >= 1.4, f"aborted after {dt:.2f} s, before the 1.5 s ack deadline")
+        check(dt >= 1.5, f"aborted after {dt:.2f} s, before the 1.6 s ack deadline")
         tables, _ = fab.readback()
         diff = sar_it.diff_tables(tables, before)
         check(not diff, f"aborted epoch changed {len(diff)} entries: {diff[:5]}")
         for h in AGENT_HOSTS[:2]:
-            modes = [e["mode"] for e in agents.consumer_events(h) if e["epoch"] == 1]
+            modes = [e["mode"] for e in agents.consumer_events(h) if e["epoch"] == fab.e0 + 1]
             check(modes and modes[-1] == "base", f"consumer {h} not back on base: {modes}")
         print(f"abort: epoch 1 {st['last_outcome']} after {dt * 1000:.0f} ms, tables kept")
         # The agent comes back; the next epoch releases.
         agents.start(AGENT_HOSTS[2])
         agents.wait_ready(AGENT_HOSTS[:3])
         fab.daemon.signal(signal.SIGUSR2)
-        st = wait_status(fab, fab.status, lambda s: s["last_epoch"] == 2 and s["phase"] == 5,
+        st = wait_status(fab, fab.status,
+                         lambda s: s["last_epoch"] == fab.e0 + 2 and s["phase"] == 5,
                          "epoch after the abort", 20)
         check(st["last_outcome"] == "released", f"epoch 2: {st}")
         tables, _ = fab.readback()
         diff = sar_it.diff_tables(tables, want)
         check(not diff, f"epoch 2: switches differ from offline in {len(diff)}: {diff[:5]}")
         print(f"abort: epoch 2 released, timings {st['last_ms']}")
+
+        # A fault in phase 2: routed around at once (no hold), the epoch aborts and re-plans.
+        write_atomic(fab.mapping, mapping_text(fab.topo, 30, jobs=2, per_job=4))
+        off = fab.daemon.log_offset()
+        fab.daemon.signal(signal.SIGUSR2)
+        wait_status(fab, fab.status, lambda s: s["epoch"] == fab.e0 + 3 and s["phase"] == 2,
+                    "phase 2 before the fault", 10)
+        fab.tb.ibsim_command('Unlink "leaf003"[8]')
+        st = wait_status(fab, fab.status, lambda s: s["last_epoch"] >= fab.e0 + 4 and
+                         s["phase"] == 5 and not s["pending"], "the re-planned epoch", 30)
+        log = fab.daemon.log_since(off)
+        check(f"epoch {fab.e0 + 3} phase 2 (drain): topology changed: epoch aborted" in log,
+              "no 'topology changed: epoch aborted' line")
+        check("(topology changed: routed at once, not held)" in log, "the fault was not routed")
+        check(st["last_outcome"] in ("no-change", "released"), f"after the fault: {st}")
+        fab.tb.diag(["ibnetdiscover"], fab.live_topo)
+        tables, _ = fab.readback()
+        diff = sar_it.diff_tables(tables, offline_migration(args, fab, "fault"))
+        check(not diff, f"after the fault: switches differ from sar-route route --migration on "
+                        f"the live topology in {len(diff)} entries: {diff[:5]}")
+        print(f"fault in phase 2: epoch {fab.e0 + 3} aborted, epoch {st['last_epoch']} "
+              f"{st['last_outcome']}; tables = offline on the degraded fabric")
     finally:
         agents.stop()
         fab.tb.stop()
