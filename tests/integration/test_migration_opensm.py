@@ -25,6 +25,8 @@ Without subscribers (no node agent running):
   subscriber): the status file names the epoch and outcome "released", the base entries change
   (the premise) and reach the offline `sar-route route --migration` tables, and no highLID entry
   of any switch ever changes;
+- SA PathRecords (saquery): base -> base carries the route's layer of the offline tables,
+  high -> high SL 7 (the last lane);
 - 100 SIGUSR2 in a burst start at most two epochs (one running, one merged), OpenSM survives;
 - with `migration on` but LMC 0 the plugin refuses to register, naming `lmc 1`.
 """
@@ -38,7 +40,7 @@ import time
 import sar_it
 from sar_it import check
 from testbed_common import start_logged, stop_process
-from test_osmsar_plugin import Fabric, mapping_text, write_atomic
+from test_osmsar_plugin import Fabric, mapping_text, parse_layers, write_atomic
 
 
 def read_status(path):
@@ -85,13 +87,16 @@ def high_only_lids(lids_path, out_path):
                 out.write(line)
 
 
-def offline_migration(args, fab, tag):
-    """`sar-route route --migration` on the read-back topology with the current mapping."""
+def offline_migration(args, fab, tag, layers=False):
+    """`sar-route route --migration` on the read-back topology with the current mapping (and
+    the layers file's path, with `layers`)."""
     out = os.path.join(fab.w, f"offline-mig-{tag}.lfts")
+    sl = os.path.join(fab.w, f"offline-mig-{tag}.layers")
     sar_it.run([args.sar_route, "route", "--engine", "sar", "--topology", fab.live_topo,
                 "--canonical-order", "--lids", fab.lids, "--vls", 8, "--jobs", fab.mapping,
-                "--migration", "-o", out], expect=0)
-    return fab.restrict(sar_it.parse_lfts(out))
+                "--migration", "-o", out, "--sl-out", sl], expect=0)
+    tables = fab.restrict(sar_it.parse_lfts(out))
+    return (tables, sl) if layers else tables
 
 
 def migration_conf(fab, ack_ms=1500, repath_ms=1000):
@@ -164,6 +169,18 @@ def test_no_subscribers(args):
         print(f"epoch {k}: {st['last_outcome']} in {dt * 1000:.0f} ms (SIGUSR2 -> status), "
               f"timings {st['last_ms']}")
     check(base_changed > 0, "no reroute changed a base entry: the test proves nothing")
+
+    # path_sl: base -> base gets the engine's layer (0..6), high -> high the last lane (7).
+    _, sl_path = offline_migration(args, fab, "sl", layers=True)
+    layers = parse_layers(sl_path)
+    pairs = sorted(k for k in layers if k[0] in base and k[1] in base and layers[k] != 0)
+    check(pairs, "no base route off layer 0: the SL check proves nothing")
+    for slid, dlid in pairs[:: max(1, len(pairs) // 3)][:3]:
+        for s_, d_, want in ((slid, dlid, layers[(slid, dlid)]), (slid + 1, dlid + 1, 7)):
+            pr = fab.tb.diag(["saquery", "-p", "--slid", str(s_), "--dlid", str(d_)])
+            m = re.search(r"\bsl\.+0x([0-9a-fA-F]+)", pr)
+            check(m and int(m.group(1), 16) == want,
+                  f"PathRecord {s_}->{d_}: SL {m and m.group(1)}, want {want}\n{pr}")
 
     # A burst of requests: one epoch running, the rest merged into one next epoch.
     before = read_status(fab.status)["epochs_started"]
