@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -149,6 +150,52 @@ TEST(DaemonLoop, SlowClientsDelayNeitherCyclesNorSigterm) {
   for (int fd : silent) close(fd);
   close(slow);
   close(late);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+// The shipped config names Debian's SlurmUser group "slurm". Where it does not exist the hooks
+// must still find a socket (owner-only), not none at all.
+TEST(DaemonLoop, UnknownSocketGroupStillOpensAnOwnerOnlySocket) {
+  TempDir dir;
+  sigset_t mask, old;
+  sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  pthread_sigmask(SIG_BLOCK, &mask, &old);
+
+  Config config;
+  config.fabric = "unused";
+  config.state_dir = dir.Join("state");
+  config.poll_interval_s = 0.1;
+  config.control_socket = dir.Join("ctl");
+  config.control_socket_group = "no-such-group-sar";
+  std::atomic<int> polls{0};
+  LeafMap leaves;
+  leaves.Add("n0", "leaf0");
+  Daemon daemon(config, {}, std::move(leaves), std::make_unique<CountingSource>(&polls),
+                std::make_unique<RecordingAction>());
+  std::atomic<int> rc{-1};
+  std::thread loop([&] { rc = daemon.Run(); });
+  const int fd = ConnectUnix(config.control_socket);
+  EXPECT_GE(fd, 0) << "no control socket without the group";
+  if (fd >= 0) {
+    // The status line says what an operator asks first, with times as times.
+    ASSERT_EQ(write(fd, "status\n", 7), 7);
+    std::string reply;
+    char buf[512];
+    for (ssize_t n; reply.find('\n') == std::string::npos && (n = read(fd, buf, sizeof buf)) > 0;)
+      reply.append(buf, static_cast<size_t>(n));
+    EXPECT_NE(reply.find("state=idle"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("trigger_errors=0"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("unknown_hosts=0"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("last_reroute=never"), std::string::npos) << reply;
+  }
+  struct stat st {};
+  ASSERT_EQ(stat(config.control_socket.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  kill(getpid(), SIGTERM);
+  loop.join();
+  EXPECT_EQ(rc, 0);
+  if (fd >= 0) close(fd);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
