@@ -12,6 +12,10 @@ sar-migconsumer that takes --drain-ms to "drain"), when --sar-agent is given:
 - abort: an agent killed after subscribing never acks: the epoch aborts at the ack deadline,
   RePath carries "stay", the switches keep the old tables; a restarted agent re-subscribes and
   the next epoch releases;
+- `ack_scope changed`: the plan asks only the subscribers on changed routes, the epoch releases;
+- OpenSM restarted while an epoch waits for acks: the new one routes afresh (= offline), its
+  epochs start above the old ones, the agents re-subscribe and its first epoch releases with
+  all four;
 - a link fails (ibsim Unlink) while an epoch waits for acks: OpenSM routes around it at once
   (not held), the epoch aborts and re-plans, nothing stays pending, and the switches hold
   `sar-route route --migration`'s tables of the degraded fabric.
@@ -337,11 +341,13 @@ def hold_epoch(args, fab, agents, k, base, high, high0):
     return held
 
 
-def start_with_agents(args, name, plugin_dir, hosts, drain_ms):
+def start_with_agents(args, name, plugin_dir, hosts, drain_ms, extra_conf=""):
     fab = Fabric(args, name, ["ft2:4,4"], lmc=1)
     fab.status = os.path.join(fab.w, "migration.json")
     # The agents give their consumers 3/4 of the ack deadline: leave the drain room.
     migration_conf(fab, ack_ms=max(1500, drain_ms * 8 // 3), repath_ms=max(1000, drain_ms * 2))
+    with open(fab.conf, "a") as f:
+        f.write(extra_conf)
     write_atomic(fab.mapping, mapping_text(fab.topo, 1, jobs=2, per_job=4))
     saved, args.plugin_dir = args.plugin_dir, plugin_dir
     try:
@@ -448,6 +454,71 @@ def test_abort(args):
         fab.tb.stop()
 
 
+def test_scope_and_restart(args):
+    """ack_scope changed: only ports on changed routes are asked, the epoch releases. Then
+    OpenSM is restarted while an epoch waits for acks: the new OpenSM routes afresh, its epochs
+    continue above the old ones, the agents re-subscribe and its first epoch releases."""
+    fab, agents = start_with_agents(args, "scope", args.plugin_dir, AGENT_HOSTS, 600,
+                                    "ack_scope changed\n")
+    try:
+        base, high = lid_kinds(fab.lids)
+        off = fab.daemon.log_offset()
+        write_atomic(fab.mapping, mapping_text(fab.topo, 40, jobs=2, per_job=4))
+        fab.daemon.signal(signal.SIGUSR2)
+        st = wait_status(fab, fab.status,
+                         lambda s: s["last_epoch"] == fab.e0 + 1 and s["phase"] == 5,
+                         "epoch with ack scope changed", 20)
+        check(st["last_outcome"] == "released", f"scope changed: {st}")
+        m = re.search(r"planned .*; 4 subscriber\(s\), (\d+) asked to ack \(subscribers on "
+                      r"changed routes\)", fab.daemon.log_since(off))
+        check(m and 1 <= int(m.group(1)) <= 4, "no 'asked to ack (subscribers on changed routes)'")
+        tables, _ = fab.readback()
+        diff = sar_it.diff_tables(tables, offline_migration(args, fab, "scope"))
+        check(not diff, f"scope changed: switches differ from offline in {len(diff)}")
+        print(f"ack scope changed: {m.group(1)} of 4 subscribers asked, released")
+
+        # OpenSM restarted in phase 2.
+        old_epoch = fab.e0 + 2
+        write_atomic(fab.mapping, mapping_text(fab.topo, 41, jobs=2, per_job=4))
+        fab.daemon.signal(signal.SIGUSR2)
+        wait_status(fab, fab.status, lambda s: s["epoch"] == old_epoch and s["phase"] == 2,
+                    "phase 2 before the restart", 10)
+        fab.daemon.stop()
+        time.sleep(1.1)  # the new epochs count from wall-clock seconds
+        fab.daemon = fab.tb.start_opensm(
+            "sar", extra_conf=["event_plugin_name osmsar", f"event_plugin_options {fab.conf}",
+                               "qos TRUE", "qos_max_vls 8"],
+            env_extra={"LD_LIBRARY_PATH": args.plugin_dir}, name="restarted")
+        st = wait_status(fab, fab.status, lambda s: s["epochs_started"] == 0, "restarted status")
+        check(st["epoch"] >= old_epoch, f"restarted epochs start at {st['epoch'] + 1}, "
+                                        f"not above {old_epoch}")
+        tables, _ = fab.readback()
+        diff = sar_it.diff_tables(tables, offline_migration(args, fab, "restart"))
+        check(not diff, f"restarted OpenSM: switches differ from offline in {len(diff)}")
+        # The agents re-subscribe (every 2 s here); then an epoch of the new OpenSM releases.
+        write_atomic(fab.mapping, mapping_text(fab.topo, 42, jobs=2, per_job=4))
+        t0 = time.monotonic()
+        while True:
+            off = fab.daemon.log_offset()
+            fab.daemon.signal(signal.SIGUSR2)
+            st = wait_status(fab, fab.status, lambda s: s["phase"] == 5 and
+                             s["epochs_started"] >= 1 and not s["pending"], "new epoch", 20)
+            if "4 subscriber(s)" in fab.daemon.log_since(off):
+                break
+            check(time.monotonic() - t0 < 15, "agents did not re-subscribe within 15 s")
+            time.sleep(0.5)
+        st = wait_status(fab, fab.status, lambda s: s["phase"] == 5, "restarted epoch", 20)
+        check(st["last_outcome"] in ("released", "no-change"), f"after the restart: {st}")
+        tables, _ = fab.readback()
+        diff = sar_it.diff_tables(tables, offline_migration(args, fab, "restart2"))
+        check(not diff, f"after the restart: switches differ from offline in {len(diff)}")
+        print(f"restart in phase 2: new OpenSM epoch {st['last_epoch']} {st['last_outcome']} "
+              f"with 4 subscribers, {time.monotonic() - t0:.1f} s after the first request")
+    finally:
+        agents.stop()
+        fab.tb.stop()
+
+
 def main():
     args = sar_it.parse_args(
         __doc__, extra=lambda ap: (ap.add_argument("--plugin-dir", required=True),
@@ -476,6 +547,7 @@ def main():
             else:
                 raise sar_it.CheckFailed("the plugin without the hold passed the hold test")
         test_abort(args)
+        test_scope_and_restart(args)
 
     sar_it.main(body)
 
