@@ -121,6 +121,16 @@ void Agent::OnMad(const MadPacket& pkt, Clock::time_point now) {
       if (ParsePortInfoResp(pkt.mad, &pi)) HandlePortInfo(pi, now);
       return;
     }
+    if (h.method == kMethodGetResp && h.attr_id == kAttrSmInfo && TidLow(h.tid) == sminfo_tid_) {
+      uint64_t guid = 0;
+      if (ParseSmInfoResp(pkt.mad, &guid) && guid != sm_guid_) {
+        SARMIG_LOG(log_, kInfo, "SM at LID %u is port GUID 0x%016llx", port_.sm_lid,
+                   static_cast<unsigned long long>(guid));
+        sm_guid_ = guid;
+        status_.sm_guid = guid;
+      }
+      return;
+    }
     if (h.method == kMethodTrapRepress) {
       if (TidLow(h.tid) == ack_tid_ && ack_tid_ != 0) {
         status_.acks_repressed++;
@@ -166,11 +176,20 @@ void Agent::HandlePortInfo(const PortInfo& pi, Clock::time_point now) {
     sub_pending_.clear();
     status_.subscribed = false;
     next_subscribe_ = now;  // the new SM (or the restarted one) knows nothing of us
+    if (pi.sm_lid != port_.sm_lid) {
+      sm_guid_ = 0;
+      status_.sm_guid = 0;
+    }
   }
   port_known_ = true;
   port_ = pi;
   status_.lid = pi.lid;
   status_.sm_lid = pi.sm_lid;
+  if (sm_guid_ == 0 && pi.sm_lid != 0) {
+    uint64_t tid = NextTid();
+    sminfo_tid_ = TidLow(tid);
+    Send(BuildSmInfoGet(tid), MadAddr{pi.sm_lid, 0, 0}, "SMInfo Get");
+  }
 }
 
 void Agent::Subscribe(Clock::time_point now) {
@@ -194,8 +213,17 @@ void Agent::HandleReport(const MadPacket& pkt, Clock::time_point now) {
   // Answer first, whatever the Report holds: OpenSM resends until it gets a ReportResp.
   Send(BuildReportResp(pkt.mad), MadAddr{pkt.from.lid, pkt.from.qpn, kSaQkey}, "ReportResp");
   status_.reports++;
+  // A retry of OpenSM's is the same MAD again: key on source, TID and the notice's bytes. The
+  // TID alone is not enough: a restarted OpenSM counts its TIDs from the same start.
   MadHeader h = ParseHeader(pkt.mad);
-  uint64_t key = (static_cast<uint64_t>(pkt.from.lid) << 32) | TidLow(h.tid);
+  uint64_t key = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&key](uint64_t v) {
+    key ^= v;
+    key *= 1099511628211ull;
+  };
+  mix(pkt.from.lid);
+  mix(TidLow(h.tid));
+  for (size_t i = kSaDataOffset; i < kSaDataOffset + 80; i++) mix(pkt.mad[i]);
   if (std::find(recent_tids_.begin(), recent_tids_.end(), key) != recent_tids_.end()) {
     status_.duplicate_reports++;
     return;
@@ -231,6 +259,14 @@ void Agent::HandleReport(const MadPacket& pkt, Clock::time_point now) {
   if (port_known_ && port_.sm_lid != 0 && pkt.from.lid != port_.sm_lid) {
     Ignored(now, "trap %u epoch %u from LID %u, not the SM (LID %u)", n.trap_or_device, m.epoch,
             pkt.from.lid, port_.sm_lid);
+    return;
+  }
+  // Any node can make OpenSM forward a trap 68/69 to us, but OpenSM then writes that node's
+  // GUID into IssuerGID: only the SM's own notices are the coordinator's.
+  if (sm_guid_ == 0 || n.issuer_guid != sm_guid_) {
+    Ignored(now, "trap %u epoch %u issued by GUID 0x%016llx, not the SM (0x%016llx)",
+            n.trap_or_device, m.epoch, static_cast<unsigned long long>(n.issuer_guid),
+            static_cast<unsigned long long>(sm_guid_));
     return;
   }
   HandleNotice(m, now);

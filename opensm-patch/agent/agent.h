@@ -73,6 +73,7 @@ struct AgentConfig {
 struct AgentStatus {
   uint16_t lid = 0;
   uint16_t sm_lid = 0;
+  uint64_t sm_guid = 0;
   bool subscribed = false;  // both records acknowledged by the SA at the last attempt
   uint32_t epoch = 0;
   std::string state = "idle";
@@ -130,6 +131,8 @@ class Agent {
   bool port_known_ = false;
   PortInfo port_;
   uint32_t portinfo_tid_ = 0;
+  uint64_t sm_guid_ = 0;  // from SMInfo; 0 until the SM answered
+  uint32_t sminfo_tid_ = 0;
   Clock::time_point next_portinfo_{};
 
   // Subscriptions in flight: TID (low 32 bits) -> trap number.
@@ -152,7 +155,7 @@ class Agent {
   Clock::time_point last_notice_{};
   Clock::time_point phase_started_{};
 
-  // Recent Report TIDs (low 32 bits + SLID): OpenSM resends a Report until ReportResp.
+  // Recent Reports (hash of SLID, TID, notice): OpenSM resends a Report until ReportResp.
   std::deque<uint64_t> recent_tids_;
 
   // Ignored() rate limit.

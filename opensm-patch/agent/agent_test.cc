@@ -36,6 +36,7 @@ class FakeConsumers : public ConsumerControl {
 
 constexpr uint16_t kSmLid = 1;
 constexpr uint16_t kLid = 9;
+constexpr uint64_t kSmGuid = 0x0002c90000200001ull;
 
 class AgentTest : public ::testing::Test {
  protected:
@@ -64,6 +65,7 @@ class AgentTest : public ::testing::Test {
     Mad q = sent.back().mad;
     ASSERT_EQ(ParseHeader(q).attr_id, kAttrPortInfo);
     AnswerPortInfo(q, sm_lid);
+    AnswerSmInfo(sm_lid);
     agent_.Tick(now_);
     sent = mad_.Take();
     int sets = 0;
@@ -94,13 +96,36 @@ class AgentTest : public ::testing::Test {
     sar_mig_put(r.mad.data() + 64 + 8, 0xfe80000000000000ull, 8);
     sar_mig_put(r.mad.data() + 64 + 16, kLid, 2);
     sar_mig_put(r.mad.data() + 64 + 18, sm_lid, 2);
-    r.mad[64 + 35] = 0x04;
+    r.mad[64 + 32] = 0x04;
     r.from.lid = 0xFFFF;
     agent_.OnMad(r, now_);
   }
 
+  // Answers the SMInfo query the agent sent to the SM (its GUID authenticates notices).
+  void AnswerSmInfo(uint16_t sm_lid, uint64_t guid = kSmGuid) {
+    auto sent = mad_.Take();
+    bool found = false;
+    for (const Sent& s : sent) {
+      if (ParseHeader(s.mad).attr_id != kAttrSmInfo) {
+        mad_.sent.push_back(s);
+        continue;
+      }
+      EXPECT_EQ(s.to.lid, sm_lid);
+      EXPECT_EQ(s.to.qpn, 0u);
+      MadPacket r;
+      r.mad = s.mad;
+      r.mad[3] = kMethodGetResp;
+      sar_mig_put(r.mad.data() + 64, guid, 8);
+      r.from.lid = sm_lid;
+      agent_.OnMad(r, now_);
+      found = true;
+    }
+    EXPECT_TRUE(found);
+  }
+
   MadPacket Report(uint16_t trap, uint8_t kind, uint8_t phase, uint32_t epoch, uint64_t tid,
-                   uint16_t from = kSmLid, uint8_t flags = 0) {
+                   uint16_t from = kSmLid, uint8_t flags = 0,
+                   uint64_t issuer_guid = kSmGuid) {
     MadPacket p;
     Mad& m = p.mad;
     m[0] = 1;
@@ -120,6 +145,7 @@ class AgentTest : public ::testing::Test {
     msg.flags = flags;
     msg.deadline_ms = 1000;
     sar_mig_encode(&msg, n + 10);
+    sar_mig_put(n + 64 + 8, issuer_guid, 8);
     p.from.lid = from;
     p.from.qpn = 1;
     return p;
@@ -217,6 +243,19 @@ TEST_F(AgentTest, DuplicatesAreAnsweredButChangeNothing) {
   EXPECT_EQ(consumers_.orders.size(), 1u);
 }
 
+TEST_F(AgentTest, RestartedOpenSmReusingATidIsNotADuplicate) {
+  Bringup();
+  agent_.OnMad(UnPath(20, 0x10), now_);
+  agent_.OnPhaseDone(PhaseResult{20, 2, 0, 0, false}, now_);
+  agent_.OnMad(RePath(20, 0x11), now_);
+  agent_.OnPhaseDone(PhaseResult{20, 4, 0, 0, false}, now_);
+  // A restarted OpenSM counts TIDs from the same start: same TID, new notice.
+  agent_.OnMad(UnPath(21, 0x10), now_);
+  ASSERT_EQ(consumers_.orders.size(), 3u);
+  EXPECT_EQ(consumers_.orders[2].epoch, 21u);
+  EXPECT_EQ(agent_.status().duplicate_reports, 0u);
+}
+
 TEST_F(AgentTest, HostileNoticesAreIgnored) {
   Bringup();
   agent_.OnMad(UnPath(5, 300), now_);
@@ -234,14 +273,16 @@ TEST_F(AgentTest, HostileNoticesAreIgnored) {
   MadPacket other_trap = Report(64, SAR_MIG_UNPATH, 1, 6, 306);
   MadPacket reserved = UnPath(6, 307);
   reserved.mad[56 + 10 + 40] = 1;
+  // A node's own trap 68, forwarded by OpenSM: from the SM's LID but with the node's GUID.
+  MadPacket forged = Report(68, SAR_MIG_UNPATH, 1, 6, 308, kSmLid, 0, 0x0002c900002000ffull);
   for (const MadPacket* p : {&bad_magic, &old_epoch, &not_sm, &kind_mismatch, &other_trap,
-                             &reserved}) {
+                             &reserved, &forged}) {
     agent_.OnMad(*p, now_);
   }
   auto sent = mad_.Take();
-  for (uint64_t tid = 302; tid <= 307; tid++) EXPECT_EQ(ReportResps(sent, tid), 1) << tid;
+  for (uint64_t tid = 302; tid <= 308; tid++) EXPECT_EQ(ReportResps(sent, tid), 1) << tid;
   EXPECT_EQ(consumers_.orders.size(), orders);
-  EXPECT_EQ(agent_.status().ignored_notices, 6u);
+  EXPECT_EQ(agent_.status().ignored_notices, 7u);
   EXPECT_EQ(agent_.status().epoch, 5u);
   // A storm of garbage changes nothing either.
   for (int i = 0; i < 1000; i++) agent_.OnMad(Report(68, 9, 9, 0, 1000 + i), now_);
@@ -331,6 +372,9 @@ TEST_F(AgentTest, ResubscribesPeriodicallyAndOnNewSmLid) {
   ASSERT_EQ(ParseHeader(q).attr_id, kAttrPortInfo);
   AnswerPortInfo(q, 4);
   EXPECT_FALSE(agent_.status().subscribed);
+  EXPECT_EQ(agent_.status().sm_guid, 0u);  // a new SM: its GUID is asked again
+  AnswerSmInfo(4, 0x0002c90000200099ull);
+  EXPECT_EQ(agent_.status().sm_guid, 0x0002c90000200099ull);
   agent_.Tick(now_);
   int to_new = 0;
   for (const Sent& s : mad_.Take())

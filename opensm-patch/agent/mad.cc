@@ -88,6 +88,7 @@ bool ParseReport(const Mad& mad, Notice* n, std::string* why) {
   n->trap_or_device = static_cast<uint16_t>(Get(p + 4, 2));
   n->issuer_lid = static_cast<uint16_t>(Get(p + 6, 2));
   std::memcpy(n->details.data(), p + kNoticeDataDetails, SAR_MIG_DATA_SIZE);
+  n->issuer_guid = Get(p + kNoticeIssuerGid + 8, 8);
   return true;
 }
 
@@ -137,6 +138,34 @@ Mad BuildSmpUnsupportedResp(const Mad& request) {
   return SmpResponse(request, 0x000C);
 }
 
+Mad BuildSmInfoGet(uint64_t tid) {
+  Mad mad{};
+  PutHeader(&mad, kClassSmpLid, 1, kMethodGet, tid, kAttrSmInfo, 0);
+  return mad;
+}
+
+bool ParseSmInfoResp(const Mad& mad, uint64_t* guid) {
+  MadHeader h = ParseHeader(mad);
+  if (!IsSmpClass(h.mgmt_class) || h.method != kMethodGetResp || h.attr_id != kAttrSmInfo)
+    return false;
+  if ((h.status & 0x7FFF) != 0) return false;
+  *guid = Get(mad.data() + kSmpDataOffset, 8);
+  return true;
+}
+
+Mad BuildGenericTrap(uint64_t tid, uint16_t trap_number, uint16_t issuer_lid,
+                     const uint8_t* details) {
+  Mad mad{};
+  PutHeader(&mad, kClassSmpLid, 1, kMethodTrap, tid, kAttrNotice, 0);
+  uint8_t* n = mad.data() + kSmpDataOffset;
+  n[0] = 0x83;          // generic, type 3
+  Put(n + 1, 4, 3);     // producer: class manager
+  Put(n + 4, trap_number, 2);
+  Put(n + 6, issuer_lid, 2);
+  std::memcpy(n + kNoticeDataDetails, details, SAR_MIG_DATA_SIZE);
+  return mad;
+}
+
 Mad BuildLocalPortInfoGet(uint64_t tid, uint8_t port_num) {
   Mad mad{};
   PutHeader(&mad, kClassSmpDr, 1, kMethodGet, tid, kAttrPortInfo, port_num);
@@ -156,8 +185,8 @@ bool ParsePortInfoResp(const Mad& mad, PortInfo* info) {
   info->gid_prefix = Get(d + 8, 8);
   info->lid = static_cast<uint16_t>(Get(d + 16, 2));
   info->sm_lid = static_cast<uint16_t>(Get(d + 18, 2));
-  info->port_state = d[35] & 0x0F;
-  info->lmc = d[37] & 0x07;
+  info->port_state = d[32] & 0x0F;  // LinkSpeedSupported | PortState
+  info->lmc = d[34] & 0x07;         // M_KeyProtectBits | reserved | LMC
   return true;
 }
 

@@ -74,6 +74,7 @@ struct Notice {
   uint16_t trap_or_device = 0;
   uint16_t issuer_lid = 0;
   std::array<uint8_t, SAR_MIG_DATA_SIZE> details{};
+  uint64_t issuer_guid = 0;  // interface id of IssuerGID: OpenSM sets it to the trap sender's
 };
 
 /// Reads the Notice of an SA Report (class 0x03, method 0x06, attribute Notice). False (with a
@@ -101,6 +102,19 @@ Mad BuildSmInfoResp(const Mad& request, uint64_t port_guid);
 /// GetResp with status "unsupported method/attribute" for any other SMP request that reaches
 /// the agent in test mode: an unanswered request would stall OpenSM's sweep under ibsim.
 Mad BuildSmpUnsupportedResp(const Mad& request);
+
+/// LID-routed Get(SMInfo) to the SM: its answer names the SM's port GUID, which every genuine
+/// UnPath/RePath carries as IssuerGID (OpenSM forwards any node's trap 68/69 to the subscribers,
+/// but with the sender's GUID there).
+Mad BuildSmInfoGet(uint64_t tid);
+
+/// The GUID in a GetResp(SMInfo); false if `mad` is not one.
+bool ParseSmInfoResp(const Mad& mad, uint64_t* guid);
+
+/// A generic notice in a Trap SMP (what a node would send to make OpenSM forward trap
+/// `trap_number` to the subscribers). Used by sar-mig-inject and the tests.
+Mad BuildGenericTrap(uint64_t tid, uint16_t trap_number, uint16_t issuer_lid,
+                     const uint8_t* details);
 
 /// Directed-route Get(PortInfo) with zero hops: the local port answers with its LID, its SM's
 /// LID and its GID prefix.

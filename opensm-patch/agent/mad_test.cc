@@ -138,8 +138,8 @@ TEST(MadTest, PortInfoQueryAndResponse) {
   sar_mig_put(r.data() + 64 + 8, 0xfe80000000000000ull, 8);
   sar_mig_put(r.data() + 64 + 16, 12, 2);
   sar_mig_put(r.data() + 64 + 18, 1, 2);
-  r[64 + 35] = 0x44;  // speed | state Active
-  r[64 + 37] = 0x01;  // LMC 1
+  r[64 + 32] = 0x44;  // speed | state Active
+  r[64 + 34] = 0x01;  // LMC 1
   PortInfo pi;
   ASSERT_TRUE(ParsePortInfoResp(r, &pi));
   EXPECT_EQ(pi.lid, 12);

@@ -33,12 +33,12 @@ bool WriteStatus(const std::string& path, const sarmig::AgentStatus& s, size_t c
   FILE* f = fopen(tmp.c_str(), "w");
   if (!f) return false;
   fprintf(f,
-          "{\"lid\": %u, \"sm_lid\": %u, \"subscribed\": %s, \"epoch\": %u, \"state\": \"%s\", "
+          "{\"lid\": %u, \"sm_lid\": %u, \"sm_guid\": \"0x%016llx\", \"subscribed\": %s, \"epoch\": %u, \"state\": \"%s\", "
           "\"reports\": %llu, \"duplicate_reports\": %llu, \"ignored\": %llu, "
           "\"acks_sent\": %llu, \"acks_repressed\": %llu, \"subscriptions\": %llu, "
           "\"sminfo_answers\": %llu, \"consumers_registered\": %zu, \"last_consumers\": %u, "
           "\"last_drained\": %u, \"last_late\": %s}\n",
-          s.lid, s.sm_lid, s.subscribed ? "true" : "false", s.epoch, s.state.c_str(),
+          s.lid, s.sm_lid, (unsigned long long)s.sm_guid, s.subscribed ? "true" : "false", s.epoch, s.state.c_str(),
           (unsigned long long)s.reports, (unsigned long long)s.duplicate_reports,
           (unsigned long long)s.ignored_notices, (unsigned long long)s.acks_sent,
           (unsigned long long)s.acks_repressed, (unsigned long long)s.subscriptions,
@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
       std::string key = std::to_string(st.epoch) + st.state + std::to_string(st.acks_sent) +
                         std::to_string(st.subscribed) + std::to_string(st.reports) +
                         std::to_string(hub.registered()) + std::to_string(st.sminfo_answers) +
-                        std::to_string(st.ignored_notices) + std::to_string(st.subscriptions);
+                        std::to_string(st.ignored_notices) + std::to_string(st.subscriptions) +
+                        std::to_string(st.sm_guid);
       if (key != last_status && WriteStatus(status_file, st, hub.registered()))
         last_status = key;
     }
