@@ -17,6 +17,7 @@
 #include "event_coalescer.h"
 #include "instance_lock.h"
 #include "job_set_diff.h"
+#include "log_file.h"
 #include "metrics_http.h"
 #include "sar/io/job_file.h"
 
@@ -237,6 +238,21 @@ bool Daemon::RunCycle(double now_s) {
   return rerouted;
 }
 
+void Daemon::ReopenLogFile() {
+  // logrotate moves the file away, then `systemctl reload` (SIGHUP): write to a new one. If it
+  // cannot be opened, the old logger (the moved file) goes on, and says so.
+  if (config_.log_file.empty()) return;
+  std::shared_ptr<spdlog::logger> logger;
+  if (Status s = MakeFileLogger("sar-filterd", config_.log_file, &logger); !s.ok()) {
+    spdlog::error("SIGHUP: cannot reopen the log: {} (still writing to the old file)",
+                  s.ToString());
+    return;
+  }
+  logger->set_level(spdlog::get_level());
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
 void Daemon::WriteMetrics() {
   // A dry run beside the service must not replace the live daemon's figures.
   if (config_.metrics_textfile.empty() || options_.dry_run) return;
@@ -427,6 +443,7 @@ int Daemon::Run() {
       signalfd_siginfo info{};
       if (read(sig_fd, &info, sizeof(info)) == sizeof(info)) {
         if (info.ssi_signo == SIGHUP) {
+          ReopenLogFile();
           spdlog::info("SIGHUP: polling now");
           next_poll = 0;
         } else {
