@@ -18,9 +18,7 @@ uint64_t MonotonicNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-long long ToMs(Clock::duration d) {
-  return std::chrono::duration_cast<Ms>(d).count();
-}
+long long ToMs(Clock::duration d) { return std::chrono::duration_cast<Ms>(d).count(); }
 
 }  // namespace
 
@@ -33,11 +31,16 @@ Agent::Agent(const AgentConfig& cfg, MadTransport* mad, ConsumerControl* consume
 
 const char* Agent::StateName(State s) {
   switch (s) {
-    case State::kIdle: return "idle";
-    case State::kMovingHigh: return "moving-high";
-    case State::kHigh: return "high";
-    case State::kMovingBack: return "moving-back";
-    case State::kBack: return "back";
+    case State::kIdle:
+      return "idle";
+    case State::kMovingHigh:
+      return "moving-high";
+    case State::kHigh:
+      return "high";
+    case State::kMovingBack:
+      return "moving-back";
+    case State::kBack:
+      return "back";
   }
   return "?";
 }
@@ -96,8 +99,8 @@ void Agent::OnMad(const MadPacket& pkt, Clock::time_point now) {
       uint16_t trap = it->second;
       sub_pending_.erase(it);
       if (h.status != 0) {
-        SARMIG_LOG(log_, kError, "SA refused the subscription to trap %u: MAD status 0x%04x",
-                   trap, h.status);
+        SARMIG_LOG(log_, kError, "SA refused the subscription to trap %u: MAD status 0x%04x", trap,
+                   h.status);
         next_subscribe_ = now + cfg_.subscribe_retry;
         status_.subscribed = false;
         return;
@@ -134,8 +137,8 @@ void Agent::OnMad(const MadPacket& pkt, Clock::time_point now) {
     if (h.method == kMethodTrapRepress) {
       if (TidLow(h.tid) == ack_tid_ && ack_tid_ != 0) {
         status_.acks_repressed++;
-        SARMIG_LOG(log_, kDebug, "SM took ack epoch %u phase %u seq %u (TrapRepress)",
-                   ack_.epoch, ack_.phase, ack_.seq);
+        SARMIG_LOG(log_, kDebug, "SM took ack epoch %u phase %u seq %u (TrapRepress)", ack_.epoch,
+                   ack_.phase, ack_.seq);
         if (state_ == State::kBack) resends_left_ = 0;  // phase 4: nothing waits on it
       }
       return;
@@ -170,8 +173,8 @@ void Agent::HandleSmpRequest(const MadPacket& pkt) {
 void Agent::HandlePortInfo(const PortInfo& pi, Clock::time_point now) {
   bool first = !port_known_;
   if (first || pi.sm_lid != port_.sm_lid || pi.lid != port_.lid) {
-    SARMIG_LOG(log_, kInfo, "port LID %u, SM LID %u, state %u%s", pi.lid, pi.sm_lid,
-               pi.port_state, first ? "" : ": re-subscribing");
+    SARMIG_LOG(log_, kInfo, "port LID %u, SM LID %u, state %u%s", pi.lid, pi.sm_lid, pi.port_state,
+               first ? "" : ": re-subscribing");
     sub_ok_ = 0;
     sub_pending_.clear();
     status_.subscribed = false;
@@ -245,15 +248,17 @@ void Agent::HandleReport(const MadPacket& pkt, Clock::time_point now) {
   }
   sar_mig_msg_t m{};
   if (sar_mig_decode(n.details.data(), &m) != 0) {
-    Ignored(now, "trap %u from LID %u: malformed DataDetails (magic, version, kind, phase or "
-            "epoch)", n.trap_or_device, pkt.from.lid);
+    Ignored(now,
+            "trap %u from LID %u: malformed DataDetails (magic, version, kind, phase or "
+            "epoch)",
+            n.trap_or_device, pkt.from.lid);
     return;
   }
   bool unpath = n.trap_or_device == SAR_MIG_TRAP_UNPATH;
   if ((unpath && (m.kind != SAR_MIG_UNPATH || m.phase != 1)) ||
       (!unpath && (m.kind != SAR_MIG_REPATH || m.phase != 4))) {
-    Ignored(now, "trap %u from LID %u carries kind %u phase %u", n.trap_or_device,
-            pkt.from.lid, m.kind, m.phase);
+    Ignored(now, "trap %u from LID %u carries kind %u phase %u", n.trap_or_device, pkt.from.lid,
+            m.kind, m.phase);
     return;
   }
   if (port_known_ && port_.sm_lid != 0 && pkt.from.lid != port_.sm_lid) {
@@ -282,8 +287,10 @@ void Agent::HandleNotice(const sar_mig_msg_t& m, Clock::time_point now) {
               unpath ? "UnPath" : "RePath", m.epoch, epoch_);
       return;
     }
-    SARMIG_LOG(log_, kWarn, "epoch went back from %u to %u after %lld s of silence: "
-               "the coordinator restarted", epoch_, m.epoch, ToMs(now - last_notice_) / 1000);
+    SARMIG_LOG(log_, kWarn,
+               "epoch went back from %u to %u after %lld s of silence: "
+               "the coordinator restarted",
+               epoch_, m.epoch, ToMs(now - last_notice_) / 1000);
   }
   last_notice_ = now;
   if (m.epoch == epoch_ && epoch_ != 0) {
@@ -333,26 +340,26 @@ void Agent::StartMove(uint32_t epoch, uint8_t phase, bool stay, uint32_t notice_
   if (phase == 2) high_since_ = now;
   SetState(phase == 2 ? State::kMovingHigh : State::kMovingBack);
   SARMIG_LOG(log_, kInfo, "epoch %u phase %u: %s%s, consumers have %lld ms", epoch,
-             phase == 2 ? 1 : 4, phase == 2 ? "UnPath: moving to highLIDs" :
-             "RePath: moving back to baseLIDs", stay ? " (aborted: old tables stay)" : "",
-             static_cast<long long>(o.deadline.count()));
+             phase == 2 ? 1 : 4,
+             phase == 2 ? "UnPath: moving to highLIDs" : "RePath: moving back to baseLIDs",
+             stay ? " (aborted: old tables stay)" : "", static_cast<long long>(o.deadline.count()));
   consumers_->StartPhase(o);
 }
 
 void Agent::OnPhaseDone(const PhaseResult& r, Clock::time_point now) {
   State want = r.phase == 2 ? State::kMovingHigh : State::kMovingBack;
   if (r.epoch != epoch_ || state_ != want) {
-    SARMIG_LOG(log_, kDebug, "stale consumer result epoch %u phase %u (now epoch %u, %s)",
-               r.epoch, r.phase, epoch_, StateName(state_));
+    SARMIG_LOG(log_, kDebug, "stale consumer result epoch %u phase %u (now epoch %u, %s)", r.epoch,
+               r.phase, epoch_, StateName(state_));
     return;
   }
   status_.last_consumers = r.consumers;
   status_.last_drained = r.drained;
   status_.last_late = r.late;
   log_->Log(r.late ? LogLevel::kWarn : LogLevel::kInfo,
-             "epoch %u phase %u: consumers drained %u/%u in %lld ms%s; acking", r.epoch, r.phase,
-             r.drained, r.consumers, ToMs(now - phase_started_),
-             r.late ? " (deadline passed: LATE_CONSUMER)" : "");
+            "epoch %u phase %u: consumers drained %u/%u in %lld ms%s; acking", r.epoch, r.phase,
+            r.drained, r.consumers, ToMs(now - phase_started_),
+            r.late ? " (deadline passed: LATE_CONSUMER)" : "");
   ack_ = sar_mig_msg_t{};
   ack_.kind = SAR_MIG_ACK;
   ack_.phase = r.phase;
@@ -389,8 +396,8 @@ void Agent::SendAck(Clock::time_point now) {
     status_.acks_sent++;
     // The first send of each ack at info; resends at debug (up to 5 a second).
     log_->Log(first_send_of_ack_ ? LogLevel::kInfo : LogLevel::kDebug,
-               "ack sent: epoch %u phase %u seq %u consumers %u drained %u flags 0x%x",
-               ack_.epoch, ack_.phase, ack_.seq, ack_.consumers, ack_.drained, ack_.flags);
+              "ack sent: epoch %u phase %u seq %u consumers %u drained %u flags 0x%x", ack_.epoch,
+              ack_.phase, ack_.seq, ack_.consumers, ack_.drained, ack_.flags);
   }
   next_resend_ = now + cfg_.ack_resend;
 }

@@ -33,9 +33,9 @@ using Ms = std::chrono::milliseconds;
 /// What the agent asks of the node's consumers (consumer_hub.h implements it over a socket).
 struct PhaseOrder {
   uint32_t epoch = 0;
-  uint8_t phase = 0;    // 2: move to highLIDs; 4: move back to baseLIDs
-  bool stay = false;    // phase 4: the epoch was aborted, the old base tables stay
-  Ms deadline{0};       // how long the consumers have
+  uint8_t phase = 0;  // 2: move to highLIDs; 4: move back to baseLIDs
+  bool stay = false;  // phase 4: the epoch was aborted, the old base tables stay
+  Ms deadline{0};     // how long the consumers have
 };
 
 /// The consumers' answer to one PhaseOrder.
@@ -57,16 +57,16 @@ class ConsumerControl {
 struct AgentConfig {
   uint8_t port_num = 1;
   uint64_t port_guid = 0;
-  bool test_mode = false;           // answer SMInfo / SMP requests (ibsim issm, test only)
-  Ms resubscribe{10000};            // renew both InformInfo records this often
-  Ms subscribe_retry{1000};         // after a refusal or no answer
-  Ms portinfo_poll{1000};           // look for a new SM LID this often
-  Ms ack_resend{200};               // phase-2 ack resend period
-  int max_ack_resends = 300;        // bound on phase-2 resends per epoch
-  int repath_ack_sends = 3;         // phase-4 acks sent at most (fewer after TrapRepress)
-  Ms consumer_deadline{2000};       // consumers' time per phase (capped by the notice's deadline)
-  Ms max_high{60000};               // no RePath this long after UnPath: move back on our own
-  Ms epoch_reset_after{30000};      // silence after which a lower epoch is accepted
+  bool test_mode = false;       // answer SMInfo / SMP requests (ibsim issm, test only)
+  Ms resubscribe{10000};        // renew both InformInfo records this often
+  Ms subscribe_retry{1000};     // after a refusal or no answer
+  Ms portinfo_poll{1000};       // look for a new SM LID this often
+  Ms ack_resend{200};           // phase-2 ack resend period
+  int max_ack_resends = 300;    // bound on phase-2 resends per epoch
+  int repath_ack_sends = 3;     // phase-4 acks sent at most (fewer after TrapRepress)
+  Ms consumer_deadline{2000};   // consumers' time per phase (capped by the notice's deadline)
+  Ms max_high{60000};           // no RePath this long after UnPath: move back on our own
+  Ms epoch_reset_after{30000};  // silence after which a lower epoch is accepted
 };
 
 /// Counters and the current phase, for logs, the status file and the tests.

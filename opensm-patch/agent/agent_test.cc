@@ -124,8 +124,7 @@ class AgentTest : public ::testing::Test {
   }
 
   MadPacket Report(uint16_t trap, uint8_t kind, uint8_t phase, uint32_t epoch, uint64_t tid,
-                   uint16_t from = kSmLid, uint8_t flags = 0,
-                   uint64_t issuer_guid = kSmGuid) {
+                   uint16_t from = kSmLid, uint8_t flags = 0, uint64_t issuer_guid = kSmGuid) {
     MadPacket p;
     Mad& m = p.mad;
     m[0] = 1;
@@ -191,7 +190,7 @@ TEST_F(AgentTest, FullEpochAcksEachPhaseAndResendsUntilRePath) {
   EXPECT_EQ(consumers_.orders[0].phase, 2);
   EXPECT_EQ(consumers_.orders[0].epoch, 1u);
   EXPECT_LE(consumers_.orders[0].deadline.count(), 750);  // 3/4 of the notice's 1000 ms
-  EXPECT_TRUE(Acks(sent).empty());  // no ack before the consumers answered
+  EXPECT_TRUE(Acks(sent).empty());                        // no ack before the consumers answered
 
   agent_.OnPhaseDone(PhaseResult{1, 2, 3, 3, false}, now_);
   auto acks = Acks(mad_.Take());
@@ -267,7 +266,7 @@ TEST_F(AgentTest, HostileNoticesAreIgnored) {
 
   MadPacket bad_magic = UnPath(6, 302);
   bad_magic.mad[56 + 10] ^= 0xFF;
-  MadPacket old_epoch = UnPath(4, 303);           // replay of an older epoch
+  MadPacket old_epoch = UnPath(4, 303);  // replay of an older epoch
   MadPacket not_sm = Report(68, SAR_MIG_UNPATH, 1, 6, 304, /*from=*/33);
   MadPacket kind_mismatch = Report(68, SAR_MIG_REPATH, 4, 6, 305);
   MadPacket other_trap = Report(64, SAR_MIG_UNPATH, 1, 6, 306);
@@ -275,8 +274,8 @@ TEST_F(AgentTest, HostileNoticesAreIgnored) {
   reserved.mad[56 + 10 + 40] = 1;
   // A node's own trap 68, forwarded by OpenSM: from the SM's LID but with the node's GUID.
   MadPacket forged = Report(68, SAR_MIG_UNPATH, 1, 6, 308, kSmLid, 0, 0x0002c900002000ffull);
-  for (const MadPacket* p : {&bad_magic, &old_epoch, &not_sm, &kind_mismatch, &other_trap,
-                             &reserved, &forged}) {
+  for (const MadPacket* p :
+       {&bad_magic, &old_epoch, &not_sm, &kind_mismatch, &other_trap, &reserved, &forged}) {
     agent_.OnMad(*p, now_);
   }
   auto sent = mad_.Take();

@@ -48,7 +48,7 @@ bool ConsumerHub::Listen(std::string* err) {
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, cfg_.path.c_str(), cfg_.path.size());
   // A socket file left by a crashed agent: replace it, but never a file of another kind.
-  struct stat st{};
+  struct stat st {};
   if (lstat(cfg_.path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
       *err = cfg_.path + ": exists and is not a socket";
@@ -118,8 +118,7 @@ void ConsumerHub::Flush(Conn& c) {
 void ConsumerHub::Drop(Conn& c, const char* reason) {
   if (c.fd < 0) return;
   SARMIG_LOG(log_, kWarn, "consumer %llu (%s) disconnected: %s",
-             static_cast<unsigned long long>(c.id), c.name.empty() ? "-" : c.name.c_str(),
-             reason);
+             static_cast<unsigned long long>(c.id), c.name.empty() ? "-" : c.name.c_str(), reason);
   if (c.registered) {
     // Best effort: tell it why. Never waits.
     std::string bye = std::string("BYE ") + reason + "\n";
@@ -273,8 +272,8 @@ std::vector<PhaseResult> ConsumerHub::Poll(int timeout_ms) {
     if (!c.registered) until = std::min(until, c.accepted + cfg_.hello_timeout);
     if (!c.in.empty()) until = std::min(until, c.partial_since + cfg_.line_timeout);
   }
-  int wait = static_cast<int>(std::max<long long>(
-      0, std::chrono::duration_cast<Ms>(until - now).count() + 1));
+  int wait = static_cast<int>(
+      std::max<long long>(0, std::chrono::duration_cast<Ms>(until - now).count() + 1));
 
   std::vector<pollfd> fds;
   fds.push_back({listen_fd_, POLLIN, 0});

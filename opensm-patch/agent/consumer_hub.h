@@ -22,11 +22,11 @@
 namespace sarmig {
 
 struct HubConfig {
-  std::string path;              // socket path; created 0600, a stale one is replaced
-  size_t max_consumers = 64;     // connections beyond this are closed at once
-  Ms hello_timeout{2000};        // time from connect to a complete HELLO
-  Ms line_timeout{2000};         // time a partial line may stay incomplete
-  size_t max_output = 4096;      // queued bytes to one consumer before it is dropped
+  std::string path;           // socket path; created 0600, a stale one is replaced
+  size_t max_consumers = 64;  // connections beyond this are closed at once
+  Ms hello_timeout{2000};     // time from connect to a complete HELLO
+  Ms line_timeout{2000};      // time a partial line may stay incomplete
+  size_t max_output = 4096;   // queued bytes to one consumer before it is dropped
 };
 
 class ConsumerHub : public ConsumerControl {

@@ -117,7 +117,7 @@ struct Consumer {
 };
 
 TEST_F(HubTest, SocketIsOwnerOnly) {
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(Path().c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0600u);

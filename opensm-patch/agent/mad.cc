@@ -63,7 +63,7 @@ Mad BuildInformInfoSet(uint64_t tid, const Subscription& sub) {
   Put(ii + 24, 0xFFFF, 2);  // Type: all
   Put(ii + 26, sub.trap_number, 2);
   Put(ii + 28, (1u << 8) | 18u, 4);  // QPN 1, RespTimeValue 18
-  Put(ii + 33, 0xFFFFFF, 3);          // ProducerType: all
+  Put(ii + 33, 0xFFFFFF, 3);         // ProducerType: all
   return mad;
 }
 
@@ -158,8 +158,8 @@ Mad BuildGenericTrap(uint64_t tid, uint16_t trap_number, uint16_t issuer_lid,
   Mad mad{};
   PutHeader(&mad, kClassSmpLid, 1, kMethodTrap, tid, kAttrNotice, 0);
   uint8_t* n = mad.data() + kSmpDataOffset;
-  n[0] = 0x83;          // generic, type 3
-  Put(n + 1, 4, 3);     // producer: class manager
+  n[0] = 0x83;       // generic, type 3
+  Put(n + 1, 4, 3);  // producer: class manager
   Put(n + 4, trap_number, 2);
   Put(n + 6, issuer_lid, 2);
   std::memcpy(n + kNoticeDataDetails, details, SAR_MIG_DATA_SIZE);
@@ -169,8 +169,8 @@ Mad BuildGenericTrap(uint64_t tid, uint16_t trap_number, uint16_t issuer_lid,
 Mad BuildLocalPortInfoGet(uint64_t tid, uint8_t port_num) {
   Mad mad{};
   PutHeader(&mad, kClassSmpDr, 1, kMethodGet, tid, kAttrPortInfo, port_num);
-  mad[6] = 0;               // hop pointer
-  mad[7] = 0;               // hop count: this port
+  mad[6] = 0;                       // hop pointer
+  mad[7] = 0;                       // hop count: this port
   Put(mad.data() + 32, 0xFFFF, 2);  // DrSLID: permissive
   Put(mad.data() + 34, 0xFFFF, 2);  // DrDLID: permissive
   return mad;

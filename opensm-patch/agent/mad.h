@@ -36,8 +36,8 @@ constexpr uint16_t kAttrSmInfo = 0x0020;
 constexpr uint16_t kAttrPortInfo = 0x0015;
 
 constexpr uint32_t kSaQkey = 0x80010000u;
-constexpr size_t kSaDataOffset = 56;   // SA MADs: after the RMPP header, SM_Key, offsets, mask
-constexpr size_t kSmpDataOffset = 64;  // SMPs (LID-routed and directed-route)
+constexpr size_t kSaDataOffset = 56;       // SA MADs: after the RMPP header, SM_Key, offsets, mask
+constexpr size_t kSmpDataOffset = 64;      // SMPs (LID-routed and directed-route)
 constexpr size_t kNoticeDataDetails = 10;  // DataDetails inside the 80-byte Notice
 constexpr size_t kNoticeIssuerGid = 64;
 

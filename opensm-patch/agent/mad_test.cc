@@ -25,10 +25,10 @@ TEST(MadTest, InformInfoSetLayout) {
   const uint8_t* ii = m.data() + 56;
   EXPECT_EQ(ii[16], 0xFF);  // LIDRangeBegin 0xFFFF
   EXPECT_EQ(ii[17], 0xFF);
-  EXPECT_EQ(ii[22], 1);     // IsGeneric
-  EXPECT_EQ(ii[23], 1);     // Subscribe
+  EXPECT_EQ(ii[22], 1);  // IsGeneric
+  EXPECT_EQ(ii[23], 1);  // Subscribe
   EXPECT_EQ(ii[26], 0);
-  EXPECT_EQ(ii[27], 68);    // TrapNumber
+  EXPECT_EQ(ii[27], 68);                                // TrapNumber
   EXPECT_EQ(sar_mig_get(ii + 28, 4), (1u << 8) | 18u);  // QPN 1, RespTimeValue 18
   EXPECT_EQ(sar_mig_get(ii + 33, 3), 0xFFFFFFu);
   Mad un = BuildInformInfoSet(1, Subscription{69, false});
@@ -94,7 +94,7 @@ TEST(MadTest, AckTrapRoundTrip) {
   EXPECT_EQ(sar_mig_get(t.data() + 65, 3), SAR_MIG_VENDOR_ID);
   EXPECT_EQ(sar_mig_get(t.data() + 68, 2), SAR_MIG_DEVICE_ID);
   EXPECT_EQ(sar_mig_get(t.data() + 70, 2), 17u);  // IssuerLID
-  EXPECT_EQ(t[64 + 64 + 15], 0x11);                // IssuerGID
+  EXPECT_EQ(t[64 + 64 + 15], 0x11);               // IssuerGID
   sar_mig_msg_t back{};
   ASSERT_TRUE(ParseAckTrap(t, &back));
   EXPECT_EQ(back.epoch, 42u);
@@ -110,17 +110,17 @@ TEST(MadTest, SmInfoResponseDirectedRoute) {
   req[1] = kClassSmpDr;
   req[2] = 1;
   req[3] = kMethodGet;
-  req[7] = 2;                                 // hop count
+  req[7] = 2;  // hop count
   sar_mig_put(req.data() + 8, 0x77, 8);
   sar_mig_put(req.data() + 16, kAttrSmInfo, 2);
-  req[192 + 1] = 5;                           // return path byte
+  req[192 + 1] = 5;  // return path byte
   Mad resp = BuildSmInfoResp(req, 0x0002c90000200001ull);
   EXPECT_EQ(resp[3], kMethodGetResp);
-  EXPECT_EQ(resp[4] & 0x80, 0x80);            // direction bit
+  EXPECT_EQ(resp[4] & 0x80, 0x80);  // direction bit
   EXPECT_EQ(resp[7], 2);
   EXPECT_EQ(resp[193], 5);
   EXPECT_EQ(sar_mig_get(resp.data() + 64, 8), 0x0002c90000200001ull);
-  EXPECT_EQ(resp[64 + 20], 0);                // priority 0, NOT-ACTIVE
+  EXPECT_EQ(resp[64 + 20], 0);  // priority 0, NOT-ACTIVE
   Mad lid_req = req;
   lid_req[1] = kClassSmpLid;
   Mad un = BuildSmpUnsupportedResp(lid_req);

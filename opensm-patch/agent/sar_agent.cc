@@ -33,13 +33,14 @@ bool WriteStatus(const std::string& path, const sarmig::AgentStatus& s, size_t c
   FILE* f = fopen(tmp.c_str(), "w");
   if (!f) return false;
   fprintf(f,
-          "{\"lid\": %u, \"sm_lid\": %u, \"sm_guid\": \"0x%016llx\", \"subscribed\": %s, \"epoch\": %u, \"state\": \"%s\", "
+          "{\"lid\": %u, \"sm_lid\": %u, \"sm_guid\": \"0x%016llx\", \"subscribed\": %s, "
+          "\"epoch\": %u, \"state\": \"%s\", "
           "\"reports\": %llu, \"duplicate_reports\": %llu, \"ignored\": %llu, "
           "\"acks_sent\": %llu, \"acks_repressed\": %llu, \"subscriptions\": %llu, "
           "\"sminfo_answers\": %llu, \"consumers_registered\": %zu, \"last_consumers\": %u, "
           "\"last_drained\": %u, \"last_late\": %s}\n",
-          s.lid, s.sm_lid, (unsigned long long)s.sm_guid, s.subscribed ? "true" : "false", s.epoch, s.state.c_str(),
-          (unsigned long long)s.reports, (unsigned long long)s.duplicate_reports,
+          s.lid, s.sm_lid, (unsigned long long)s.sm_guid, s.subscribed ? "true" : "false", s.epoch,
+          s.state.c_str(), (unsigned long long)s.reports, (unsigned long long)s.duplicate_reports,
           (unsigned long long)s.ignored_notices, (unsigned long long)s.acks_sent,
           (unsigned long long)s.acks_repressed, (unsigned long long)s.subscriptions,
           (unsigned long long)s.sminfo_answers, consumers, s.last_consumers, s.last_drained,
@@ -62,8 +63,8 @@ int main(int argc, char** argv) {
   int port = 0;
   bool verbose = false, test_issm = false;
   sarmig::AgentConfig cfg;
-  int resubscribe_ms = 10000, consumer_deadline_ms = 2000, ack_resend_ms = 200,
-      max_high_ms = 60000, portinfo_ms = 1000;
+  int resubscribe_ms = 10000, consumer_deadline_ms = 2000, ack_resend_ms = 200, max_high_ms = 60000,
+      portinfo_ms = 1000;
   app.add_option("--ca", ca, "HCA name (default: the first)");
   app.add_option("--port", port, "HCA port number (default: the first active)");
   app.add_option("--socket", socket_path, "consumers' UNIX socket (created 0600)")
@@ -71,17 +72,22 @@ int main(int argc, char** argv) {
   app.add_option("--status-file", status_file, "write the agent's state here as JSON");
   app.add_option("--log-file", log_file, "append the log here instead of stderr");
   app.add_option("--resubscribe-ms", resubscribe_ms, "renew the SA subscriptions this often")
-      ->capture_default_str()->check(CLI::Range(100, 3600000));
+      ->capture_default_str()
+      ->check(CLI::Range(100, 3600000));
   app.add_option("--portinfo-ms", portinfo_ms, "look for a new SM LID this often")
-      ->capture_default_str()->check(CLI::Range(50, 600000));
+      ->capture_default_str()
+      ->check(CLI::Range(50, 600000));
   app.add_option("--consumer-deadline-ms", consumer_deadline_ms,
                  "consumers' time per phase (capped at 3/4 of the UnPath's deadline)")
-      ->capture_default_str()->check(CLI::Range(1, 600000));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 600000));
   app.add_option("--ack-resend-ms", ack_resend_ms, "resend the phase-2 ack this often")
-      ->capture_default_str()->check(CLI::Range(10, 60000));
+      ->capture_default_str()
+      ->check(CLI::Range(10, 60000));
   app.add_option("--max-high-ms", max_high_ms,
                  "no RePath this long after UnPath: move back on our own")
-      ->capture_default_str()->check(CLI::Range(100, 3600000));
+      ->capture_default_str()
+      ->check(CLI::Range(100, 3600000));
   app.add_flag("--test-ibsim-issm", test_issm,
                "TEST ONLY (ibsim): open the issm device and answer SMInfo as a NOT-ACTIVE SM, "
                "because ibsim forwards Reports only to issm clients. Never on real hardware: "
@@ -104,7 +110,7 @@ int main(int argc, char** argv) {
   }
   sarmig::Logger log(log_out, verbose ? sarmig::LogLevel::kDebug : sarmig::LogLevel::kInfo);
 
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
@@ -171,8 +177,7 @@ int main(int argc, char** argv) {
                         std::to_string(hub.registered()) + std::to_string(st.sminfo_answers) +
                         std::to_string(st.ignored_notices) + std::to_string(st.subscriptions) +
                         std::to_string(st.sm_guid);
-      if (key != last_status && WriteStatus(status_file, st, hub.registered()))
-        last_status = key;
+      if (key != last_status && WriteStatus(status_file, st, hub.registered())) last_status = key;
     }
   }
   mad_thread.join();

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   unsigned epoch = 1, phase = 2, flags = 0, deadline_ms = 0, count = 1, seq = 1;
   bool bad_magic = false;
   int trap = 0;
-  app.add_option("--kind", kind, "unpath, repath or ack")->check(CLI::IsMember({"unpath", "repath", "ack"}));
+  app.add_option("--kind", kind, "unpath, repath or ack")
+      ->check(CLI::IsMember({"unpath", "repath", "ack"}));
   app.add_option("--epoch", epoch);
   app.add_option("--phase", phase);
   app.add_option("--flags", flags);
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
   while (repressed < sent && std::chrono::steady_clock::now() < until) {
     if (t->Recv(&pkt, 50) > 0 && pkt.mad[3] == sarmig::kMethodTrapRepress) repressed++;
   }
-  printf("sent %u to SM LID %u from LID %u, repressed %u/%u\n", sent, pi.sm_lid, pi.lid,
-         repressed, sent);
+  printf("sent %u to SM LID %u from LID %u, repressed %u/%u\n", sent, pi.sm_lid, pi.lid, repressed,
+         sent);
   return 0;
 }

@@ -85,9 +85,12 @@ UmadTransport::~UmadTransport() {
 
 int UmadTransport::AgentFor(uint8_t mgmt_class) const {
   switch (mgmt_class) {
-    case kClassSmpLid: return agent_smp_;
-    case kClassSmpDr: return agent_dr_;
-    case kClassSa: return agent_sa_;
+    case kClassSmpLid:
+      return agent_smp_;
+    case kClassSmpDr:
+      return agent_dr_;
+    case kClassSa:
+      return agent_sa_;
   }
   return -1;
 }

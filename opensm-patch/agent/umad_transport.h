@@ -11,8 +11,8 @@
 namespace sarmig {
 
 struct UmadOptions {
-  std::string ca;     // empty: the first CA
-  int port = 0;       // 0: the first active port
+  std::string ca;  // empty: the first CA
+  int port = 0;    // 0: the first active port
   // Test only (ibsim): also take SMP requests and open the issm device after the agents are
   // registered, so that ibsim forwards unsolicited Reports to this client.
   bool ibsim_issm = false;

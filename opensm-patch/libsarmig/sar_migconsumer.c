@@ -115,10 +115,10 @@ static int parse_peers(consumer_t* c, const char* s) {
 
 int main(int argc, char** argv) {
   static const struct option opts[] = {
-      {"socket", required_argument, 0, 's'}, {"name", required_argument, 0, 'n'},
-      {"peers", required_argument, 0, 'p'},  {"log", required_argument, 0, 'l'},
+      {"socket", required_argument, 0, 's'},   {"name", required_argument, 0, 'n'},
+      {"peers", required_argument, 0, 'p'},    {"log", required_argument, 0, 'l'},
       {"drain-ms", required_argument, 0, 'd'}, {"never-answer", no_argument, 0, 'N'},
-      {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
   consumer_t c;
   const char* socket_path = SAR_MIG_DEFAULT_SOCKET;
   const char* log_path = NULL;
@@ -130,8 +130,12 @@ int main(int argc, char** argv) {
   c.name = default_name;
   while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (opt) {
-      case 's': socket_path = optarg; break;
-      case 'n': c.name = optarg; break;
+      case 's':
+        socket_path = optarg;
+        break;
+      case 'n':
+        c.name = optarg;
+        break;
       case 'p':
         if (parse_peers(&c, optarg) != 0) {
           fprintf(stderr, "sar-migconsumer: --peers %s: expected LIDs 1..0xBFFF, comma-separated\n",
@@ -139,11 +143,21 @@ int main(int argc, char** argv) {
           return 2;
         }
         break;
-      case 'l': log_path = optarg; break;
-      case 'd': c.drain_ms = atoi(optarg); break;
-      case 'N': c.never_answer = 1; break;
-      case 'h': usage(stdout); return 0;
-      default: usage(stderr); return 2;
+      case 'l':
+        log_path = optarg;
+        break;
+      case 'd':
+        c.drain_ms = atoi(optarg);
+        break;
+      case 'N':
+        c.never_answer = 1;
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      default:
+        usage(stderr);
+        return 2;
     }
   }
   if (c.npeers == 0 || log_path == NULL || optind != argc || c.drain_ms < 0) {

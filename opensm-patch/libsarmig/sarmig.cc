@@ -108,8 +108,7 @@ sar_mig_client_t* Connect(const char* socket_path, const char* name, int timeout
     sar_mig_close(c);
     return nullptr;
   }
-  if (!SendAll(c->fd, "HELLO " + std::to_string(sarmig::kProtoVersion) + " " + name + "\n",
-               err)) {
+  if (!SendAll(c->fd, "HELLO " + std::to_string(sarmig::kProtoVersion) + " " + name + "\n", err)) {
     sar_mig_close(c);
     return nullptr;
   }
@@ -202,8 +201,9 @@ int sar_mig_drained(sar_mig_client_t* c, uint32_t epoch, sar_mig_event_t event, 
       return -1;
     }
     std::string err;
-    if (!SendAll(c->fd, "DRAINED " + std::to_string(epoch) + " " +
-                            std::to_string(static_cast<int>(event)) + "\n",
+    if (!SendAll(c->fd,
+                 "DRAINED " + std::to_string(epoch) + " " +
+                     std::to_string(static_cast<int>(event)) + "\n",
                  &err)) {
       SetError(errptr, err);
       return -1;

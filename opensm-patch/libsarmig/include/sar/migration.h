@@ -60,8 +60,7 @@ int sar_mig_dispatch(sar_mig_client_t* client, int timeout_ms, sar_mig_callback_
                      char** errptr);
 
 /* Tells the agent this consumer finished phase `event` of `epoch`. */
-int sar_mig_drained(sar_mig_client_t* client, uint32_t epoch, sar_mig_event_t event,
-                    char** errptr);
+int sar_mig_drained(sar_mig_client_t* client, uint32_t epoch, sar_mig_event_t event, char** errptr);
 
 /* Closes the connection (the agent stops waiting for this consumer) and frees the handle. */
 void sar_mig_close(sar_mig_client_t* client);
