@@ -787,14 +787,18 @@ static void mig_thread_loop(osmsar_t* p) {
     for (i = 0; i < n; i++) {
       const mig_event_t* e = &batch[i];
       if (e->kind == EV_ACK) {
-        const int r = sar_mig_ack(p->mig, now_ms(), e->issuer, e->data);
+        /* Phase and counts as the ack found them: a counted ack may end the phase. */
+        const uint32_t epoch = sar_mig_epoch(p->mig);
+        const int phase = sar_mig_phase(p->mig);
         size_t acked = 0, expected = 0;
+        int r;
         sar_mig_acks(p->mig, &acked, &expected);
+        r = sar_mig_ack(p->mig, now_ms(), e->issuer, e->data);
         OSM_LOG(&p->osm->log, r == 0 ? OSM_LOG_INFO : OSM_LOG_VERBOSE,
                 "osmsar: migration epoch %u phase %d: ack from port 0x%016" PRIx64
                 " %s (acks %zu/%zu)\n",
-                sar_mig_epoch(p->mig), sar_mig_phase(p->mig), e->issuer.guid,
-                r == 0 ? "counted" : sar_mig_ack_result_name(r), acked, expected);
+                epoch, phase, e->issuer.guid, r == 0 ? "counted" : sar_mig_ack_result_name(r),
+                acked + (r == 0), expected);
       } else if (e->kind == EV_ROUTING_DONE) {
         sar_mig_routing_done(p->mig, now_ms(), e->epoch);
       } else {
@@ -844,7 +848,12 @@ static void* osmsar_create(osm_opensm_t* osm) {
   }
   if (p->config.migration) {
     sar_mig_config_t mc = {(uint32_t)p->config.ack_timeout_ms,
-                           (uint32_t)p->config.repath_timeout_ms, 30000, p->config.exclude_after};
+                           (uint32_t)p->config.repath_timeout_ms, 30000, p->config.exclude_after,
+                           0};
+    /* Epochs start at wall-clock seconds since 2023-11-14 (> 0): after an OpenSM restart they
+     * continue above the old ones, which agents would otherwise ignore as replays. */
+    const time_t now_s = time(NULL);
+    mc.first_epoch = now_s > 1700000000 ? (uint32_t)(now_s - 1700000000) : 1;
     /* highLIDs need LMC 1: without it no route could move off the base LIDs. */
     if (osm->subn.opt.lmc != 1) {
       OSM_LOG(&osm->log, OSM_LOG_ERROR,

@@ -347,6 +347,7 @@ sar_mig_t* sar_mig_create(const sar_mig_config_t* config, char** errptr) {
     c.repath_timeout_ms = config->repath_timeout_ms;
     c.push_timeout_ms = config->push_timeout_ms;
     c.exclude_after = config->exclude_after;
+    c.first_epoch = config->first_epoch;
     result = new sar_mig_t(c);
     return sar::Status::OK();
   });
@@ -421,9 +422,13 @@ int sar_mig_holding(const sar_mig_t* m) { return m->coordinator.Holding() ? 1 : 
 int sar_mig_phase(const sar_mig_t* m) { return static_cast<int>(m->coordinator.phase()); }
 uint32_t sar_mig_epoch(const sar_mig_t* m) { return m->coordinator.epoch(); }
 void sar_mig_acks(const sar_mig_t* m, size_t* acked, size_t* expected) {
-  const sar::MigrationStatus s = m->coordinator.Status();
-  *acked = s.acked;
-  *expected = s.expected;
+  *acked = *expected = 0;
+  Guarded(nullptr, [&] {  // Status() allocates
+    const sar::MigrationStatus s = m->coordinator.Status();
+    *acked = s.acked;
+    *expected = s.expected;
+    return sar::Status::OK();
+  });
 }
 
 int sar_mig_pop_action(sar_mig_t* m, sar_mig_action_t* out) {

@@ -185,7 +185,7 @@ void MigrationCoordinator::Planned(uint64_t now_ms, uint32_t epoch, bool ok, boo
   }
   phase_ = MigPhase::kDrain;
   deadline_ms_ = now_ms + config_.ack_timeout_ms;
-  Log("UnPath sent, waiting for " + std::to_string(expected_.size()) + " ack(s) within " +
+  Log("sending UnPath, waiting for " + std::to_string(expected_.size()) + " ack(s) within " +
       std::to_string(config_.ack_timeout_ms) + " ms" + excl);
   actions_.push_back({MigAction::kSendUnpath, epoch_, 0, config_.ack_timeout_ms, false, ""});
 }
@@ -248,16 +248,16 @@ void MigrationCoordinator::EnterRepath(uint64_t now_ms, uint8_t flags) {
   phase_start_ms_ = now_ms;
   expected_ = drained_;
   acked_.clear();
-  actions_.push_back({MigAction::kSendRepath, epoch_, flags, 0, false, ""});
+  const std::string stay = flags & SAR_MIG_FLAG_STAY ? " (stay: old tables kept)" : "";
   if (expected_.empty()) {
-    Log(std::string("RePath sent") + (flags & SAR_MIG_FLAG_STAY ? " (stay)" : "") +
-        ", no ack to wait for");
+    Log("sending RePath" + stay + ", no ack to wait for");
+    actions_.push_back({MigAction::kSendRepath, epoch_, flags, 0, false, ""});
     Finish(now_ms, abort_outcome_.empty() ? "released" : abort_outcome_);
     return;
   }
   deadline_ms_ = now_ms + config_.repath_timeout_ms;
-  Log(std::string("RePath sent") + (flags & SAR_MIG_FLAG_STAY ? " (stay: old tables kept)" : "") +
-      ", waiting for " + std::to_string(expected_.size()) + " ack(s)");
+  Log("sending RePath" + stay + ", waiting for " + std::to_string(expected_.size()) + " ack(s)");
+  actions_.push_back({MigAction::kSendRepath, epoch_, flags, 0, false, ""});
 }
 
 void MigrationCoordinator::TopologyChanged(uint64_t now_ms) {

@@ -95,6 +95,17 @@ TEST(MigrationCoordinator, FivePhasesInOrder) {
   EXPECT_EQ(st.acks_ignored, 2u);
 }
 
+TEST(MigrationCoordinator, FirstEpochIsConfigured) {
+  MigrationConfig cfg = Config();
+  cfg.first_epoch = 1000;
+  MigrationCoordinator c(cfg);
+  EXPECT_EQ(c.Status().epoch, 999u);
+  c.Request(0);
+  const std::vector<MigAction> a = Drain(&c);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].epoch, 1000u);
+}
+
 TEST(MigrationCoordinator, NoSubscribersReleasesAtOnce) {
   MigrationCoordinator c(Config());
   c.Request(0);

@@ -11,7 +11,14 @@ sar-migconsumer that takes --drain-ms to "drain"), when --sar-agent is given:
   (OSMSAR_TEST_NO_HOLD, --nohold-plugin-dir);
 - abort: an agent killed after subscribing never acks: the epoch aborts at the ack deadline,
   RePath carries "stay", the switches keep the old tables; a restarted agent re-subscribes and
-  the next epoch releases.
+  the next epoch releases;
+- `ack_scope changed`: the plan asks only the subscribers on changed routes, the epoch releases;
+- OpenSM restarted while an epoch waits for acks: the new one routes afresh (= offline), its
+  epochs start above the old ones, the agents re-subscribe and its first epoch releases with
+  all four;
+- a link fails (ibsim Unlink) while an epoch waits for acks: OpenSM routes around it at once
+  (not held), the epoch aborts and re-plans, nothing stays pending, and the switches hold
+  `sar-route route --migration`'s tables of the degraded fabric.
 
 Without subscribers (no node agent running):
 - OpenSM registers the plugin with `migration on`; the status file reads epoch 0, idle;
@@ -22,6 +29,8 @@ Without subscribers (no node agent running):
   subscriber): the status file names the epoch and outcome "released", the base entries change
   (the premise) and reach the offline `sar-route route --migration` tables, and no highLID entry
   of any switch ever changes;
+- SA PathRecords (saquery): base -> base carries the route's layer of the offline tables,
+  high -> high SL 7 (the last lane);
 - 100 SIGUSR2 in a burst start at most two epochs (one running, one merged), OpenSM survives;
 - with `migration on` but LMC 0 the plugin refuses to register, naming `lmc 1`.
 """
@@ -34,8 +43,8 @@ import time
 
 import sar_it
 from sar_it import check
-from testbed_common import start_logged, stop_process
-from test_osmsar_plugin import Fabric, mapping_text, write_atomic
+from migration_nodes import MigrationNodes
+from test_osmsar_plugin import Fabric, mapping_text, parse_layers, write_atomic
 
 
 def read_status(path):
@@ -82,13 +91,16 @@ def high_only_lids(lids_path, out_path):
                 out.write(line)
 
 
-def offline_migration(args, fab, tag):
-    """`sar-route route --migration` on the read-back topology with the current mapping."""
+def offline_migration(args, fab, tag, layers=False):
+    """`sar-route route --migration` on the read-back topology with the current mapping (and
+    the layers file's path, with `layers`)."""
     out = os.path.join(fab.w, f"offline-mig-{tag}.lfts")
+    sl = os.path.join(fab.w, f"offline-mig-{tag}.layers")
     sar_it.run([args.sar_route, "route", "--engine", "sar", "--topology", fab.live_topo,
                 "--canonical-order", "--lids", fab.lids, "--vls", 8, "--jobs", fab.mapping,
-                "--migration", "-o", out], expect=0)
-    return fab.restrict(sar_it.parse_lfts(out))
+                "--migration", "-o", out, "--sl-out", sl], expect=0)
+    tables = fab.restrict(sar_it.parse_lfts(out))
+    return (tables, sl) if layers else tables
 
 
 def migration_conf(fab, ack_ms=1500, repath_ms=1000):
@@ -107,8 +119,11 @@ def test_no_subscribers(args):
     check("osmsar: migration on: base LIDs by sar on SLs 0..6, highLIDs by updn on SL 7" in log,
           "no migration line in the log")
     st = wait_status(fab, fab.status, lambda s: True, "status file")
-    check(st["epoch"] == 0 and st["phase"] == 5 and st["phase_name"] == "idle",
-          f"status before any reroute: {st}")
+    check(st["last_epoch"] == 0 and st["phase"] == 5 and st["phase_name"] == "idle" and
+          st["epochs_started"] == 0, f"status before any reroute: {st}")
+    # Epochs count from wall-clock seconds (above those of an earlier OpenSM run).
+    e0 = st["epoch"]
+    check(e0 > 0, f"epoch before the first: {e0}")
     base, high = lid_kinds(fab.lids)
     check(len(base) == len(high) > 0, "no LMC 1 HCA ports in guid2lid")
     first, _ = fab.readback()
@@ -139,12 +154,12 @@ def test_no_subscribers(args):
         t0 = time.monotonic()
         fab.daemon.signal(signal.SIGUSR2)
         st = wait_status(fab, fab.status,
-                         lambda s, k=k: s["last_epoch"] == k and s["phase"] == 5,
+                         lambda s, k=k: s["last_epoch"] == e0 + k and s["phase"] == 5,
                          f"epoch {k}")
         dt = time.monotonic() - t0
         check(st["last_outcome"] in ("released", "no-change"), f"epoch {k}: {st}")
         log = fab.daemon.log_since(off)
-        check(f"epoch {k} phase 3 (push): no subscriber to wait for" in log or
+        check(f"epoch {e0 + k} phase 3 (push): no subscriber to wait for" in log or
               st["last_outcome"] == "no-change", f"epoch {k}: no 'no subscriber' line")
         tables, _ = fab.readback()
         diff = sar_it.diff_tables(tables, offline_migration(args, fab, k))
@@ -158,6 +173,18 @@ def test_no_subscribers(args):
         print(f"epoch {k}: {st['last_outcome']} in {dt * 1000:.0f} ms (SIGUSR2 -> status), "
               f"timings {st['last_ms']}")
     check(base_changed > 0, "no reroute changed a base entry: the test proves nothing")
+
+    # path_sl: base -> base gets the engine's layer (0..6), high -> high the last lane (7).
+    _, sl_path = offline_migration(args, fab, "sl", layers=True)
+    layers = parse_layers(sl_path)
+    pairs = sorted(k for k in layers if k[0] in base and k[1] in base and layers[k] != 0)
+    check(pairs, "no base route off layer 0: the SL check proves nothing")
+    for slid, dlid in pairs[:: max(1, len(pairs) // 3)][:3]:
+        for s_, d_, want in ((slid, dlid, layers[(slid, dlid)]), (slid + 1, dlid + 1, 7)):
+            pr = fab.tb.diag(["saquery", "-p", "--slid", str(s_), "--dlid", str(d_)])
+            m = re.search(r"\bsl\.+0x([0-9a-fA-F]+)", pr)
+            check(m and int(m.group(1), 16) == want,
+                  f"PathRecord {s_}->{d_}: SL {m and m.group(1)}, want {want}\n{pr}")
 
     # A burst of requests: one epoch running, the rest merged into one next epoch.
     before = read_status(fab.status)["epochs_started"]
@@ -188,66 +215,39 @@ def test_refuses_lmc0(args):
 
 
 class Agents:
-    """sar-agent + sar-migconsumer on some hosts of a fabric (ibsim clients, test mode)."""
+    """sar-agent (ibsim test mode) with one sar-migconsumer each on some hosts, through the node
+    side's test helper (scripts/migration_nodes.py)."""
 
-    def __init__(self, args, fab, hosts, drain_ms):
-        self.args, self.fab, self.drain_ms = args, fab, drain_ms
-        self.hosts = hosts
-        self.procs = {}  # host -> (agent proc, consumer proc)
+    def __init__(self, args, fab, drain_ms):
+        self.nodes = MigrationNodes(fab.tb, args.sar_agent, args.sar_migconsumer,
+                                    os.path.join(fab.w, "agents"),
+                                    agent_args=["--resubscribe-ms", "2000"])
         base, _ = lid_kinds(fab.lids)
-        self.peers = ",".join(str(l) for l in sorted(base)[:6])
+        self.consumer = {"peers": sorted(base)[:6], "drain_ms": drain_ms}
+
+    @property
+    def procs(self):
+        return self.nodes.nodes
 
     def start(self, host):
-        d = os.path.join(self.fab.w, "agents", host)
-        os.makedirs(d, exist_ok=True)
-        env = self.fab.tb.env(preload=True)
-        env["SIM_HOST"] = host
-        sock = os.path.join(d, "mig.sock")
-        agent = start_logged([self.args.sar_agent, "--test-ibsim-issm", "--socket", sock,
-                              "--status-file", os.path.join(d, "status.json"),
-                              "--resubscribe-ms", "2000", "-v"],
-                             os.path.join(d, "agent.log"), env=env, cwd=d)
-        deadline = time.monotonic() + 10
-        while not os.path.exists(sock):
-            check(agent.poll() is None, f"sar-agent on {host} exited: "
-                                        f"{open(os.path.join(d, 'agent.log')).read()[-2000:]}")
-            check(time.monotonic() < deadline, f"sar-agent on {host}: no socket")
-            time.sleep(0.02)
-        cons = start_logged([self.args.sar_migconsumer, "--socket", sock, "--name", host,
-                             "--peers", self.peers, "--log", os.path.join(d, "consumer.jsonl"),
-                             "--drain-ms", str(self.drain_ms)],
-                            os.path.join(d, "consumer.out"), cwd=d)
-        self.procs[host] = (agent, cons)
+        self.nodes.start(host, consumers=[self.consumer])
 
-    def status(self, host):
-        try:
-            return read_status(os.path.join(self.fab.w, "agents", host, "status.json"))
-        except (OSError, ValueError):
-            return {}
-
-    def wait_ready(self, hosts, timeout=20):
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < timeout:
-            if all(self.status(h).get("subscribed") and
-                   self.status(h).get("consumers_registered", 0) >= 1 for h in hosts):
-                return
-            time.sleep(0.05)
-        raise sar_it.CheckFailed(f"agents not subscribed: "
-                                 f"{ {h: self.status(h) for h in hosts} }")
+    def wait_ready(self, hosts):
+        for h in hosts:
+            self.nodes.nodes[h].wait_subscribed(20)
+        self.nodes.wait_registered()
 
     def kill(self, host):
-        agent, cons = self.procs.pop(host)
-        for p in (cons, agent):
-            stop_process(p)
+        node = self.nodes.nodes.pop(host)
+        for proc, _, _ in node.consumers:
+            proc.stop()
+        node.agent.stop()
 
     def consumer_events(self, host):
-        path = os.path.join(self.fab.w, "agents", host, "consumer.jsonl")
-        with open(path) as f:
-            return [json.loads(l) for l in f if l.strip()]
+        return self.nodes.nodes[host].switches()
 
     def stop(self):
-        for h in list(self.procs):
-            self.kill(h)
+        self.nodes.stop()
 
 
 def log_real_ns(line):
@@ -264,12 +264,13 @@ def log_line(text, pattern):
     raise sar_it.CheckFailed(f"no log line /{pattern}/")
 
 
-def hold_epoch(args, fab, agents, epoch, base, high, high0):
-    """One reroute with every agent acking: the switches keep the old base entries while the
+def hold_epoch(args, fab, agents, k, base, high, high0):
+    """The k-th reroute with every agent acking: the switches keep the old base entries while the
     epoch is in phase 2, then hold the offline --migration tables. Returns the read-backs made
     during the hold."""
+    epoch = fab.e0 + k
     before, _ = fab.readback()
-    write_atomic(fab.mapping, mapping_text(fab.topo, epoch + 10, jobs=2, per_job=4))
+    write_atomic(fab.mapping, mapping_text(fab.topo, k + 10, jobs=2, per_job=4))
     want = offline_migration(args, fab, f"hold{epoch}")
     check(entries(want, base) != entries(before, base),
           f"epoch {epoch}: the new mapping changes no base entry: the test proves nothing")
@@ -313,21 +314,24 @@ def hold_epoch(args, fab, agents, epoch, base, high, high0):
     return held
 
 
-def start_with_agents(args, name, plugin_dir, hosts, drain_ms):
+def start_with_agents(args, name, plugin_dir, hosts, drain_ms, extra_conf=""):
     fab = Fabric(args, name, ["ft2:4,4"], lmc=1)
     fab.status = os.path.join(fab.w, "migration.json")
     # The agents give their consumers 3/4 of the ack deadline: leave the drain room.
     migration_conf(fab, ack_ms=max(1500, drain_ms * 8 // 3), repath_ms=max(1000, drain_ms * 2))
+    with open(fab.conf, "a") as f:
+        f.write(extra_conf)
     write_atomic(fab.mapping, mapping_text(fab.topo, 1, jobs=2, per_job=4))
     saved, args.plugin_dir = args.plugin_dir, plugin_dir
     try:
         fab.start(None)
     finally:
         args.plugin_dir = saved
-    agents = Agents(args, fab, hosts, drain_ms)
+    agents = Agents(args, fab, drain_ms)
     for h in hosts:
         agents.start(h)
     agents.wait_ready(hosts)
+    fab.e0 = wait_status(fab, fab.status, lambda s: True, "status file")["epoch"]
     off = fab.daemon.log_offset()
     fab.daemon.signal(signal.SIGHUP)  # settle: until its first heavy resweep OpenSM resends all
     fab.wait_pass(off)
@@ -354,7 +358,7 @@ def test_hold(args, plugin_dir, name, epochs=3):
 
 
 def test_abort(args):
-    fab, agents = start_with_agents(args, "abort", args.plugin_dir, AGENT_HOSTS[:3], 200)
+    fab, agents = start_with_agents(args, "abort", args.plugin_dir, AGENT_HOSTS[:3], 600)
     try:
         base, _ = lid_kinds(fab.lids)
         before, _ = fab.readback()
@@ -367,33 +371,123 @@ def test_abort(args):
         off = fab.daemon.log_offset()
         t0 = time.monotonic()
         fab.daemon.signal(signal.SIGUSR2)
-        st = wait_status(fab, fab.status, lambda s: s["last_epoch"] == 1 and s["phase"] == 5,
+        st = wait_status(fab, fab.status,
+                         lambda s: s["last_epoch"] == fab.e0 + 1 and s["phase"] == 5,
                          "aborted epoch", 20)
         dt = time.monotonic() - t0
         check(st["last_outcome"] == "aborted-timeout", f"epoch 1: {st}")
         log = fab.daemon.log_since(off)
-        check(re.search(r"migration epoch 1 phase 2 \(drain\): ack deadline passed with acks "
-                        r"2/3, late: 0x", log), "no 'ack deadline passed ... late' line")
+        check(re.search(rf"migration epoch {fab.e0 + 1} phase 2 \(drain\): ack deadline passed "
+                        r"with acks 2/3, late: 0x", log), "no 'ack deadline passed ... late' line")
         check("RePath notice (trap 69, stay) sent" in log, "no RePath stay notice")
-        check(dt >= 1.4, f"aborted after {dt:.2f} s, before the 1.5 s ack deadline")
+        check(dt >= 1.5, f"aborted after {dt:.2f} s, before the 1.6 s ack deadline")
         tables, _ = fab.readback()
         diff = sar_it.diff_tables(tables, before)
         check(not diff, f"aborted epoch changed {len(diff)} entries: {diff[:5]}")
         for h in AGENT_HOSTS[:2]:
-            modes = [e["mode"] for e in agents.consumer_events(h) if e["epoch"] == 1]
+            modes = [e["mode"] for e in agents.consumer_events(h) if e["epoch"] == fab.e0 + 1]
             check(modes and modes[-1] == "base", f"consumer {h} not back on base: {modes}")
         print(f"abort: epoch 1 {st['last_outcome']} after {dt * 1000:.0f} ms, tables kept")
         # The agent comes back; the next epoch releases.
         agents.start(AGENT_HOSTS[2])
         agents.wait_ready(AGENT_HOSTS[:3])
         fab.daemon.signal(signal.SIGUSR2)
-        st = wait_status(fab, fab.status, lambda s: s["last_epoch"] == 2 and s["phase"] == 5,
+        st = wait_status(fab, fab.status,
+                         lambda s: s["last_epoch"] == fab.e0 + 2 and s["phase"] == 5,
                          "epoch after the abort", 20)
         check(st["last_outcome"] == "released", f"epoch 2: {st}")
         tables, _ = fab.readback()
         diff = sar_it.diff_tables(tables, want)
         check(not diff, f"epoch 2: switches differ from offline in {len(diff)}: {diff[:5]}")
         print(f"abort: epoch 2 released, timings {st['last_ms']}")
+
+        # A fault in phase 2: routed around at once (no hold), the epoch aborts and re-plans.
+        write_atomic(fab.mapping, mapping_text(fab.topo, 30, jobs=2, per_job=4))
+        off = fab.daemon.log_offset()
+        fab.daemon.signal(signal.SIGUSR2)
+        wait_status(fab, fab.status, lambda s: s["epoch"] == fab.e0 + 3 and s["phase"] == 2,
+                    "phase 2 before the fault", 10)
+        fab.tb.ibsim_command('Unlink "leaf003"[8]')
+        st = wait_status(fab, fab.status, lambda s: s["last_epoch"] >= fab.e0 + 4 and
+                         s["phase"] == 5 and not s["pending"], "the re-planned epoch", 30)
+        log = fab.daemon.log_since(off)
+        check(f"epoch {fab.e0 + 3} phase 2 (drain): topology changed: epoch aborted" in log,
+              "no 'topology changed: epoch aborted' line")
+        check("(topology changed: routed at once, not held)" in log, "the fault was not routed")
+        check(st["last_outcome"] in ("no-change", "released"), f"after the fault: {st}")
+        fab.tb.diag(["ibnetdiscover"], fab.live_topo)
+        tables, _ = fab.readback()
+        diff = sar_it.diff_tables(tables, offline_migration(args, fab, "fault"))
+        check(not diff, f"after the fault: switches differ from sar-route route --migration on "
+                        f"the live topology in {len(diff)} entries: {diff[:5]}")
+        print(f"fault in phase 2: epoch {fab.e0 + 3} aborted, epoch {st['last_epoch']} "
+              f"{st['last_outcome']}; tables = offline on the degraded fabric")
+    finally:
+        agents.stop()
+        fab.tb.stop()
+
+
+def test_scope_and_restart(args):
+    """ack_scope changed: only ports on changed routes are asked, the epoch releases. Then
+    OpenSM is restarted while an epoch waits for acks: the new OpenSM routes afresh, its epochs
+    continue above the old ones, the agents re-subscribe and its first epoch releases."""
+    fab, agents = start_with_agents(args, "scope", args.plugin_dir, AGENT_HOSTS, 600,
+                                    "ack_scope changed\n")
+    try:
+        base, high = lid_kinds(fab.lids)
+        off = fab.daemon.log_offset()
+        write_atomic(fab.mapping, mapping_text(fab.topo, 40, jobs=2, per_job=4))
+        fab.daemon.signal(signal.SIGUSR2)
+        st = wait_status(fab, fab.status,
+                         lambda s: s["last_epoch"] == fab.e0 + 1 and s["phase"] == 5,
+                         "epoch with ack scope changed", 20)
+        check(st["last_outcome"] == "released", f"scope changed: {st}")
+        m = re.search(r"planned .*; 4 subscriber\(s\), (\d+) asked to ack \(subscribers on "
+                      r"changed routes\)", fab.daemon.log_since(off))
+        check(m and 1 <= int(m.group(1)) <= 4, "no 'asked to ack (subscribers on changed routes)'")
+        tables, _ = fab.readback()
+        diff = sar_it.diff_tables(tables, offline_migration(args, fab, "scope"))
+        check(not diff, f"scope changed: switches differ from offline in {len(diff)}")
+        print(f"ack scope changed: {m.group(1)} of 4 subscribers asked, released")
+
+        # OpenSM restarted in phase 2.
+        old_epoch = fab.e0 + 2
+        write_atomic(fab.mapping, mapping_text(fab.topo, 41, jobs=2, per_job=4))
+        fab.daemon.signal(signal.SIGUSR2)
+        wait_status(fab, fab.status, lambda s: s["epoch"] == old_epoch and s["phase"] == 2,
+                    "phase 2 before the restart", 10)
+        fab.daemon.stop()
+        time.sleep(1.1)  # the new epochs count from wall-clock seconds
+        fab.daemon = fab.tb.start_opensm(
+            "sar", extra_conf=["event_plugin_name osmsar", f"event_plugin_options {fab.conf}",
+                               "qos TRUE", "qos_max_vls 8"],
+            env_extra={"LD_LIBRARY_PATH": args.plugin_dir}, name="restarted")
+        st = wait_status(fab, fab.status, lambda s: s["epochs_started"] == 0, "restarted status")
+        check(st["epoch"] >= old_epoch, f"restarted epochs start at {st['epoch'] + 1}, "
+                                        f"not above {old_epoch}")
+        tables, _ = fab.readback()
+        diff = sar_it.diff_tables(tables, offline_migration(args, fab, "restart"))
+        check(not diff, f"restarted OpenSM: switches differ from offline in {len(diff)}")
+        # The agents re-subscribe (every 2 s here); then an epoch of the new OpenSM releases
+        # with all four acks (a new mapping each try, so every plan changes the tables).
+        t0 = time.monotonic()
+        for seed in range(42, 80):
+            write_atomic(fab.mapping, mapping_text(fab.topo, seed, jobs=2, per_job=4))
+            started = read_status(fab.status)["epochs_started"]
+            off = fab.daemon.log_offset()
+            fab.daemon.signal(signal.SIGUSR2)
+            st = wait_status(fab, fab.status, lambda s: s["epochs_started"] > started and
+                             s["phase"] == 5 and not s["pending"], "new epoch", 20)
+            if re.search(r"4 subscriber\(s\), 4 asked to ack", fab.daemon.log_since(off)):
+                break
+            check(time.monotonic() - t0 < 15, "agents did not re-subscribe within 15 s")
+            time.sleep(0.5)
+        check(st["last_outcome"] == "released", f"after the restart: {st}")
+        tables, _ = fab.readback()
+        diff = sar_it.diff_tables(tables, offline_migration(args, fab, "restart2"))
+        check(not diff, f"after the restart: switches differ from offline in {len(diff)}")
+        print(f"restart in phase 2: new OpenSM epoch {st['last_epoch']} {st['last_outcome']} "
+              f"with 4 subscribers, {time.monotonic() - t0:.1f} s after the first request")
     finally:
         agents.stop()
         fab.tb.stop()
@@ -427,6 +521,7 @@ def main():
             else:
                 raise sar_it.CheckFailed("the plugin without the hold passed the hold test")
         test_abort(args)
+        test_scope_and_restart(args)
 
     sar_it.main(body)
 

@@ -148,6 +148,8 @@ typedef struct sar_mig_config_t {
   uint32_t repath_timeout_ms; /* phase 4 deadline */
   uint32_t push_timeout_ms;   /* phase 3: release -> routing done */
   int exclude_after;          /* missed phase-2 deadlines in a row before a port is excluded */
+  uint32_t first_epoch;       /* the first epoch's number (0: 1); a restarted coordinator should
+                                 start above its predecessor, or agents take it for a replay */
 } sar_mig_config_t;
 
 /* A port GID in host order (IssuerGID of a trap as OpenSM filled it). */

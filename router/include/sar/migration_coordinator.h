@@ -54,6 +54,10 @@ struct MigrationConfig {
   uint32_t push_timeout_ms = 30000;
   /// Consecutive missed phase-2 deadlines after which a port is no longer waited for (>= 1).
   int exclude_after = 3;
+  /// The first epoch's number (0 counts as 1). Agents ignore a notice whose epoch is below the
+  /// last one they saw (a replay): a restarted coordinator should start above its predecessor
+  /// (the plugin uses wall-clock seconds since 2023-11-14).
+  uint32_t first_epoch = 1;
 };
 
 /// The paper's phase numbers; kIdle is phase 5.
@@ -95,7 +99,7 @@ struct MigTimings {
 
 /// What an operator or sar-filterd wants to see.
 struct MigrationStatus {
-  uint32_t epoch = 0;  // current (or last) epoch, 0 before the first
+  uint32_t epoch = 0;  // current (or last) epoch; first_epoch - 1 before the first
   MigPhase phase = MigPhase::kIdle;
   size_t expected = 0, acked = 0;  // in the phase being waited for
   std::vector<PortGid> waiting;    // expected, not yet acked
@@ -122,7 +126,8 @@ std::string MigrationStatusJson(const MigrationStatus& status, uint64_t now_ms);
 
 class MigrationCoordinator {
  public:
-  explicit MigrationCoordinator(const MigrationConfig& config) : config_(config) {}
+  explicit MigrationCoordinator(const MigrationConfig& config)
+      : config_(config), epoch_(config.first_epoch > 0 ? config.first_epoch - 1 : 0) {}
 
   /// A reroute request (SIGUSR2, console, sar-filterd). Starts an epoch when idle, else is
   /// merged into one pending next epoch.
