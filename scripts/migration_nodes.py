@@ -72,14 +72,6 @@ class MigrationNode:
                 pass
         return sorted(out, key=lambda e: e["mono_ns"])
 
-
-def opensm_log_real_ns(line, year=None):
-    """CLOCK_REALTIME ns of an OpenSM log line ("Nov 22 18:15:56 343512 ..."), local time."""
-    w = line.split()
-    year = year or time.localtime().tm_year
-    t = time.mktime(time.strptime(f"{year} {w[0]} {w[1]} {w[2]}", "%Y %b %d %H:%M:%S"))
-    return int(t) * 1_000_000_000 + int(w[3]) * 1000
-
     def agent_log_text(self):
         try:
             with open(self.agent_log, errors="replace") as f:
@@ -180,3 +172,11 @@ def base_use_during(switch_events, start_ns, end_ns, base_lids, clock="mono_ns")
         if mode_at_start and set(mode_at_start["lids"]) & set(base_lids):
             bad.append(mode_at_start)
     return bad
+
+
+def opensm_log_real_ns(line, year=None):
+    """CLOCK_REALTIME ns of an OpenSM log line ("Nov 22 18:15:56 343512 ..."), local time."""
+    w = line.split()
+    year = year or time.localtime().tm_year
+    t = time.mktime(time.strptime(f"{year} {w[0]} {w[1]} {w[2]}", "%Y %b %d %H:%M:%S"))
+    return int(t) * 1_000_000_000 + int(w[3]) * 1000
