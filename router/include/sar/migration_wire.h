@@ -2,7 +2,7 @@
  * puts in a notice's DataDetails and what a node agent (sar-agent) puts in its acknowledgement.
  *
  * Header-only C (the plugin is C, the agent C++), no allocation, no I/O: encode into and decode
- * from the 54-byte DataDetails field of an InfiniBand Notice (IBA 14.2.5.1, bytes 16..69 of the
+ * from the 54-byte DataDetails field of an InfiniBand Notice (IBA 14.2.5.1, bytes 10..63 of the
  * Notice attribute). Multi-byte fields are big-endian (network order) like the rest of a MAD.
  *
  * Transport (facts measured on stock OpenSM 3.3.23, ../shared/notes/migration-protocol.md):
