@@ -130,6 +130,7 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"control_socket", str(&c.control_socket)},
       {"control_socket_group", str(&c.control_socket_group)},
       {"metrics_textfile", str(&c.metrics_textfile)},
+      {"migration_status_file", str(&c.migration_status_file)},
       {"metrics_listen",
        Setter([&source, f = &c.metrics_listen](const YAML::Node& n, const std::string& k) {
          SAR_RETURN_IF_ERROR(Get(n, k, source, f));

@@ -69,6 +69,9 @@ struct Config {
   std::string control_socket_group;  // empty: mode 0600; else that group, mode 0660
   std::string metrics_textfile;      // empty = none
   std::string metrics_listen;        // "127.0.0.1:9733": Prometheus endpoint; empty = none
+  // The OpenSM plugin's migration status file (osmsar.conf status_file): shown in the status
+  // line and the metrics. Empty = none.
+  std::string migration_status_file;
   std::string log_level = "info";
   std::string log_file;  // empty = stderr
 };

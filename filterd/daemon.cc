@@ -19,6 +19,7 @@
 #include "job_set_diff.h"
 #include "log_file.h"
 #include "metrics_http.h"
+#include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 
 #ifdef SAR_HAVE_SYSTEMD
@@ -256,8 +257,26 @@ void Daemon::ReopenLogFile() {
 void Daemon::WriteMetrics() {
   // A dry run beside the service must not replace the live daemon's figures.
   if (config_.metrics_textfile.empty() || options_.dry_run) return;
-  Status s = WriteMetricsTextfile(config_.metrics_textfile, metrics_);
+  Status s = WriteFileAtomic(config_.metrics_textfile, MetricsText());
   if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
+}
+
+bool Daemon::ReadMigration(MigrationStatus* m) const {
+  if (config_.migration_status_file.empty()) return false;
+  Status s = ReadMigrationStatus(config_.migration_status_file, m);
+  if (!s.ok()) {
+    // Not there yet (OpenSM not started, migration off) or being replaced: say so, go on.
+    spdlog::debug("migration status: {}", s.ToString());
+    return false;
+  }
+  return true;
+}
+
+std::string Daemon::MetricsText() const {
+  std::string text = FormatPrometheus(metrics_);
+  MigrationStatus m;
+  if (ReadMigration(&m)) text += FormatMigrationPrometheus(m);
+  return text;
 }
 
 bool Daemon::SafeCycle(double now_s) {
@@ -333,11 +352,14 @@ std::string Daemon::StatusLine() const {
   if (waiting_) {
     state = fmt::format("held({:.0f}s)", std::max(0.0, gate_.ReadyAt() - MonotonicSeconds()));
   }
-  return fmt::format(
+  std::string line = fmt::format(
       "state={} polls={} poll_errors={} reroutes={} trigger_errors={} running_jobs={} "
       "multi_switch_jobs={} unknown_hosts={} last_reroute={}",
       state, metrics_.polls, metrics_.poll_errors, metrics_.reroutes, metrics_.trigger_errors,
       metrics_.running_jobs, metrics_.multi_switch_jobs, metrics_.unknown_hosts, last);
+  MigrationStatus m;
+  if (ReadMigration(&m)) line += MigrationStatusLine(m);
+  return line;
 }
 
 int Daemon::Run() {
@@ -428,7 +450,7 @@ int Daemon::Run() {
     }
     if (poll(fds.data(), fds.size(), PollTimeoutMs(wake - MonotonicSeconds())) < 0) continue;
     try {
-      http.Handle(fds, [this] { return FormatPrometheus(metrics_); });
+      http.Handle(fds, [this] { return MetricsText(); });
       // A burst of hooks is one batch of requests and, through `events`, one poll.
       if (const int requests = control.Handle(fds, StatusLine()); requests > 0) {
         for (int i = 0; i < requests; ++i) events.Request(MonotonicSeconds());

@@ -15,6 +15,7 @@
 #include "filter.h"
 #include "job_source.h"
 #include "leaf_map.h"
+#include "migration_status.h"
 #include "reroute_gate.h"
 #include "route_planner.h"
 #include "state_store.h"
@@ -61,6 +62,10 @@ class Daemon {
   /// SIGHUP: a log_file moved away by logrotate is opened anew.
   void ReopenLogFile();
   std::string StatusLine() const;
+  /// The Prometheus text: the daemon's counters and, if configured, the plugin's migration.
+  std::string MetricsText() const;
+  /// Reads migration_status_file; false if unset or unreadable (logged at debug).
+  bool ReadMigration(MigrationStatus* m) const;
 
   Config config_;
   DaemonOptions options_;

@@ -53,16 +53,32 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
   if (key == "io_guid_file") return path_value(c->io_guid_file);
   if (key == "num_vls") return int_value(1, 15, &c->num_vls);
   if (key == "threads") return int_value(0, 1024, &c->threads);
-  if (key == "allow_disconnected") {
-    if (value == "true" || value == "TRUE" || value == "1") {
-      c->allow_disconnected = 1;
-    } else if (value == "false" || value == "FALSE" || value == "0") {
-      c->allow_disconnected = 0;
+  auto bool_value = [&](int* out) {
+    if (value == "true" || value == "TRUE" || value == "1" || value == "on") {
+      *out = 1;
+    } else if (value == "false" || value == "FALSE" || value == "0" || value == "off") {
+      *out = 0;
     } else {
       return bad("must be true or false");
     }
     return sar::Status::OK();
+  };
+  if (key == "allow_disconnected") return bool_value(&c->allow_disconnected);
+  if (key == "migration") return bool_value(&c->migration);
+  if (key == "ack_timeout_ms") return int_value(1, 600000, &c->ack_timeout_ms);
+  if (key == "repath_timeout_ms") return int_value(1, 600000, &c->repath_timeout_ms);
+  if (key == "exclude_after") return int_value(1, 1000, &c->exclude_after);
+  if (key == "ack_scope") {
+    if (value == "all") {
+      c->ack_scope_changed = 0;
+    } else if (value == "changed") {
+      c->ack_scope_changed = 1;
+    } else {
+      return bad("must be all or changed");
+    }
+    return sar::Status::OK();
   }
+  if (key == "status_file") return path_value(c->status_file);
   return sar::Status::Corruption(where + ": unknown key '" + key + "'");
 }
 
@@ -98,6 +114,9 @@ void OsmsarConfigInit(OsmsarConfig* config) {
   std::memset(config, 0, sizeof *config);
   CopyString("sar", config->engine, sizeof config->engine);
   config->num_vls = 8;
+  config->ack_timeout_ms = 2000;
+  config->repath_timeout_ms = 2000;
+  config->exclude_after = 3;
 }
 
 int OsmsarReadConfig(const char* path, OsmsarConfig* config, char** errptr) {
@@ -124,6 +143,7 @@ sar_options_t* OsmsarOptions(const OsmsarConfig* c) {
   sar_options_set_num_vls(o, c->num_vls);
   sar_options_set_threads(o, c->threads);
   sar_options_set_allow_disconnected(o, c->allow_disconnected);
+  sar_options_set_migration(o, c->migration);
   return o;
 }
 

@@ -23,6 +23,14 @@ typedef struct OsmsarConfig {
   int num_vls;                        /* virtual lanes usable as layers, 1..15 (8) */
   int threads;                        /* worker threads, 0 = all cores (0) */
   int allow_disconnected;             /* route a partly disconnected fabric (0) */
+  /* The baseLID/highLID migration protocol (docs/opensm-plugin.md). */
+  int migration;                     /* on: LMC 1 routing and the five-phase update (0) */
+  int ack_timeout_ms;                /* phase 2 deadline (2000) */
+  int repath_timeout_ms;             /* phase 4 deadline (2000) */
+  int exclude_after;                 /* missed epochs in a row before exclusion (3) */
+  int ack_scope_changed;             /* 0: every subscriber acks (default); 1: only the
+                                        ports of routes that change */
+  char status_file[OSMSAR_PATH_MAX]; /* migration status, one JSON line; "" = none */
 } OsmsarConfig;
 
 /* The defaults. */

@@ -53,6 +53,33 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
   EXPECT_EQ(c.num_vls, 4);
   EXPECT_EQ(c.threads, 2);
   EXPECT_EQ(c.allow_disconnected, 1);
+  EXPECT_EQ(c.migration, 0);
+  EXPECT_EQ(c.ack_timeout_ms, 2000);
+  EXPECT_EQ(c.exclude_after, 3);
+  EXPECT_EQ(c.ack_scope_changed, 0);
+}
+
+TEST(OsmsarConfig, MigrationKeys) {
+  OsmsarConfig c;
+  const std::string path = TempFile("mig.conf",
+                                    "migration on\nack_timeout_ms 500\nrepath_timeout_ms 700\n"
+                                    "exclude_after 2\nack_scope changed\n"
+                                    "status_file /run/sar/migration.json\n");
+  ASSERT_EQ(Read(path, &c), "");
+  EXPECT_EQ(c.migration, 1);
+  EXPECT_EQ(c.ack_timeout_ms, 500);
+  EXPECT_EQ(c.repath_timeout_ms, 700);
+  EXPECT_EQ(c.exclude_after, 2);
+  EXPECT_EQ(c.ack_scope_changed, 1);
+  EXPECT_STREQ(c.status_file, "/run/sar/migration.json");
+  EXPECT_NE(Read(TempFile("m2.conf", "ack_scope some\n"), &c)
+                .find(":1: ack_scope must be all or "
+                      "changed, not 'some'"),
+            std::string::npos);
+  EXPECT_NE(Read(TempFile("m3.conf", "exclude_after 0\n"), &c).find(":1: exclude_after must be"),
+            std::string::npos);
+  EXPECT_NE(Read(TempFile("m4.conf", "migration maybe\n"), &c).find("must be true or false"),
+            std::string::npos);
 }
 
 TEST(OsmsarConfig, BadLinesNameFileAndLine) {

@@ -6,12 +6,24 @@
  * virtual layers answer path_sl, so SA path records carry the layer as SL; update_sl2vl maps
  * SL i to VL i. SIGUSR2 asks OpenSM for a reroute, which re-reads the job mapping.
  *
+ * Migration mode (`migration on`, LMC 1): the five-phase baseLID/highLID update of the SAR paper
+ * (Sec. 3.3). libsar's coordinator (sar_mig_*, a pure state machine) decides; this file carries
+ * out its actions on the plugin's own thread: plan (route a snapshot of the subnet, push
+ * nothing), send UnPath/RePath notices, release the planned tables with a forced reroute. The
+ * routing callback never waits and never plans: it installs the table set that is current
+ * (the old one while held, the planned one once released) and routes afresh only when the
+ * topology changed (a fault is routed around at once; the coordinator then aborts and
+ * re-plans). Acks arrive as vendor traps in report(), which only queues them.
+ *
  * Locking: OpenSM calls ucast_build_fwd_tables with its big lock held exclusively and path_sl
- * from SA threads; a mutex guards the current result pointer so the two never race. */
+ * from SA threads; a mutex guards the result pointers so they never race. The plugin's thread
+ * takes OpenSM's lock shared only to copy the subnet and to send notices, never while waiting;
+ * report() takes only the plugin's mutex. */
 #include <complib/cl_qmap.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <opensm/osm_event_plugin.h>
+#include <opensm/osm_inform.h>
 #include <opensm/osm_log.h>
 #include <opensm/osm_node.h>
 #include <opensm/osm_opensm.h>
@@ -31,21 +43,54 @@
 
 #include "osmsar_config.h"
 #include "sar/c.h"
+#include "sar/migration_wire.h"
 
 #define OSMSAR_ENGINE_NAME "sar"
+
+/* Test only: a build with -DOSMSAR_TEST_NO_HOLD pushes planned tables at once, without waiting
+ * for acks, so the integration test can show that its hold check fails without the hold. */
+#ifdef OSMSAR_TEST_NO_HOLD
+#define OSMSAR_NO_HOLD 1
+#else
+#define OSMSAR_NO_HOLD 0
+#endif
+
+/* An event for the plugin's thread, queued by report() or the routing callback. */
+typedef struct mig_event {
+  enum { EV_ACK, EV_ROUTING_DONE, EV_TOPOLOGY } kind;
+  uint64_t at_ms;
+  sar_mig_gid_t issuer;
+  uint8_t data[SAR_MIG_DATA_SIZE];
+  uint32_t epoch; /* EV_ROUTING_DONE: the epoch whose tables the pass installed (0: none) */
+} mig_event_t;
+
+#define MIG_QUEUE 256 /* events beyond wait for nothing: dropped and counted (a trap storm) */
 
 typedef struct osmsar {
   osm_opensm_t* osm;
   OsmsarConfig config;
   sar_options_t* options; /* made from config */
-  pthread_mutex_t mutex;  /* guards result */
-  sar_result_t* result;   /* tables of the last good pass, NULL before one */
-  int pipe_fd[2];         /* self-pipe: the signal handler writes 'r', delete writes 'q' */
+  pthread_mutex_t mutex;  /* guards everything below up to the thread's own fields */
+  sar_result_t* result;   /* tables installed by the last pass, NULL before one */
+  uint64_t result_fp;     /* the topology they were routed on (migration mode) */
+  /* Migration mode. */
+  sar_result_t* planned; /* the plan of planned_epoch, held until released */
+  uint64_t planned_fp;
+  uint32_t planned_epoch;
+  uint32_t released_epoch;  /* the next pass installs `planned` (0: none released) */
+  uint32_t installed_epoch; /* whose tables the last pass installed (0: none of ours) */
+  mig_event_t queue[MIG_QUEUE];
+  int queued;
+  unsigned long dropped_events;
+  /* The plugin's thread only. */
+  sar_mig_t* mig;
+  int pipe_fd[2]; /* self-pipe: SIGUSR2 writes 'r', events 'e', delete writes 'q' */
   pthread_t thread;
   int thread_started;
   struct sigaction old_usr2;
   int handler_installed;
   unsigned long lft_blocks; /* LFT_CHANGE events with a changed block, since load */
+  uint32_t notice_seq;      /* the plugin's thread: sequence number of its notices */
 } osmsar_t;
 
 /* The write end of the self-pipe, for the signal handler (which gets no context argument). */
@@ -62,10 +107,38 @@ static void osmsar_on_sigusr2(int signum) {
   errno = saved;
 }
 
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Wakes the plugin's thread (from any thread; never blocks: a full pipe already wakes it). */
+static void wake(osmsar_t* p, char c) {
+  ssize_t n = write(p->pipe_fd[1], &c, 1);
+  (void)n;
+}
+
+/* Queues an event for the thread. REQUIRES: p->mutex held. */
+static void queue_event_locked(osmsar_t* p, const mig_event_t* e) {
+  if (p->queued >= MIG_QUEUE) {
+    p->dropped_events++;
+    return;
+  }
+  p->queue[p->queued++] = *e;
+}
+
+static void mig_thread_loop(osmsar_t* p);
+
 /* Waits for SIGUSR2 (via the pipe) and asks OpenSM for a reroute the way its console's
- * "reroute" command does; OpenSM's state manager thread then runs the routing pass. */
+ * "reroute" command does; OpenSM's state manager thread then runs the routing pass. In
+ * migration mode the coordinator's loop runs instead. */
 static void* osmsar_thread(void* arg) {
   osmsar_t* p = arg;
+  if (p->mig) {
+    mig_thread_loop(p);
+    return NULL;
+  }
   for (;;) {
     char buf[64];
     struct pollfd pfd = {.fd = p->pipe_fd[0], .events = POLLIN};
@@ -209,6 +282,35 @@ static int flat_build(osm_subn_t* subn, flat_subnet_t* f) {
 /* --- The routing engine callbacks --------------------------------------------------------------
  */
 
+/* FNV-1a over what routing depends on: nodes, their LIDs and the cables. Equal fingerprints:
+ * the same topology (and the same flat node order, which follows OpenSM's GUID-ordered map). */
+static uint64_t fp_mix(uint64_t h, uint64_t v) {
+  int i;
+  for (i = 0; i < 8; i++) {
+    h ^= (v >> (8 * i)) & 0xFFu;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+static uint64_t flat_fingerprint(const flat_subnet_t* f) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  int i;
+  for (i = 0; i < f->num_nodes; i++) {
+    h = fp_mix(h, f->nodes[i].guid);
+    h = fp_mix(h, (uint64_t)f->nodes[i].num_ports << 1 | (uint64_t)f->nodes[i].is_switch);
+  }
+  for (i = 0; i < f->num_ports; i++) {
+    h = fp_mix(h, (uint64_t)f->ports[i].node << 32 | (uint64_t)f->ports[i].port);
+    h = fp_mix(h, (uint64_t)f->ports[i].base_lid << 8 | (uint64_t)f->ports[i].lmc);
+  }
+  for (i = 0; i < f->num_links; i++) {
+    h = fp_mix(h, (uint64_t)f->links[i].node_a << 32 | (uint64_t)f->links[i].port_a);
+    h = fp_mix(h, (uint64_t)f->links[i].node_b << 32 | (uint64_t)f->links[i].port_b);
+  }
+  return h;
+}
+
 /* Leaves every switch's tables as they are: new_lft = the LFT the switch holds now. */
 static void keep_old_tables(osm_subn_t* subn) {
   cl_map_item_t* item;
@@ -219,27 +321,151 @@ static void keep_old_tables(osm_subn_t* subn) {
   }
 }
 
+/* Copies `result`'s rows into the switches' new_lft (OpenSM then sends the blocks that differ).
+ * Returns the number of switches. */
+static int install_tables(const flat_subnet_t* flat, const sar_result_t* result) {
+  const uint32_t max_lid = sar_result_max_lid(result);
+  int i, switches = 0;
+  for (i = 0; i < flat->num_nodes; i++) {
+    osm_switch_t* sw = flat->osm_nodes[i]->sw;
+    const uint8_t* row = sar_result_lft_row(result, i);
+    uint32_t top;
+    if (!row || !sw || !sw->new_lft) continue;
+    top = sw->max_lid_ho < max_lid ? sw->max_lid_ho : max_lid;
+    memset(sw->new_lft, OSM_NO_PATH, sw->lft_size);
+    memcpy(sw->new_lft, row, top + 1);
+    switches++;
+  }
+  return switches;
+}
+
+/* Routes the flat subnet; NULL and *err on failure. */
+static sar_result_t* route_flat(osmsar_t* p, const flat_subnet_t* flat, char** err) {
+  sar_result_t* result = NULL;
+  sar_fabric_t* fabric = sar_fabric_create(flat->nodes, flat->num_nodes, flat->ports,
+                                           flat->num_ports, flat->links, flat->num_links, err);
+  if (fabric) result = sar_route(fabric, p->options, err);
+  sar_fabric_destroy(fabric);
+  return result;
+}
+
+static void log_result(osmsar_t* p, const sar_result_t* result, int switches, const char* what) {
+  int i;
+  for (i = 0; i < sar_result_num_notes(result); i++)
+    OSM_LOG(&p->osm->log, OSM_LOG_INFO, "osmsar: %s\n", sar_result_note(result, i));
+  OSM_LOG(&p->osm->log, OSM_LOG_INFO,
+          "osmsar: engine %s routed %d switches, %d LIDs max, %d layer(s) in %.1f ms "
+          "(validated in %.1f ms)%s\n",
+          sar_result_engine(result), switches, (int)sar_result_max_lid(result),
+          sar_result_num_layers(result), sar_result_route_ms(result), sar_result_check_ms(result),
+          what);
+}
+
+/* Migration mode's routing callback: installs the current table set, never waits, never plans.
+ * Released plan of the same topology -> install it; same topology -> keep the installed set
+ * (held or idle: job mapping changes go through an epoch); first pass or a topology change ->
+ * route now (a fault beats a withheld migration) and tell the coordinator. */
+static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
+  const uint64_t fp = flat_fingerprint(flat);
+  sar_result_t* fresh = NULL;
+  char* err = NULL;
+  int switches, topology_changed = 0, routed_now = 0;
+  uint32_t installed = 0;
+
+  pthread_mutex_lock(&p->mutex);
+  if (p->released_epoch && p->planned && p->planned_fp == fp) {
+    installed = p->released_epoch;
+    sar_result_destroy(p->result);
+    p->result = p->planned;
+    p->result_fp = fp;
+    p->planned = NULL;
+    p->released_epoch = 0;
+  } else if (!p->result || p->result_fp != fp || p->released_epoch || OSMSAR_NO_HOLD) {
+    routed_now = 1; /* (a release whose plan no longer fits the topology: route it now) */
+  }
+  pthread_mutex_unlock(&p->mutex);
+
+  if (routed_now) {
+    fresh = route_flat(p, flat, &err);
+    if (!fresh) {
+      int have_old;
+      pthread_mutex_lock(&p->mutex);
+      have_old = p->result != NULL;
+      pthread_mutex_unlock(&p->mutex);
+      OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: routing failed: %s; %s\n",
+              err ? err : "out of memory",
+              have_old ? "keeping the previous tables"
+                       : "no previous tables: OpenSM falls back to its default engine");
+      sar_free(err);
+      if (!have_old) return -1;
+      keep_old_tables(&p->osm->subn);
+      return 0;
+    }
+    pthread_mutex_lock(&p->mutex);
+    topology_changed = p->result != NULL && p->result_fp != fp;
+    /* A released plan of the old topology is superseded: these tables carry the current job
+     * mapping on the new topology, which is what the release asked for. */
+    if (p->released_epoch) {
+      installed = p->released_epoch;
+      p->released_epoch = 0;
+    }
+    sar_result_destroy(p->result);
+    p->result = fresh;
+    p->result_fp = fp;
+    pthread_mutex_unlock(&p->mutex);
+  }
+
+  pthread_mutex_lock(&p->mutex);
+  switches = install_tables(flat, p->result);
+  p->installed_epoch = installed;
+  if (topology_changed) {
+    mig_event_t e = {.kind = EV_TOPOLOGY, .at_ms = now_ms()};
+    queue_event_locked(p, &e);
+  }
+  if (routed_now || installed) {
+    log_result(p, p->result, switches,
+               installed          ? " (released plan installed)"
+               : topology_changed ? " (topology changed: routed at once, not held)"
+                                  : "");
+  } else {
+    OSM_LOG(&p->osm->log, OSM_LOG_VERBOSE, "osmsar: migration: kept the installed tables (%s)\n",
+            p->planned ? "a plan is held until its acks are in" : "no epoch released");
+  }
+  pthread_mutex_unlock(&p->mutex);
+  if (topology_changed) wake(p, 'e');
+  return 0;
+}
+
 static int osmsar_build_fwd_tables(void* context) {
   osmsar_t* p = context;
   osm_subn_t* subn = &p->osm->subn;
   flat_subnet_t flat;
-  sar_fabric_t* fabric = NULL;
   sar_result_t* result = NULL;
   char* err = NULL;
-  int i, have_old;
+  int have_old, switches;
 
-  if (flat_build(subn, &flat) == 0) {
-    fabric = sar_fabric_create(flat.nodes, flat.num_nodes, flat.ports, flat.num_ports, flat.links,
-                               flat.num_links, &err);
-    if (fabric) result = sar_route(fabric, p->options, &err);
-    sar_fabric_destroy(fabric);
+  if (flat_build(subn, &flat) != 0) {
+    flat_free(&flat);
+    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: out of memory copying the subnet\n");
+    pthread_mutex_lock(&p->mutex);
+    have_old = p->result != NULL;
+    pthread_mutex_unlock(&p->mutex);
+    if (!have_old) return -1;
+    keep_old_tables(subn);
+    return 0;
   }
+  if (p->mig) {
+    int rc = osmsar_build_fwd_tables_mig(p, &flat);
+    flat_free(&flat);
+    return rc;
+  }
+  result = route_flat(p, &flat, &err);
   if (!result) {
     pthread_mutex_lock(&p->mutex);
     have_old = p->result != NULL;
     pthread_mutex_unlock(&p->mutex);
     OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: routing failed: %s; %s\n",
-            err ? err : "out of memory copying the subnet",
+            err ? err : "out of memory",
             have_old ? "keeping the previous tables"
                      : "no previous tables: OpenSM falls back to its default engine");
     sar_free(err);
@@ -248,28 +474,8 @@ static int osmsar_build_fwd_tables(void* context) {
     keep_old_tables(subn);
     return 0;
   }
-  for (i = 0; i < sar_result_num_notes(result); i++)
-    OSM_LOG(&p->osm->log, OSM_LOG_INFO, "osmsar: %s\n", sar_result_note(result, i));
-
-  {
-    const uint32_t max_lid = sar_result_max_lid(result);
-    int switches = 0;
-    for (i = 0; i < flat.num_nodes; i++) {
-      osm_switch_t* sw = flat.osm_nodes[i]->sw;
-      const uint8_t* row = sar_result_lft_row(result, i);
-      uint32_t top;
-      if (!row || !sw || !sw->new_lft) continue;
-      top = sw->max_lid_ho < max_lid ? sw->max_lid_ho : max_lid;
-      memset(sw->new_lft, OSM_NO_PATH, sw->lft_size);
-      memcpy(sw->new_lft, row, top + 1);
-      switches++;
-    }
-    OSM_LOG(&p->osm->log, OSM_LOG_INFO,
-            "osmsar: engine %s routed %d switches, %d LIDs max, %d layer(s) in %.1f ms "
-            "(validated in %.1f ms)\n",
-            sar_result_engine(result), switches, (int)max_lid, sar_result_num_layers(result),
-            sar_result_route_ms(result), sar_result_check_ms(result));
-  }
+  switches = install_tables(&flat, result);
+  log_result(p, result, switches, "");
   flat_free(&flat);
   /* FORS schedules of the alltoall jobs beside the mapping (docs/fors.md); epoch: time of the
    * pass. A schedule that did not change is left as it is. */
@@ -318,6 +524,294 @@ static int osmsar_setup(struct osm_routing_engine* re, osm_opensm_t* osm) {
   return 0;
 }
 
+/* --- Migration: the plugin's thread ------------------------------------------------------------
+ */
+
+/* The ports subscribed to UnPath or RePath (InformInfo for generic trap 68, 69 or all), once
+ * each, by port GID. -1 when out of memory. REQUIRES: OpenSM's lock held (shared). */
+static int collect_subscribers(osm_subn_t* subn, sar_mig_gid_t** out) {
+  cl_list_item_t* item;
+  int n = 0, cap = 0, j, dup;
+  sar_mig_gid_t* v = NULL;
+  *out = NULL;
+  for (item = cl_qlist_head(&subn->sa_infr_list); item != cl_qlist_end(&subn->sa_infr_list);
+       item = cl_qlist_next(item)) {
+    const osm_infr_t* infr = (const osm_infr_t*)item;
+    const ib_inform_info_t* ii = &infr->inform_record.inform_info;
+    const uint16_t trap = cl_ntoh16(ii->g_or_v.generic.trap_num);
+    sar_mig_gid_t g;
+    if (!ii->is_generic ||
+        (trap != SAR_MIG_TRAP_UNPATH && trap != SAR_MIG_TRAP_REPATH && trap != 0xFFFF))
+      continue;
+    g.prefix = cl_ntoh64(infr->inform_record.subscriber_gid.unicast.prefix);
+    g.guid = cl_ntoh64(infr->inform_record.subscriber_gid.unicast.interface_id);
+    for (j = 0, dup = 0; j < n && !dup; j++) dup = v[j].prefix == g.prefix && v[j].guid == g.guid;
+    if (dup) continue;
+    if (n == cap) {
+      sar_mig_gid_t* bigger = realloc(v, (size_t)(cap ? 2 * cap : 16) * sizeof *v);
+      if (!bigger) {
+        free(v);
+        return -1;
+      }
+      v = bigger;
+      cap = cap ? 2 * cap : 16;
+    }
+    v[n++] = g;
+  }
+  *out = v;
+  return n;
+}
+
+/* Whether two results of the same topology (same flat order) have different tables. */
+static int tables_differ(const flat_subnet_t* flat, const sar_result_t* a, const sar_result_t* b) {
+  int i;
+  if (sar_result_max_lid(a) != sar_result_max_lid(b)) return 1;
+  for (i = 0; i < flat->num_nodes; i++) {
+    const uint8_t *ra = sar_result_lft_row(a, i), *rb = sar_result_lft_row(b, i);
+    if ((ra == NULL) != (rb == NULL)) return 1;
+    if (ra && memcmp(ra, rb, sar_result_max_lid(a) + 1) != 0) return 1;
+  }
+  return 0;
+}
+
+/* Phase 1: routes a snapshot of the subnet with the current job mapping and holds the result.
+ * OpenSM's lock is held (shared) only while copying the subnet and its subscriptions. */
+static void mig_plan(osmsar_t* p, uint32_t epoch) {
+  flat_subnet_t flat;
+  sar_mig_gid_t *subs = NULL, *parts = NULL;
+  int nsubs = -1, nparts = 0, changed = 1, rc, i, j;
+  sar_fabric_t* fabric = NULL;
+  sar_result_t* result = NULL;
+  char* err = NULL;
+  uint64_t fp;
+  const char* scope = "all subscribers";
+
+  cl_plock_acquire(&p->osm->lock);
+  rc = flat_build(&p->osm->subn, &flat);
+  if (rc == 0) nsubs = collect_subscribers(&p->osm->subn, &subs);
+  cl_plock_release(&p->osm->lock);
+  if (rc != 0 || nsubs < 0) {
+    flat_free(&flat);
+    sar_mig_planned(p->mig, now_ms(), epoch, 0, 0, NULL, 0, "out of memory copying the subnet");
+    return;
+  }
+  fp = flat_fingerprint(&flat);
+  fabric = sar_fabric_create(flat.nodes, flat.num_nodes, flat.ports, flat.num_ports, flat.links,
+                             flat.num_links, &err);
+  if (fabric) result = sar_route(fabric, p->options, &err);
+  if (!result) {
+    sar_mig_planned(p->mig, now_ms(), epoch, 0, 0, NULL, 0, err ? err : "out of memory");
+    sar_free(err);
+    sar_fabric_destroy(fabric);
+    flat_free(&flat);
+    free(subs);
+    return;
+  }
+  parts = subs;
+  nparts = nsubs;
+  pthread_mutex_lock(&p->mutex);
+  if (p->result && p->result_fp == fp) {
+    changed = tables_differ(&flat, p->result, result);
+    if (changed && p->config.ack_scope_changed && nsubs > 0) {
+      /* Only the ports that are an end of a route whose path changes. */
+      int max = flat.num_ports, count;
+      uint64_t* guids = calloc((size_t)max + 1, sizeof *guids);
+      parts = guids ? calloc((size_t)nsubs, sizeof *parts) : NULL;
+      count = parts ? sar_changed_ports(fabric, p->result, result, guids, max, &err) : -1;
+      if (count < 0) {
+        free(parts);
+        parts = subs; /* fall back to everyone: safe */
+        nparts = nsubs;
+      } else {
+        nparts = 0;
+        for (i = 0; i < nsubs; i++)
+          for (j = 0; j < count && j < max; j++)
+            if (guids[j] == subs[i].guid) {
+              parts[nparts++] = subs[i];
+              break;
+            }
+        scope = "subscribers on changed routes";
+      }
+      free(guids);
+      sar_free(err);
+      err = NULL;
+    }
+  }
+  sar_result_destroy(p->planned);
+  p->planned = result;
+  p->planned_fp = fp;
+  p->planned_epoch = epoch;
+  pthread_mutex_unlock(&p->mutex);
+  OSM_LOG(&p->osm->log, OSM_LOG_INFO,
+          "osmsar: migration epoch %u: planned with engine %s in %.1f ms (validated in %.1f ms); "
+          "tables %s; %d subscriber(s), %d asked to ack (%s)\n",
+          epoch, sar_result_engine(result), sar_result_route_ms(result),
+          sar_result_check_ms(result), changed ? "change" : "unchanged", nsubs, nparts, scope);
+  sar_mig_planned(p->mig, now_ms(), epoch, 1, changed, parts, (size_t)nparts, NULL);
+  if (OSMSAR_NO_HOLD) { /* the test build without the hold: push at once, acks or not */
+    p->osm->subn.force_reroute = TRUE;
+    osm_opensm_sweep(p->osm);
+  }
+  if (parts != subs) free(parts);
+  free(subs);
+  sar_fabric_destroy(fabric);
+  flat_free(&flat);
+}
+
+/* Sends trap `trap` (68 UnPath / 69 RePath) to its subscribers. Called on the plugin's thread
+ * with OpenSM's lock held shared, as osm_report_notice needs; never from report(). */
+static void mig_notice(osmsar_t* p, int trap, const sar_mig_msg_t* m) {
+  ib_mad_notice_attr_t ntc;
+  ib_api_status_t status;
+  memset(&ntc, 0, sizeof ntc);
+  ntc.generic_type = 0x83;             /* generic, type 3: subnet management */
+  ib_notice_set_prod_type_ho(&ntc, 4); /* producer: class manager */
+  ntc.g_or_v.generic.trap_num = cl_hton16((uint16_t)trap);
+  sar_mig_encode(m, ntc.data_details.raw_data.details);
+  cl_plock_acquire(&p->osm->lock);
+  ntc.issuer_lid = p->osm->subn.sm_base_lid;
+  /* Without the SM's port GID as issuer OpenSM delivers nothing. */
+  ntc.issuer_gid.unicast.prefix = p->osm->subn.opt.subnet_prefix;
+  ntc.issuer_gid.unicast.interface_id = p->osm->subn.sm_port_guid;
+  status = osm_report_notice(&p->osm->log, &p->osm->subn, &ntc);
+  cl_plock_release(&p->osm->lock);
+  OSM_LOG(&p->osm->log, status == IB_SUCCESS ? OSM_LOG_INFO : OSM_LOG_ERROR,
+          "osmsar: migration epoch %u: %s notice (trap %d%s) %s\n", m->epoch,
+          trap == SAR_MIG_TRAP_UNPATH ? "UnPath" : "RePath", trap,
+          m->flags & SAR_MIG_FLAG_STAY ? ", stay" : "",
+          status == IB_SUCCESS ? "sent to the subscribers" : ib_get_err_str(status));
+}
+
+/* Carries out the coordinator's actions (planning may queue more). */
+static void mig_run_actions(osmsar_t* p) {
+  sar_mig_action_t a;
+  while (sar_mig_pop_action(p->mig, &a)) {
+    sar_mig_msg_t m;
+    memset(&m, 0, sizeof m);
+    m.epoch = a.epoch;
+    m.seq = ++p->notice_seq;
+    switch (a.kind) {
+      case SAR_MIG_ACT_PLAN:
+        mig_plan(p, a.epoch);
+        break;
+      case SAR_MIG_ACT_UNPATH:
+        m.kind = SAR_MIG_UNPATH;
+        m.phase = 1;
+        m.deadline_ms = a.deadline_ms;
+        m.sent_ns = now_ms() * 1000000u;
+        mig_notice(p, SAR_MIG_TRAP_UNPATH, &m);
+        break;
+      case SAR_MIG_ACT_REPATH:
+        m.kind = SAR_MIG_REPATH;
+        m.phase = 4;
+        m.flags = a.flags;
+        m.sent_ns = now_ms() * 1000000u;
+        mig_notice(p, SAR_MIG_TRAP_REPATH, &m);
+        break;
+      case SAR_MIG_ACT_RELEASE:
+        pthread_mutex_lock(&p->mutex);
+        p->released_epoch = a.epoch;
+        pthread_mutex_unlock(&p->mutex);
+        /* As the console's "reroute": the routing callback installs the released plan. */
+        p->osm->subn.force_reroute = TRUE;
+        osm_opensm_sweep(p->osm);
+        break;
+      case SAR_MIG_ACT_DISCARD:
+        pthread_mutex_lock(&p->mutex);
+        if (p->planned_epoch == a.epoch) {
+          sar_result_destroy(p->planned);
+          p->planned = NULL;
+        }
+        pthread_mutex_unlock(&p->mutex);
+        break;
+      case SAR_MIG_ACT_LOG:
+      case SAR_MIG_ACT_LOG_ERROR:
+        OSM_LOG(&p->osm->log, a.kind == SAR_MIG_ACT_LOG ? OSM_LOG_INFO : OSM_LOG_ERROR,
+                "osmsar: migration %s\n", a.text);
+        break;
+    }
+  }
+}
+
+static void mig_write_status(osmsar_t* p) {
+  char* err = NULL;
+  if (!p->config.status_file[0]) return;
+  if (sar_mig_write_status(p->mig, now_ms(), p->config.status_file, &err) != 0) {
+    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: migration status: %s\n",
+            err ? err : "out of memory");
+    sar_free(err);
+  }
+}
+
+/* The coordinator's loop: waits for a request, an event or the next deadline, never under
+ * OpenSM's lock. */
+static void mig_thread_loop(osmsar_t* p) {
+  mig_event_t* batch = calloc(MIG_QUEUE, sizeof *batch);
+  unsigned long dropped_seen = 0;
+  if (!batch) {
+    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: migration: out of memory, thread stops\n");
+    return;
+  }
+  mig_write_status(p);
+  for (;;) {
+    char buf[256];
+    uint64_t wait = sar_mig_ms_to_deadline(p->mig, now_ms());
+    int timeout = wait == UINT64_MAX ? -1 : wait > 60000 ? 60000 : (int)wait;
+    struct pollfd pfd = {.fd = p->pipe_fd[0], .events = POLLIN};
+    int n = 0, i, requests = 0;
+    unsigned long dropped;
+    if (poll(&pfd, 1, timeout) < 0 && errno != EINTR) break;
+    if (pfd.revents & POLLIN) {
+      ssize_t got = read(p->pipe_fd[0], buf, sizeof buf);
+      for (i = 0; i < got; i++) requests += buf[i] == 'r';
+      if (got > 0 && memchr(buf, 'q', (size_t)got)) break;
+    }
+    pthread_mutex_lock(&p->mutex);
+    n = p->queued;
+    memcpy(batch, p->queue, (size_t)n * sizeof *batch);
+    p->queued = 0;
+    dropped = p->dropped_events;
+    pthread_mutex_unlock(&p->mutex);
+    if (dropped != dropped_seen) {
+      OSM_LOG(&p->osm->log, OSM_LOG_ERROR,
+              "osmsar: migration: %lu event(s) dropped since load (queue full: a trap storm)\n",
+              dropped);
+      dropped_seen = dropped;
+    }
+    if (requests) {
+      OSM_LOG(&p->osm->log, OSM_LOG_INFO,
+              "osmsar: SIGUSR2: reroute request (%d signal(s)) for the migration coordinator\n",
+              requests);
+      sar_mig_request(p->mig, now_ms());
+    }
+    for (i = 0; i < n; i++) {
+      const mig_event_t* e = &batch[i];
+      if (e->kind == EV_ACK) {
+        /* Phase and counts as the ack found them: a counted ack may end the phase. */
+        const uint32_t epoch = sar_mig_epoch(p->mig);
+        const int phase = sar_mig_phase(p->mig);
+        size_t acked = 0, expected = 0;
+        int r;
+        sar_mig_acks(p->mig, &acked, &expected);
+        r = sar_mig_ack(p->mig, now_ms(), e->issuer, e->data);
+        OSM_LOG(&p->osm->log, r == 0 ? OSM_LOG_INFO : OSM_LOG_VERBOSE,
+                "osmsar: migration epoch %u phase %d: ack from port 0x%016" PRIx64
+                " %s (acks %zu/%zu)\n",
+                epoch, phase, e->issuer.guid, r == 0 ? "counted" : sar_mig_ack_result_name(r),
+                acked + (r == 0), expected);
+      } else if (e->kind == EV_ROUTING_DONE) {
+        sar_mig_routing_done(p->mig, now_ms(), e->epoch);
+      } else {
+        sar_mig_topology_changed(p->mig, now_ms());
+      }
+    }
+    sar_mig_tick(p->mig, now_ms());
+    mig_run_actions(p);
+    mig_write_status(p);
+  }
+  free(batch);
+}
+
 /* --- Plugin life cycle -------------------------------------------------------------------------
  */
 
@@ -351,6 +845,31 @@ static void* osmsar_create(osm_opensm_t* osm) {
     OSM_LOG(&osm->log, OSM_LOG_ERROR, "osmsar: out of memory\n");
     osmsar_delete(p);
     return NULL;
+  }
+  if (p->config.migration) {
+    sar_mig_config_t mc = {(uint32_t)p->config.ack_timeout_ms,
+                           (uint32_t)p->config.repath_timeout_ms, 30000, p->config.exclude_after,
+                           0};
+    /* Epochs start at wall-clock seconds since 2023-11-14 (> 0): after an OpenSM restart they
+     * continue above the old ones, which agents would otherwise ignore as replays. */
+    const time_t now_s = time(NULL);
+    mc.first_epoch = now_s > 1700000000 ? (uint32_t)(now_s - 1700000000) : 1;
+    /* highLIDs need LMC 1: without it no route could move off the base LIDs. */
+    if (osm->subn.opt.lmc != 1) {
+      OSM_LOG(&osm->log, OSM_LOG_ERROR,
+              "osmsar: config error: %s: migration on needs 'lmc 1' in opensm.conf (it is %u); "
+              "routing engine '" OSMSAR_ENGINE_NAME "' not registered\n",
+              conf, (unsigned)osm->subn.opt.lmc);
+      osmsar_delete(p);
+      return NULL;
+    }
+    p->mig = sar_mig_create(&mc, &err);
+    if (!p->mig) {
+      OSM_LOG(&osm->log, OSM_LOG_ERROR, "osmsar: migration: %s\n", err ? err : "out of memory");
+      sar_free(err);
+      osmsar_delete(p);
+      return NULL;
+    }
   }
   if (pipe(p->pipe_fd) != 0 || fcntl(p->pipe_fd[1], F_SETFL, O_NONBLOCK) != 0 ||
       fcntl(p->pipe_fd[0], F_SETFD, FD_CLOEXEC) != 0 ||
@@ -389,6 +908,15 @@ static void* osmsar_create(osm_opensm_t* osm) {
           OSMSAR_ENGINE_NAME, conf && *conf ? conf : "(defaults)", p->config.engine,
           p->config.mapping_file[0] ? p->config.mapping_file : "(none)", p->config.num_vls,
           p->config.threads);
+  if (p->mig)
+    OSM_LOG(&osm->log, OSM_LOG_INFO,
+            "osmsar: migration on: base LIDs by %s on SLs 0..%d, highLIDs by updn on SL %d; ack "
+            "timeout %d ms, RePath timeout %d ms, exclusion after %d missed epochs, ack scope %s, "
+            "status file %s\n",
+            p->config.engine, p->config.num_vls - 2, p->config.num_vls - 1,
+            p->config.ack_timeout_ms, p->config.repath_timeout_ms, p->config.exclude_after,
+            p->config.ack_scope_changed ? "changed" : "all",
+            p->config.status_file[0] ? p->config.status_file : "(none)");
   return p;
 }
 
@@ -406,9 +934,31 @@ static void osmsar_delete(void* data) {
   if (p->pipe_fd[0] >= 0) close(p->pipe_fd[0]);
   if (p->pipe_fd[1] >= 0) close(p->pipe_fd[1]);
   sar_result_destroy(p->result);
+  sar_result_destroy(p->planned);
+  sar_mig_destroy(p->mig);
   sar_options_destroy(p->options);
   pthread_mutex_destroy(&p->mutex);
   free(p);
+}
+
+/* Migration mode: a trap reached OpenSM. Only SAR's vendor acks are queued for the plugin's
+ * thread; nothing here sends (osm_report_notice calls report() itself) or waits. */
+static void report_trap(osmsar_t* p, const ib_mad_notice_attr_t* ntc) {
+  mig_event_t e;
+  if (ib_notice_is_generic(ntc) || cl_ntoh32(ib_notice_get_vend_id(ntc)) != SAR_MIG_VENDOR_ID ||
+      cl_ntoh16(ntc->g_or_v.vend.dev_id) != SAR_MIG_DEVICE_ID)
+    return;
+  memset(&e, 0, sizeof e);
+  e.kind = EV_ACK;
+  e.at_ms = now_ms();
+  /* Who acked is the port OpenSM saw the trap come from, never what the payload says. */
+  e.issuer.prefix = cl_ntoh64(ntc->issuer_gid.unicast.prefix);
+  e.issuer.guid = cl_ntoh64(ntc->issuer_gid.unicast.interface_id);
+  memcpy(e.data, ntc->data_details.raw_data.details, SAR_MIG_DATA_SIZE);
+  pthread_mutex_lock(&p->mutex);
+  queue_event_locked(p, &e);
+  pthread_mutex_unlock(&p->mutex);
+  wake(p, 'e');
 }
 
 /* LFT_CHANGE fires as a switch acknowledges a changed LFT block (not in the first sweep): one
@@ -416,6 +966,20 @@ static void osmsar_delete(void* data) {
 static void osmsar_report(void* data, osm_epi_event_id_t id, void* event) {
   osmsar_t* p = data;
   const osm_epi_lft_change_event_t* e = event;
+  if (p->mig && id == OSM_EVENT_ID_TRAP) {
+    report_trap(p, event);
+    return;
+  }
+  if (p->mig && id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
+    mig_event_t done = {.kind = EV_ROUTING_DONE, .at_ms = now_ms()};
+    pthread_mutex_lock(&p->mutex);
+    done.epoch = p->installed_epoch;
+    p->installed_epoch = 0;
+    queue_event_locked(p, &done);
+    pthread_mutex_unlock(&p->mutex);
+    wake(p, 'e');
+    return;
+  }
   if (id != OSM_EVENT_ID_LFT_CHANGE || !(e->flags & LFT_CHANGED_BLOCK)) return;
   p->lft_blocks++;
   OSM_LOG(&p->osm->log, OSM_LOG_INFO,

@@ -34,6 +34,7 @@ struct RouteArgs {
   int vls = 8;
   int threads = 0;
   bool allow_disconnected = false;
+  bool migration = false;
   std::string out;
   std::string sl_out;
   bool json = false;
@@ -72,6 +73,7 @@ int RunRoute(const RouteArgs& a) {
   ro.num_vls = a.vls;
   ro.threads = a.threads;
   ro.allow_disconnected = a.allow_disconnected;
+  ro.migration = a.migration;
   sar::RoutingInputs in;
   s = sar::LoadRoutingInputs(f, ro, &in);
   for (const std::string& note : in.notes) {
@@ -154,6 +156,9 @@ std::function<int()> SetupRoute(CLI::App* c) {
   c->add_option("--threads", r.threads, "worker threads (0 = all cores)");
   c->add_flag("--allow-disconnected", r.allow_disconnected,
               "route what can be routed when some endpoints cannot reach others");
+  c->add_flag("--migration", r.migration,
+              "LMC 1 migration mode: base LIDs by the engine on layers 0..vls-2, highLIDs by "
+              "updn on layer vls-1 (the OpenSM plugin's `migration on`)");
   c->add_option("-o,--out", r.out, "LFT file to write (the form OpenSM's file engine loads)");
   c->add_option("--sl-out", r.sl_out, "virtual layer per route (layers file, docs/formats.md)");
   c->add_flag("--json", r.json, "print one JSON object");

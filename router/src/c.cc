@@ -2,6 +2,7 @@
 // (OpenSM) must never see a C++ exception, bad_alloc included.
 #include "sar/c.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -14,7 +15,10 @@
 #include "sar/fabric.h"
 #include "sar/fabric_order.h"
 #include "sar/fors_job.h"
+#include "sar/io/file_util.h"
 #include "sar/lft.h"
+#include "sar/migration_coordinator.h"
+#include "sar/migration_wire.h"
 #include "sar/routing_pass.h"
 #include "sar/status.h"
 
@@ -42,6 +46,11 @@ struct sar_result_t {
     std::string rows;  // made while the fabric is known (host names, LIDs)
   };
   std::vector<Fors> fors;
+};
+
+struct sar_mig_t {
+  explicit sar_mig_t(const sar::MigrationConfig& c) : coordinator(c) {}
+  sar::MigrationCoordinator coordinator;
 };
 
 namespace {
@@ -202,6 +211,7 @@ void sar_options_set_threads(sar_options_t* o, int threads) { o->options.threads
 void sar_options_set_allow_disconnected(sar_options_t* o, int allow) {
   o->options.allow_disconnected = allow != 0;
 }
+void sar_options_set_migration(sar_options_t* o, int on) { o->options.migration = on != 0; }
 
 sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options, char** errptr) {
   sar_result_t* result = nullptr;
@@ -292,6 +302,161 @@ int sar_check_tables(const sar_fabric_t* fabric, const sar_options_t* options, u
     return sar::ValidateRouting(f, lfts, vl.size() > 0 ? &vl : nullptr, vl.num_layers(),
                                 sar::ValidationFor(options->options), &report);
   });
+}
+
+int sar_changed_ports(const sar_fabric_t* fabric, const sar_result_t* before,
+                      const sar_result_t* after, uint64_t* port_guids, int max, char** errptr) {
+  int count = -1;
+  Guarded(errptr, [&] {
+    if (fabric == nullptr || before == nullptr || after == nullptr || max < 0 ||
+        (max > 0 && port_guids == nullptr)) {
+      return sar::Status::InvalidArgument("sar_changed_ports: bad argument");
+    }
+    const sar::Fabric& f = fabric->fabric;
+    SAR_RETURN_IF_ERROR(before->lfts.CheckFits(f));
+    SAR_RETURN_IF_ERROR(after->lfts.CheckFits(f));
+    const std::vector<sar::PortRef> ports =
+        sar::ChangedRouteEndpoints(f, before->lfts, after->lfts);
+    for (size_t i = 0; i < ports.size() && static_cast<int>(i) < max; ++i) {
+      port_guids[i] = f.port_guid(ports[i]);
+    }
+    count = static_cast<int>(ports.size());
+    return sar::Status::OK();
+  });
+  return count;
+}
+
+// --- The migration coordinator ----------------------------------------------------------------
+// Each call is guarded: a bad_alloc inside the state machine becomes a lost event (logged by
+// nobody), never an exception in OpenSM's thread.
+
+namespace {
+sar::PortGid Gid(sar_mig_gid_t g) { return {g.prefix, g.guid}; }
+}  // namespace
+
+sar_mig_t* sar_mig_create(const sar_mig_config_t* config, char** errptr) {
+  sar_mig_t* result = nullptr;
+  Guarded(errptr, [&] {
+    if (config == nullptr || config->exclude_after < 1 || config->ack_timeout_ms == 0 ||
+        config->repath_timeout_ms == 0 || config->push_timeout_ms == 0) {
+      return sar::Status::InvalidArgument(
+          "sar_mig_create: timeouts must be > 0 ms and exclude_after >= 1");
+    }
+    sar::MigrationConfig c;
+    c.ack_timeout_ms = config->ack_timeout_ms;
+    c.repath_timeout_ms = config->repath_timeout_ms;
+    c.push_timeout_ms = config->push_timeout_ms;
+    c.exclude_after = config->exclude_after;
+    c.first_epoch = config->first_epoch;
+    result = new sar_mig_t(c);
+    return sar::Status::OK();
+  });
+  return result;
+}
+
+void sar_mig_destroy(sar_mig_t* mig) { delete mig; }
+
+void sar_mig_request(sar_mig_t* m, uint64_t now_ms) {
+  Guarded(nullptr, [&] {
+    m->coordinator.Request(now_ms);
+    return sar::Status::OK();
+  });
+}
+
+void sar_mig_planned(sar_mig_t* m, uint64_t now_ms, uint32_t epoch, int ok, int changed,
+                     const sar_mig_gid_t* participants, size_t n, const char* why) {
+  Guarded(nullptr, [&] {
+    std::vector<sar::PortGid> p;
+    for (size_t i = 0; participants != nullptr && i < n; ++i) p.push_back(Gid(participants[i]));
+    m->coordinator.Planned(now_ms, epoch, ok != 0, changed != 0, p, why ? why : "");
+    return sar::Status::OK();
+  });
+}
+
+int sar_mig_ack(sar_mig_t* m, uint64_t now_ms, sar_mig_gid_t issuer, const uint8_t* data) {
+  int result = static_cast<int>(sar::AckResult::kMalformed);
+  Guarded(nullptr, [&] {
+    sar_mig_msg_t msg;
+    if (data == nullptr || sar_mig_decode(data, &msg) != 0) {
+      // Counted as ignored like any other stray ack: the coordinator sees kind 0.
+      m->coordinator.Ack(now_ms, Gid(issuer), 0, 0, 0);
+      return sar::Status::OK();
+    }
+    result =
+        static_cast<int>(m->coordinator.Ack(now_ms, Gid(issuer), msg.kind, msg.phase, msg.epoch));
+    return sar::Status::OK();
+  });
+  return result;
+}
+
+const char* sar_mig_ack_result_name(int r) {
+  if (r < 0 || r > static_cast<int>(sar::AckResult::kMalformed)) return "?";
+  return sar::AckResultName(static_cast<sar::AckResult>(r));
+}
+
+void sar_mig_routing_done(sar_mig_t* m, uint64_t now_ms, uint32_t installed_epoch) {
+  Guarded(nullptr, [&] {
+    m->coordinator.RoutingDone(now_ms, installed_epoch);
+    return sar::Status::OK();
+  });
+}
+
+void sar_mig_topology_changed(sar_mig_t* m, uint64_t now_ms) {
+  Guarded(nullptr, [&] {
+    m->coordinator.TopologyChanged(now_ms);
+    return sar::Status::OK();
+  });
+}
+
+void sar_mig_tick(sar_mig_t* m, uint64_t now_ms) {
+  Guarded(nullptr, [&] {
+    m->coordinator.Tick(now_ms);
+    return sar::Status::OK();
+  });
+}
+
+uint64_t sar_mig_ms_to_deadline(const sar_mig_t* m, uint64_t now_ms) {
+  return m->coordinator.MsToDeadline(now_ms);
+}
+int sar_mig_holding(const sar_mig_t* m) { return m->coordinator.Holding() ? 1 : 0; }
+int sar_mig_phase(const sar_mig_t* m) { return static_cast<int>(m->coordinator.phase()); }
+uint32_t sar_mig_epoch(const sar_mig_t* m) { return m->coordinator.epoch(); }
+void sar_mig_acks(const sar_mig_t* m, size_t* acked, size_t* expected) {
+  *acked = *expected = 0;
+  Guarded(nullptr, [&] {  // Status() allocates
+    const sar::MigrationStatus s = m->coordinator.Status();
+    *acked = s.acked;
+    *expected = s.expected;
+    return sar::Status::OK();
+  });
+}
+
+int sar_mig_pop_action(sar_mig_t* m, sar_mig_action_t* out) {
+  sar::MigAction a;
+  if (!m->coordinator.PopAction(&a)) return 0;
+  static_assert(sar::MigAction::kPlan + 1 == SAR_MIG_ACT_PLAN, "action numbering");
+  out->kind = a.kind == sar::MigAction::kLog ? (a.error ? SAR_MIG_ACT_LOG_ERROR : SAR_MIG_ACT_LOG)
+                                             : static_cast<int>(a.kind) + 1;
+  out->epoch = a.epoch;
+  out->flags = a.flags;
+  out->deadline_ms = a.deadline_ms;
+  const size_t n = std::min(a.text.size(), sizeof out->text - 1);
+  std::memcpy(out->text, a.text.data(), n);
+  out->text[n] = '\0';
+  return 1;
+}
+
+int sar_mig_write_status(const sar_mig_t* m, uint64_t now_ms, const char* path, char** errptr) {
+  return Guarded(errptr,
+                 [&] {
+                   if (path == nullptr || *path == '\0') {
+                     return sar::Status::InvalidArgument("sar_mig_write_status: no path");
+                   }
+                   return sar::WriteFileAtomic(
+                       path, sar::MigrationStatusJson(m->coordinator.Status(), now_ms) + "\n");
+                 })
+             ? 0
+             : 1;
 }
 
 void sar_free(void* ptr) { std::free(ptr); }

@@ -21,6 +21,7 @@
 #include "sar/generate.h"
 #include "sar/jobs.h"
 #include "sar/lids.h"
+#include "sar/migration_wire.h"
 #include "test_fabrics.h"
 
 namespace {
@@ -200,6 +201,104 @@ TEST(SarCApi, EveryLidOfAnLmcRangeIsDelivered) {
     }
   }
   EXPECT_EQ(routes, 12 * 11 * 2);
+}
+
+// Migration mode through the C API, as the plugin uses it: highLID rows identical for two job
+// mappings, sar_result_layer answers the last lane for high -> high and a base layer otherwise.
+TEST(SarCApi, MigrationModeHighRowsIgnoreTheJobs) {
+  const Fabric f = ThreeLevel();
+  Fabric lmc1 = f;
+  lmc1.ClearLids();
+  sar::testfab::AssignTestLids(&lmc1, 1);
+  const Flat flat = Flatten(lmc1, Identity(lmc1));
+  Options a("sar", TempFile("mig_a", Mapping(lmc1))), b("sar", TempFile("mig_b", "h0 1\n"));
+  std::string other;
+  const auto& h = lmc1.hcas();
+  for (size_t i = 0; i < h.size(); i += 2) other += std::string(lmc1.hostname(h[i])) + " 7\n";
+  Options c("sar", TempFile("mig_c", other));
+  for (Options* o : {&a, &b, &c}) {
+    sar_options_set_migration(o->o, 1);
+    sar_options_set_num_vls(o->o, 4);
+  }
+  Routed ra, rc;
+  RouteFlat(flat, a, &ra);
+  RouteFlat(flat, c, &rc);
+  ASSERT_NE(ra.r, nullptr) << ra.err;
+  ASSERT_NE(rc.r, nullptr) << rc.err;
+  const auto ta = TablesByGuid(flat, ra.r), tc = TablesByGuid(flat, rc.r);
+  int base_differs = 0;
+  for (const auto& [guid, row] : ta) {
+    for (const sar::PortRef& e : lmc1.Endpoints()) {
+      const sar::Lid b0 = lmc1.base_lid(e);
+      EXPECT_EQ(row[b0 + 1], tc.at(guid)[b0 + 1]);
+      base_differs += row[b0] != tc.at(guid)[b0];
+    }
+  }
+  EXPECT_GT(base_differs, 0);  // the premise: the jobs did change the base rows
+  EXPECT_EQ(sar_result_num_layers(ra.r), 4);
+  const sar::Lid s = lmc1.base_lid(lmc1.Endpoints().front());
+  const sar::Lid d = lmc1.base_lid(lmc1.Endpoints().back());
+  EXPECT_EQ(sar_result_layer(ra.r, s + 1, d + 1), 3);
+  EXPECT_LT(sar_result_layer(ra.r, s, d), 3);
+}
+
+// The coordinator through the C API, as the plugin drives it: acks as wire bytes, actions popped
+// with their C numbering, the status file written atomically.
+TEST(SarCApi, MigrationCoordinatorThroughC) {
+  char* err = nullptr;
+  sar_mig_config_t bad = {100, 100, 100, 0, 0};
+  EXPECT_EQ(sar_mig_create(&bad, &err), nullptr);
+  ASSERT_NE(err, nullptr);
+  EXPECT_NE(std::string(err).find("exclude_after"), std::string::npos);
+  sar_free(err);
+  err = nullptr;
+  sar_mig_config_t cfg = {100, 100, 1000, 2, 7};
+  sar_mig_t* m = sar_mig_create(&cfg, &err);
+  ASSERT_NE(m, nullptr);
+  auto pop_kinds = [&] {
+    std::vector<int> k;
+    sar_mig_action_t a;
+    while (sar_mig_pop_action(m, &a)) {
+      if (a.kind != SAR_MIG_ACT_LOG && a.kind != SAR_MIG_ACT_LOG_ERROR) k.push_back(a.kind);
+    }
+    return k;
+  };
+  sar_mig_request(m, 0);
+  EXPECT_EQ(pop_kinds(), std::vector<int>{SAR_MIG_ACT_PLAN});
+  EXPECT_EQ(sar_mig_epoch(m), 7u);
+  const sar_mig_gid_t a{0xfe80000000000000ull, 0x21}, forged{0xfe80000000000000ull, 0x99};
+  sar_mig_planned(m, 1, 7, 1, 1, &a, 1, nullptr);
+  EXPECT_EQ(pop_kinds(), std::vector<int>{SAR_MIG_ACT_UNPATH});
+  EXPECT_TRUE(sar_mig_holding(m));
+  uint8_t data[SAR_MIG_DATA_SIZE];
+  sar_mig_msg_t msg = {};
+  msg.kind = SAR_MIG_ACK;
+  msg.phase = 2;
+  msg.epoch = 7;
+  sar_mig_encode(&msg, data);
+  uint8_t garbage[SAR_MIG_DATA_SIZE] = {1, 2, 3};
+  EXPECT_NE(sar_mig_ack(m, 2, a, garbage), 0);    // not our protocol
+  EXPECT_NE(sar_mig_ack(m, 2, forged, data), 0);  // a port not asked
+  EXPECT_TRUE(sar_mig_holding(m));
+  EXPECT_EQ(sar_mig_ack(m, 3, a, data), 0);
+  EXPECT_STREQ(sar_mig_ack_result_name(sar_mig_ack(m, 3, a, data)), "wrong phase");
+  EXPECT_EQ(pop_kinds(), std::vector<int>{SAR_MIG_ACT_RELEASE});
+  sar_mig_routing_done(m, 4, 7);
+  EXPECT_EQ(pop_kinds(), std::vector<int>{SAR_MIG_ACT_REPATH});
+  EXPECT_EQ(sar_mig_phase(m), 4);
+  const std::string status = TempFile("mig.json", "");
+  ASSERT_EQ(sar_mig_write_status(m, 5, status.c_str(), &err), 0) << err;
+  std::ifstream in(status);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_NE(line.find("\"epoch\":7,\"phase\":4,\"phase_name\":\"repath\",\"expected\":1"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("\"acks_ignored\":3"), std::string::npos) << line;
+  EXPECT_NE(sar_mig_write_status(m, 5, "/nonexistent-dir/x.json", &err), 0);
+  ASSERT_NE(err, nullptr);
+  sar_free(err);
+  sar_mig_destroy(m);
 }
 
 TEST(SarCApi, NodeOrderOfTheInputDoesNotChangeTheTables) {

@@ -216,5 +216,145 @@ TEST(RunRoutingPass, LayeredRoutesAreRefusedWhereOnlyOneLayerIsCarried) {
   EXPECT_TRUE(out.lfts == all_lanes.lfts);
 }
 
+// --- Migration mode (LMC 1: base LIDs by the engine, highLIDs by Up*/Down*) -------------------
+
+RoutingOutput MigrationPass(const Fabric& f, const std::string& engine, const std::string& jobs,
+                            int num_vls = 4, bool migration = true) {
+  RoutingOptions o;
+  o.engine = engine;
+  o.num_vls = num_vls;
+  o.threads = 1;
+  o.migration = migration;
+  JobMapping m;
+  EXPECT_TRUE(ParseJobMapping(jobs, "mem", &m).ok());
+  RoutingInputs in;
+  EXPECT_TRUE(LoadRoutingInputs(f, o, m, &in).ok());
+  RoutingOutput out;
+  ValidationReport r;
+  const Status s = RunRoutingPass(in, &out, &r);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+// Entries of every switch for the base (high = false) or high LIDs of the endpoints.
+std::vector<uint8_t> Entries(const Fabric& f, const LftSet& lfts, bool high) {
+  std::vector<uint8_t> v;
+  for (int sw = 0; sw < f.num_switches(); ++sw) {
+    for (const PortRef& e : f.Endpoints()) v.push_back(lfts.port(sw, f.base_lid(e) + high));
+  }
+  return v;
+}
+
+const char kJobsA[] = "h0000 a\nh0004 a\nh0008 a\nh0012 a\nh0001 b\nh0006 b\n";
+const char kJobsB[] = "h0001 c\nh0005 c\nh0010 c\nh0003 d\nh0007 d\nh0011 d\nh0015 d\n";
+
+TEST(MigrationMode, HighEntriesDependOnTheTopologyOnly) {
+  const Fabric f = testfab::FatTree2(4, 3, 4, /*lmc=*/1);
+  const RoutingOutput a = MigrationPass(f, "sar", kJobsA), b = MigrationPass(f, "sar", kJobsB),
+                      none = MigrationPass(f, "sar", "");
+  // The premise: the two mappings give different base tables ...
+  ASSERT_NE(Entries(f, a.lfts, false), Entries(f, b.lfts, false));
+  // ... yet the highLID entries are the same, and those of plain Up*/Down* on the highLIDs.
+  EXPECT_EQ(Entries(f, a.lfts, true), Entries(f, b.lfts, true));
+  EXPECT_EQ(Entries(f, a.lfts, true), Entries(f, none.lfts, true));
+  // Without migration mode SAR routes the highLIDs itself, and they follow the jobs.
+  const RoutingOutput pa = MigrationPass(f, "sar", kJobsA, 4, false),
+                      pb = MigrationPass(f, "sar", kJobsB, 4, false);
+  EXPECT_NE(Entries(f, pa.lfts, true), Entries(f, pb.lfts, true));
+  // Switch LIDs are the engine's: the base view routes them like the plain pass does.
+  for (int sw = 0; sw < f.num_switches(); ++sw) {
+    for (NodeId t : f.switches()) {
+      EXPECT_NE(a.lfts.port(sw, f.switch_lid(t)), LftSet::kNoRoute);
+    }
+  }
+}
+
+TEST(MigrationMode, LayersFollowTheDestination) {
+  const Fabric f = testfab::FatTree2(4, 3, 4, 1);
+  const RoutingOutput out = MigrationPass(f, "sar", kJobsA, 4);
+  EXPECT_EQ(out.num_layers, 4);
+  int base_routes = 0;
+  for (const PortRef& s : f.Endpoints()) {
+    for (const PortRef& d : f.Endpoints()) {
+      if (s.node == d.node) continue;
+      const Lid sb = f.base_lid(s), db = f.base_lid(d);
+      EXPECT_EQ(out.layers.get(sb + 1, db + 1), 3);
+      EXPECT_EQ(out.layers.get(sb, db + 1), 3);
+      EXPECT_LT(out.layers.get(sb, db), 3);
+      EXPECT_EQ(out.layers.get(sb + 1, db), out.layers.get(sb, db));
+      ++base_routes;
+    }
+  }
+  EXPECT_EQ(base_routes, 16 * 15);
+}
+
+TEST(MigrationMode, RefusesLmc0AndOneLane) {
+  RoutingOptions o;
+  o.migration = true;
+  o.threads = 1;
+  RoutingInputs in;
+  RoutingOutput out;
+  ValidationReport r;
+  const Fabric lmc0 = testfab::FatTree2(2, 2, 2, 0);
+  ASSERT_TRUE(LoadRoutingInputs(lmc0, o, &in).ok());
+  Status s = RunRoutingPass(in, &out, &r);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("needs LMC 1"), std::string::npos) << s.message();
+  const Fabric lmc1 = testfab::FatTree2(2, 2, 2, 1);
+  o.num_vls = 1;
+  ASSERT_TRUE(LoadRoutingInputs(lmc1, o, &in).ok());
+  s = RunRoutingPass(in, &out, &r);
+  EXPECT_NE(s.message().find("at least 2 virtual lanes"), std::string::npos) << s.message();
+}
+
+// A ring needs layers for its base routes; the highLID routes must stay alone in the last one.
+TEST(MigrationMode, ValidationCatchesHighRoutesOnABaseLayer) {
+  Fabric f = testfab::Ring(5, 2);
+  testfab::AssignTestLids(&f, 1);
+  const RoutingOutput out = MigrationPass(f, "dfsssp", "", 3);
+  ValidationOptions vo;
+  vo.num_vls = 3;
+  vo.threads = 1;
+  vo.migration = true;
+  ValidationReport r;
+  ASSERT_TRUE(ValidateRouting(f, out.lfts, &out.layers, out.num_layers, vo, &r).ok());
+  EXPECT_GT(r.trace.pairs, 0u);
+  // Every LID is traced, highLIDs included.
+  EXPECT_EQ(r.trace.delivered, r.trace.pairs);
+  EXPECT_EQ(r.trace.pairs, static_cast<uint64_t>(10 * 9 * 2));
+
+  // The highLID routes moved onto layer 0, where dfsssp's base routes already are.
+  VirtualLayers moved = out.layers;
+  for (const PortRef& s : f.Endpoints()) {
+    for (const PortRef& d : f.Endpoints()) {
+      if (s.node == d.node) continue;
+      for (Lid sl : {f.base_lid(s), f.base_lid(s) + 1}) moved.set(sl, f.base_lid(d) + 1, 0);
+    }
+  }
+  Status s = ValidateRouting(f, out.lfts, &moved, out.num_layers, vo, &r);
+  EXPECT_EQ(s.code(), Status::Code::kFailed);
+  EXPECT_NE(s.message().find("not the highLID layer 2"), std::string::npos) << s.message();
+  // Even without the migration rule the mix is refused: Up*/Down* and dfsssp's layer 0 together
+  // close a cycle in the channel dependencies.
+  vo.migration = false;
+  s = ValidateRouting(f, out.lfts, &moved, out.num_layers, vo, &r);
+  EXPECT_EQ(s.code(), Status::Code::kFailed);
+  EXPECT_NE(s.message().find("cyclic channel dependency"), std::string::npos) << s.message();
+
+  // A base route in the highLID layer breaks the rule too.
+  VirtualLayers base_high = out.layers;
+  const Lid s0 = f.base_lid(f.Endpoints()[0]), d0 = f.base_lid(f.Endpoints()[9]);
+  base_high.set(s0, d0, 2);
+  vo.migration = true;
+  s = ValidateRouting(f, out.lfts, &base_high, out.num_layers, vo, &r);
+  EXPECT_NE(s.message().find("which only highLID routes may use"), std::string::npos)
+      << s.message();
+  // A highLID entry removed: the trace finds the unreachable LID.
+  LftSet holed = out.lfts;
+  for (int sw = 0; sw < f.num_switches(); ++sw) holed.set_port(sw, d0 + 1, LftSet::kNoRoute);
+  s = ValidateRouting(f, holed, &out.layers, out.num_layers, vo, &r);
+  EXPECT_NE(s.message().find("unreachable pairs"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace sar

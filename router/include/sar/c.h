@@ -72,6 +72,10 @@ void sar_options_set_num_vls(sar_options_t* options, int num_vls);
 void sar_options_set_max_layers(sar_options_t* options, int max_layers);
 void sar_options_set_threads(sar_options_t* options, int threads);
 void sar_options_set_allow_disconnected(sar_options_t* options, int allow);
+/* on != 0: migration mode (sar::RoutingOptions::migration): LMC 1 on every HCA port, base LIDs
+ * routed by the engine on layers 0..n-2, highLIDs (base + 1) by Up/Down (updn) on layer n-1, so
+ * that no job mapping changes the highLID entries. sar_result_layer then answers both. */
+void sar_options_set_migration(sar_options_t* options, int on);
 
 /* --- The routing pass ----------------------------------------------------------------------- */
 
@@ -123,6 +127,82 @@ typedef struct sar_route_layer_t {
 int sar_check_tables(const sar_fabric_t* fabric, const sar_options_t* options, uint32_t max_lid,
                      const uint8_t* const* rows, const sar_route_layer_t* layers,
                      size_t num_layer_entries, char** errptr);
+
+/* The port GUIDs of the HCA ports that are the source or destination of a base-LID route whose
+ * path differs between `before` and `after`, both routed on `fabric` (the "changed" ack scope).
+ * Writes at most `max` GUIDs; returns how many there are (may exceed max), -1 and *errptr if the
+ * results do not fit the fabric. */
+int sar_changed_ports(const sar_fabric_t* fabric, const sar_result_t* before,
+                      const sar_result_t* after, uint64_t* port_guids, int max, char** errptr);
+
+/* --- The migration coordinator (sar/migration_coordinator.h) --------------------------------
+ *
+ * The baseLID/highLID protocol's state machine for the plugin's own thread: feed it events with
+ * a monotonic time in milliseconds, pop and carry out its actions, write its status. It does no
+ * I/O itself except sar_mig_write_status. One thread per handle. */
+
+typedef struct sar_mig_t sar_mig_t;
+
+typedef struct sar_mig_config_t {
+  uint32_t ack_timeout_ms;    /* phase 2 deadline, sent in the UnPath notice */
+  uint32_t repath_timeout_ms; /* phase 4 deadline */
+  uint32_t push_timeout_ms;   /* phase 3: release -> routing done */
+  int exclude_after;          /* missed phase-2 deadlines in a row before a port is excluded */
+  uint32_t first_epoch;       /* the first epoch's number (0: 1); a restarted coordinator should
+                                 start above its predecessor, or agents take it for a replay */
+} sar_mig_config_t;
+
+/* A port GID in host order (IssuerGID of a trap as OpenSM filled it). */
+typedef struct sar_mig_gid_t {
+  uint64_t prefix, guid;
+} sar_mig_gid_t;
+
+enum {
+  SAR_MIG_ACT_PLAN = 1, /* compute the new base tables of `epoch`, answer sar_mig_planned */
+  SAR_MIG_ACT_UNPATH,   /* send trap 68 for `epoch` with deadline_ms */
+  SAR_MIG_ACT_RELEASE,  /* install the planned tables of `epoch`, make OpenSM push them */
+  SAR_MIG_ACT_DISCARD,  /* drop the planned tables of `epoch`; the old ones stay */
+  SAR_MIG_ACT_REPATH,   /* send trap 69 for `epoch` with flags (SAR_MIG_FLAG_STAY) */
+  SAR_MIG_ACT_LOG,      /* text for the operator's log */
+  SAR_MIG_ACT_LOG_ERROR /* the same, error level */
+};
+
+typedef struct sar_mig_action_t {
+  int kind;
+  uint32_t epoch;
+  uint8_t flags;
+  uint32_t deadline_ms;
+  char text[512]; /* SAR_MIG_ACT_LOG*: the line, NUL-terminated (cut if longer) */
+} sar_mig_action_t;
+
+/* exclude_after < 1 or zero timeouts are refused. */
+sar_mig_t* sar_mig_create(const sar_mig_config_t* config, char** errptr);
+void sar_mig_destroy(sar_mig_t* mig);
+void sar_mig_request(sar_mig_t* mig, uint64_t now_ms);
+/* changed = 0: the plan equals the installed tables. participants: the ports asked to ack. */
+void sar_mig_planned(sar_mig_t* mig, uint64_t now_ms, uint32_t epoch, int ok, int changed,
+                     const sar_mig_gid_t* participants, size_t num_participants, const char* why);
+/* An ack trap: issuer from OpenSM, data = the notice's 54-byte DataDetails. Returns 0 if it
+ * counted, else a reason (sar_mig_ack_result_name): the protocol ignores it. */
+int sar_mig_ack(sar_mig_t* mig, uint64_t now_ms, sar_mig_gid_t issuer, const uint8_t* data);
+const char* sar_mig_ack_result_name(int result);
+/* OpenSM's UCAST_ROUTING_DONE; installed_epoch: whose tables that pass installed (0: none). */
+void sar_mig_routing_done(sar_mig_t* mig, uint64_t now_ms, uint32_t installed_epoch);
+void sar_mig_topology_changed(sar_mig_t* mig, uint64_t now_ms);
+void sar_mig_tick(sar_mig_t* mig, uint64_t now_ms);
+/* Milliseconds to the next deadline; UINT64_MAX: none. */
+uint64_t sar_mig_ms_to_deadline(const sar_mig_t* mig, uint64_t now_ms);
+/* 1 while planned tables are held (phases 1-2): the routing callback keeps the old ones. */
+int sar_mig_holding(const sar_mig_t* mig);
+int sar_mig_phase(const sar_mig_t* mig); /* 1..5, 5 = idle */
+/* Acks in and expected in the phase being waited for (0/0 when none is). */
+void sar_mig_acks(const sar_mig_t* mig, size_t* acked, size_t* expected);
+uint32_t sar_mig_epoch(const sar_mig_t* mig);
+/* Pops the oldest queued action into *out: 1, or 0 when there is none. */
+int sar_mig_pop_action(sar_mig_t* mig, sar_mig_action_t* out);
+/* Writes the status (one JSON line, docs/opensm-plugin.md) to `path` atomically (temporary
+ * file + rename). 0 on success, else nonzero and *errptr. */
+int sar_mig_write_status(const sar_mig_t* mig, uint64_t now_ms, const char* path, char** errptr);
 
 /* Frees what this API allocated with malloc (error messages). */
 void sar_free(void* ptr);

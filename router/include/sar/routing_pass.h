@@ -60,6 +60,16 @@ struct RoutingOptions {
   int max_layers = 0;
   int threads = 0;  // 0 = all hardware threads
   bool allow_disconnected = false;
+  /// Migration mode, for the baseLID/highLID update protocol (SAR paper Sec. 3.3): every
+  /// endpoint port has LMC 1. Its base LID is routed by `engine` on layers 0..n-2, its highLID
+  /// (base + 1) by Up*/Down* on layer n-1, n = min(num_vls, max_layers) >= 2. The highLID
+  /// entries thus depend on the fabric, its LIDs and root_names only: no job mapping changes
+  /// them, so traffic moved to highLIDs keeps its paths while the base tables are replaced.
+  /// Switch LIDs are routed by `engine`. A route's layer follows its destination (an LFT
+  /// forwards by destination only): to a highLID, layer n-1; to a base LID, the engine's layer
+  /// of (source base LID, destination). Packets never mix base and high, but a mixed pair still
+  /// gets a layer whose dependencies the check has seen.
+  bool migration = false;
 };
 
 /// What LoadRoutingInputs settled. Points into the Fabric it was given (keep that alive).
@@ -97,6 +107,9 @@ struct ValidationOptions {
   bool layers_known = true;
   /// Also compare delivered routes with the shortest paths (eval's report; not a validity rule).
   bool check_min_hop = false;
+  /// Migration mode (RoutingOptions::migration): also require LMC 1 on every endpoint, every
+  /// route to a highLID in the last usable layer and no route to a base LID there.
+  bool migration = false;
   int threads = 0;
 };
 
@@ -113,12 +126,15 @@ struct ValidationReport {
 ///  1. the tables fit the fabric (one per switch);
 ///  2. every endpoint reaches every other endpoint LID (unless allow_disconnected), no loops;
 ///  3. the routes use at most min(num_vls, max_layers) virtual layers;
-///  4. every virtual layer's channel dependency graph is acyclic (layers == nullptr: every
+///  4. migration mode only: the layer discipline of RoutingOptions::migration (LMC 1, highLID
+///     routes alone in the last usable layer);
+///  5. every virtual layer's channel dependency graph is acyclic (layers == nullptr: every
 ///     route is in layer 0).
 /// `num_layers` is the layer count the tables come with (RoutingOutput::num_layers, or
 /// layers->num_layers()). Invalid tables give Status::Failed with one message format:
 ///   "invalid routing: <n> unreachable pairs, <m> loops; first: <src> -> lid 0x.. (<dst>): ..."
 ///   "invalid routing: the routes need <n> virtual layers, <m> usable"
+///   "invalid routing: migration mode: <what>"
 ///   "invalid routing: virtual layer <L> has a cyclic channel dependency: <sw>/<port> -> ..."
 /// *report is filled as far as the checks got. Tracing and the dependency check are one sweep
 /// over the destinations (AnalyseRouting).
@@ -135,9 +151,10 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
 /// The validation options implied by the routing options.
 ValidationOptions ValidationFor(const RoutingOptions& options);
 
-/// Runs inputs.engine on the inputs, then ValidateRouting. Engine notes are appended to
-/// out->notes. On error *out is unspecified. With `analysis`, the validating sweep also computes
-/// what `also` asks for (sar-filterd's planner judges its new tables by their metrics) and
+/// Runs inputs.engine on the inputs (in migration mode: on the base LIDs, with Up*/Down* on the
+/// highLIDs, combined as RoutingOptions::migration says), then ValidateRouting. Engine notes are
+/// appended to out->notes. On error *out is unspecified. With `analysis`, the validating sweep also
+/// computes what `also` asks for (sar-filterd's planner judges its new tables by their metrics) and
 /// *analysis receives it.
 /// `fors` (if given) receives the FORS plans of the alltoall jobs whose entries are in the tables.
 Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,

@@ -1,0 +1,326 @@
+#include "sar/migration_coordinator.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sar/migration_wire.h"
+#include "test_fabrics.h"
+
+namespace sar {
+namespace {
+
+const PortGid kA{0xfe80000000000000, 0x11}, kB{0xfe80000000000000, 0x12},
+    kC{0xfe80000000000000, 0x13}, kStranger{0xfe80000000000000, 0x99};
+
+// The actions queued since the last call, logs left out (kept in *logs if given).
+std::vector<MigAction> Drain(MigrationCoordinator* c, std::vector<std::string>* logs = nullptr) {
+  std::vector<MigAction> v;
+  for (MigAction a; c->PopAction(&a);) {
+    if (a.kind == MigAction::kLog) {
+      if (logs) logs->push_back(a.text);
+    } else {
+      v.push_back(a);
+    }
+  }
+  return v;
+}
+
+std::vector<MigAction::Kind> Kinds(const std::vector<MigAction>& v) {
+  std::vector<MigAction::Kind> k;
+  for (const MigAction& a : v) k.push_back(a.kind);
+  return k;
+}
+
+AckResult AckOf(MigrationCoordinator* c, uint64_t now, const PortGid& g, uint8_t phase) {
+  return c->Ack(now, g, SAR_MIG_ACK, phase, c->epoch());
+}
+
+MigrationConfig Config() {
+  MigrationConfig cfg;
+  cfg.ack_timeout_ms = 100;
+  cfg.repath_timeout_ms = 50;
+  cfg.push_timeout_ms = 1000;
+  cfg.exclude_after = 2;
+  return cfg;
+}
+
+TEST(MigrationCoordinator, FivePhasesInOrder) {
+  MigrationCoordinator c(Config());
+  c.Request(1000);
+  std::vector<MigAction> a = Drain(&c);
+  ASSERT_EQ(Kinds(a), std::vector<MigAction::Kind>{MigAction::kPlan});
+  EXPECT_EQ(a[0].epoch, 1u);
+  EXPECT_TRUE(c.Holding());
+  c.Planned(1010, 1, true, true, {kA, kB, kC});
+  a = Drain(&c);
+  ASSERT_EQ(Kinds(a), std::vector<MigAction::Kind>{MigAction::kSendUnpath});
+  EXPECT_EQ(a[0].deadline_ms, 100u);
+  EXPECT_EQ(c.phase(), MigPhase::kDrain);
+  EXPECT_EQ(AckOf(&c, 1020, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(AckOf(&c, 1021, kA, 2), AckResult::kDuplicate);
+  EXPECT_EQ(AckOf(&c, 1022, kB, 2), AckResult::kCounted);
+  // Two of three: still holding, nothing released.
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_TRUE(c.Holding());
+  MigrationStatus st = c.Status();
+  EXPECT_EQ(st.acked, 2u);
+  EXPECT_EQ(st.expected, 3u);
+  ASSERT_EQ(st.waiting.size(), 1u);
+  EXPECT_EQ(st.waiting[0], kC);
+  EXPECT_EQ(AckOf(&c, 1030, kC, 2), AckResult::kCounted);
+  a = Drain(&c);
+  ASSERT_EQ(Kinds(a), std::vector<MigAction::Kind>{MigAction::kRelease});
+  EXPECT_FALSE(c.Holding());
+  EXPECT_EQ(c.phase(), MigPhase::kPush);
+  // A routing pass that installed other tables (0: not ours) does not end phase 3.
+  c.RoutingDone(1035, 0);
+  EXPECT_TRUE(Drain(&c).empty());
+  c.RoutingDone(1040, 1);
+  a = Drain(&c);
+  ASSERT_EQ(Kinds(a), std::vector<MigAction::Kind>{MigAction::kSendRepath});
+  EXPECT_EQ(a[0].flags, 0);
+  // Phase-2 acks are not RePath acks.
+  EXPECT_EQ(AckOf(&c, 1041, kA, 2), AckResult::kWrongPhase);
+  for (const PortGid& g : {kA, kB, kC}) EXPECT_EQ(AckOf(&c, 1050, g, 4), AckResult::kCounted);
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  st = c.Status();
+  EXPECT_EQ(st.last_outcome, "released");
+  EXPECT_EQ(st.last_timings.plan_ms, 10u);
+  EXPECT_EQ(st.last_timings.drain_ms, 20u);
+  EXPECT_EQ(st.last_timings.push_ms, 10u);
+  EXPECT_EQ(st.last_timings.repath_ms, 10u);
+  EXPECT_EQ(st.last_timings.total_ms, 50u);
+  EXPECT_EQ(st.acks_ignored, 2u);
+}
+
+TEST(MigrationCoordinator, FirstEpochIsConfigured) {
+  MigrationConfig cfg = Config();
+  cfg.first_epoch = 1000;
+  MigrationCoordinator c(cfg);
+  EXPECT_EQ(c.Status().epoch, 999u);
+  c.Request(0);
+  const std::vector<MigAction> a = Drain(&c);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].epoch, 1000u);
+}
+
+TEST(MigrationCoordinator, NoSubscribersReleasesAtOnce) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(5, 1, true, true, {});
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kRelease});
+  c.RoutingDone(7, 1);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendRepath});
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().last_outcome, "released");
+}
+
+TEST(MigrationCoordinator, FailedOrUnchangedPlanKeepsTheTables) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(5, 1, false, true, {kA}, "disconnected");
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kDiscard});
+  EXPECT_EQ(c.Status().last_outcome, "plan-failed");
+  c.Request(10);
+  Drain(&c);
+  c.Planned(12, 2, true, false, {kA});
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kDiscard});
+  EXPECT_EQ(c.Status().last_outcome, "no-change");
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+}
+
+TEST(MigrationCoordinator, MissingAckAbortsKeepsOldTablesAndExcludesAfterN) {
+  MigrationCoordinator c(Config());
+  std::vector<std::string> logs;
+  for (uint32_t epoch = 1; epoch <= 2; ++epoch) {
+    const uint64_t t0 = epoch * 1000;
+    c.Request(t0);
+    Drain(&c);
+    c.Planned(t0, epoch, true, true, {kA, kB});
+    Drain(&c);
+    EXPECT_EQ(AckOf(&c, t0 + 10, kA, 2), AckResult::kCounted);
+    c.Tick(t0 + 99);  // before the deadline: nothing
+    EXPECT_TRUE(Drain(&c).empty());
+    EXPECT_EQ(c.MsToDeadline(t0 + 99), 1u);
+    c.Tick(t0 + 100);
+    const std::vector<MigAction> a = Drain(&c, &logs);
+    // The plan is dropped (the old tables stay) and everyone is told to stay on them.
+    ASSERT_EQ(Kinds(a),
+              (std::vector<MigAction::Kind>{MigAction::kDiscard, MigAction::kSendRepath}));
+    EXPECT_EQ(a[1].flags, SAR_MIG_FLAG_STAY);
+    EXPECT_FALSE(c.Holding());
+    EXPECT_EQ(AckOf(&c, t0 + 110, kA, 4), AckResult::kCounted);
+    c.Tick(t0 + 150);  // B never answers RePath either
+    EXPECT_EQ(c.phase(), MigPhase::kIdle);
+    EXPECT_EQ(c.Status().last_outcome, "aborted-timeout");
+  }
+  bool named_late = false, named_excluded = false;
+  for (const std::string& l : logs) {
+    named_late |= l.find("late: 0x0000000000000012") != std::string::npos;
+    named_excluded |= l.find("excluded after 2") != std::string::npos;
+  }
+  EXPECT_TRUE(named_late);
+  EXPECT_TRUE(named_excluded);
+  ASSERT_EQ(c.Status().excluded, std::vector<PortGid>{kB});
+  // Epoch 3: B is no longer waited for, A's ack releases.
+  c.Request(5000);
+  Drain(&c);
+  c.Planned(5000, 3, true, true, {kA, kB});
+  Drain(&c);
+  EXPECT_EQ(c.Status().expected, 1u);
+  EXPECT_EQ(AckOf(&c, 5010, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kRelease});
+  // B acks again: not counted, but waited for from the next epoch on.
+  c.RoutingDone(5020, 3);
+  Drain(&c);
+  EXPECT_EQ(AckOf(&c, 5021, kB, 4), AckResult::kUnexpected);
+  EXPECT_TRUE(c.Status().excluded.empty());
+}
+
+TEST(MigrationCoordinator, ForgedReplayedAndStrayAcksChangeNothing) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA});
+  Drain(&c);
+  EXPECT_EQ(c.Ack(1, kA, SAR_MIG_ACK, 2, 7), AckResult::kWrongEpoch);         // replayed/future
+  EXPECT_EQ(c.Ack(1, kA, SAR_MIG_ACK, 4, 1), AckResult::kWrongPhase);         // RePath ack early
+  EXPECT_EQ(c.Ack(1, kA, SAR_MIG_UNPATH, 2, 1), AckResult::kMalformed);       // not an ack
+  EXPECT_EQ(c.Ack(1, kStranger, SAR_MIG_ACK, 2, 1), AckResult::kUnexpected);  // forged/unknown
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_TRUE(c.Holding());
+  EXPECT_EQ(c.Status().acks_ignored, 4u);
+  // The real ack releases; after the epoch, a replay of it does nothing.
+  EXPECT_EQ(AckOf(&c, 2, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kRelease});
+  c.RoutingDone(3, 1);
+  EXPECT_EQ(AckOf(&c, 4, kA, 4), AckResult::kCounted);
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  Drain(&c);
+  EXPECT_EQ(c.Ack(5, kA, SAR_MIG_ACK, 2, 1), AckResult::kWrongPhase);
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+}
+
+TEST(MigrationCoordinator, RequestStormMergesIntoOneNextEpoch) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  for (int i = 0; i < 100; ++i) c.Request(1 + i);
+  std::vector<std::string> logs;
+  EXPECT_EQ(Kinds(Drain(&c, &logs)), std::vector<MigAction::Kind>{MigAction::kPlan});
+  EXPECT_TRUE(c.Status().pending);
+  c.Planned(200, 1, true, true, {});
+  Drain(&c);
+  c.RoutingDone(210, 1);
+  // Epoch 1 ends and exactly one more starts.
+  const std::vector<MigAction> a = Drain(&c);
+  ASSERT_EQ(Kinds(a), (std::vector<MigAction::Kind>{MigAction::kSendRepath, MigAction::kPlan}));
+  EXPECT_EQ(a[1].epoch, 2u);
+  EXPECT_FALSE(c.Status().pending);
+  c.Planned(220, 2, true, false, {});
+  Drain(&c);
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().epochs_started, 2u);
+}
+
+TEST(MigrationCoordinator, TopologyChangeInPhasesOneTwoAbortsAndReplans) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.TopologyChanged(5);  // phase 1: the plan is dropped, a new one started
+  std::vector<MigAction> a = Drain(&c);
+  ASSERT_EQ(Kinds(a), (std::vector<MigAction::Kind>{MigAction::kDiscard, MigAction::kPlan}));
+  EXPECT_EQ(a[1].epoch, 2u);
+  EXPECT_EQ(c.Status().last_outcome, "aborted-topology");
+  c.Planned(6, 1, true, true, {kA});  // the stale plan of epoch 1 is ignored
+  EXPECT_TRUE(Drain(&c).empty());
+  c.Planned(7, 2, true, true, {kA, kB});
+  Drain(&c);
+  EXPECT_EQ(AckOf(&c, 8, kA, 2), AckResult::kCounted);
+  c.TopologyChanged(9);  // phase 2: RePath stay to both, then a new plan
+  a = Drain(&c);
+  ASSERT_EQ(Kinds(a), (std::vector<MigAction::Kind>{MigAction::kDiscard, MigAction::kSendRepath}));
+  EXPECT_EQ(a[1].flags, SAR_MIG_FLAG_STAY);
+  EXPECT_EQ(c.Status().expected, 2u);
+  EXPECT_EQ(AckOf(&c, 10, kA, 4), AckResult::kCounted);
+  EXPECT_EQ(AckOf(&c, 11, kB, 4), AckResult::kCounted);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kPlan});
+  EXPECT_EQ(c.epoch(), 3u);
+  // Phases 3-4: the tables are going in anyway; a topology change does not abort.
+  c.Planned(12, 3, true, true, {});
+  Drain(&c);
+  c.TopologyChanged(13);
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_EQ(c.phase(), MigPhase::kPush);
+}
+
+TEST(MigrationCoordinator, MissingRoutingDoneDoesNotWedge) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA});
+  Drain(&c);
+  AckOf(&c, 1, kA, 2);
+  Drain(&c);
+  c.Tick(1001);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendRepath});
+  c.Tick(1051);
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().last_outcome, "released-unconfirmed");
+}
+
+TEST(MigrationCoordinator, StatusJson) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA, kB});
+  AckOf(&c, 1, kA, 2);
+  const std::string j = MigrationStatusJson(c.Status(), 42);
+  EXPECT_EQ(j,
+            "{\"epoch\":1,\"phase\":2,\"phase_name\":\"drain\",\"expected\":2,\"acked\":1,"
+            "\"waiting\":[\"0x0000000000000012\"],\"excluded\":[],\"pending\":false,"
+            "\"last_epoch\":0,\"last_outcome\":\"\",\"last_ms\":{\"plan\":0,\"drain\":0,"
+            "\"push\":0,\"repath\":0,\"total\":0},\"epochs_started\":1,\"acks_ignored\":0,"
+            "\"updated_ms\":42}");
+}
+
+// One leaf switch sends one destination up another spine: exactly the hosts on that leaf (the
+// sources whose path changed) and the destination are the "changed" scope.
+TEST(ChangedRouteEndpoints, SourcesAndDestinationOfChangedPaths) {
+  const Fabric f = testfab::FatTree2(3, 2, 2);
+  const LftSet before = testfab::MinHopLfts(f);
+  EXPECT_TRUE(ChangedRouteEndpoints(f, before, before).empty());
+  const std::vector<PortRef> ends = f.Endpoints();
+  const PortRef src = ends[0], dst = ends[5];
+  const NodeId leaf = f.peer(src).node;
+  ASSERT_NE(leaf, f.peer(dst).node);
+  const Lid lid = f.base_lid(dst);
+  const int sw = f.switch_index(leaf);
+  // The other up-port of the leaf (ports hosts+1..hosts+spines go to spines).
+  const uint8_t now = before.port(sw, lid), other = now == 3 ? 4 : 3;
+  LftSet after = before;
+  after.set_port(sw, lid, other);
+  std::vector<PortRef> changed = ChangedRouteEndpoints(f, before, after);
+  std::vector<PortRef> want;
+  for (const PortRef& e : ends) {
+    if (f.peer(e).node == leaf || e == dst) want.push_back(e);
+  }
+  EXPECT_EQ(changed, want);
+  // Another leaf's entry for a host of the middle leaf: its own hosts and that host.
+  LftSet other_leaf = before;
+  const int dst_leaf = f.switch_index(f.peer(dst).node);
+  const Lid mid_lid = f.base_lid(ends[2]);
+  other_leaf.set_port(dst_leaf, mid_lid, other_leaf.port(dst_leaf, mid_lid) == 3 ? 4 : 3);
+  want.clear();
+  for (const PortRef& e : ends) {
+    if (f.peer(e).node == f.peer(dst).node || e == ends[2]) want.push_back(e);
+  }
+  EXPECT_EQ(ChangedRouteEndpoints(f, before, other_leaf), want);
+}
+
+}  // namespace
+}  // namespace sar
