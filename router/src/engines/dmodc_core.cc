@@ -409,9 +409,17 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
     }
   });
 
+  const bool single_lid =
+      std::all_of(via_lids.begin(), via_lids.end(), [](uint16_t k) { return k == 1; });
   const int workers = WorkerCount(threads, n, 4);
   std::vector<FillScratch> scratch(workers);
   ParallelFor(workers, n, 4, [&](int w, size_t si) {
+    // Raw pointers: the table stores are bytes, which may alias anything, so vector members
+    // would be reloaded after every store.
+    const int* vb = via_begin.data();
+    const Lid* vlid = via_lid.data();
+    const uint16_t* vn = via_lids.data();
+    const uint32_t* vidx = via_index.data();
     const int s = static_cast<int>(si);
     if (p.rank[s] < 0) return;
     FillScratch& f = scratch[w];
@@ -484,16 +492,16 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
         const int size = p.group_port_begin[cand[0] + 1] - pb;
         if (size == 1) {
           const uint8_t port = p.group_ports[pb];
-          for (int k = via_begin[l]; k < via_begin[l + 1]; ++k) {
-            for (int i = 0; i < via_lids[k]; ++i) row[via_lid[k] + i] = port;
+          for (int k = vb[l]; k < vb[l + 1]; ++k) {
+            for (int i = 0; i < vn[k]; ++i) row[vlid[k] + i] = port;
           }
           continue;
         }
         const FastDivMod by_size(size);
-        for (int k = via_begin[l]; k < via_begin[l + 1]; ++k) {
-          const uint32_t x = by_pi.Div(via_index[k]);
-          for (int i = 0; i < via_lids[k]; ++i) {
-            row[via_lid[k] + i] = p.group_ports[pb + by_size.Mod(x + i)];
+        for (int k = vb[l]; k < vb[l + 1]; ++k) {
+          const uint32_t x = by_pi.Div(vidx[k]);
+          for (int i = 0; i < vn[k]; ++i) {
+            row[vlid[k] + i] = p.group_ports[pb + by_size.Mod(x + i)];
           }
         }
         continue;
@@ -503,18 +511,22 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
         if (residue_of[s] >= 0) {
           const uint16_t* res = residues[residue_of[s]].data();
           const uint32_t period_s = period[s];
-          for (int k = via_begin[l]; k < via_begin[l + 1]; ++k) {
+          if (single_lid) {
+            for (int k = vb[l]; k < vb[l + 1]; ++k) row[vlid[k]] = table[res[k]];
+            continue;
+          }
+          for (int k = vb[l]; k < vb[l + 1]; ++k) {
             uint32_t r = res[k];
-            for (int i = 0; i < via_lids[k]; ++i) {  // (x + i) mod P
-              row[via_lid[k] + i] = table[r];
+            for (int i = 0; i < vn[k]; ++i) {  // (x + i) mod P
+              row[vlid[k] + i] = table[r];
               r = r + 1 == period_s ? 0 : r + 1;
             }
           }
           continue;
         }
-        for (int k = via_begin[l]; k < via_begin[l + 1]; ++k) {
-          const uint32_t x = by_pi.Div(via_index[k]);
-          for (int i = 0; i < via_lids[k]; ++i) row[via_lid[k] + i] = table[by_period.Mod(x + i)];
+        for (int k = vb[l]; k < vb[l + 1]; ++k) {
+          const uint32_t x = by_pi.Div(vidx[k]);
+          for (int i = 0; i < vn[k]; ++i) row[vlid[k] + i] = table[by_period.Mod(x + i)];
         }
         continue;
       }
@@ -531,18 +543,18 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
           f.small_table.push_back(PickPort(p, cand, nc, static_cast<uint32_t>(k)));
         }
         const FastDivMod by_t(static_cast<uint64_t>(nc) * size);
-        for (int k = via_begin[l]; k < via_begin[l + 1]; ++k) {
-          const uint32_t x = by_pi.Div(via_index[k]);
-          for (int i = 0; i < via_lids[k]; ++i) {
-            row[via_lid[k] + i] = f.small_table[by_t.Mod(x + i)];
+        for (int k = vb[l]; k < vb[l + 1]; ++k) {
+          const uint32_t x = by_pi.Div(vidx[k]);
+          for (int i = 0; i < vn[k]; ++i) {
+            row[vlid[k] + i] = f.small_table[by_t.Mod(x + i)];
           }
         }
         continue;
       }
-      for (int k = via_begin[l]; k < via_begin[l + 1]; ++k) {
-        const uint32_t x = by_pi.Div(via_index[k]);
-        for (int i = 0; i < via_lids[k]; ++i) {
-          row[via_lid[k] + i] = PickPort(p, cand, nc, x + i);
+      for (int k = vb[l]; k < vb[l + 1]; ++k) {
+        const uint32_t x = by_pi.Div(vidx[k]);
+        for (int i = 0; i < vn[k]; ++i) {
+          row[vlid[k] + i] = PickPort(p, cand, nc, x + i);
         }
       }
     }

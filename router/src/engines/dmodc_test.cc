@@ -315,8 +315,9 @@ TEST(Dmodc, ValidityPassNamesAPairWithoutUpDownPath) {
   EXPECT_EQ(rc.undelivered_connected + rc.delivered_unconnected + rc.down_then_up, 0);
 }
 
-// sar-dmodc: a multi-switch job's destinations are indexed 0..n-1 inside the job, leaf by leaf;
-// on an intact tree every switch then routes job member k the way Dmodk routes host k.
+// sar-dmodc: a multi-switch job's destinations are indexed b, b+1, ... inside the job, leaf by
+// leaf, b the machine-wide index of its first member; on an intact tree every switch then routes
+// job member k the way Dmodk routes host b + k.
 TEST(SarDmodc, JobMembersTakeTheirIndexInsideTheJob) {
   const PgftSpec spec = Spec(3, {4, 4, 4}, {1, 4, 4}, {1, 1, 1});
   const Fabric f = Pgft(spec, 0);
@@ -332,6 +333,7 @@ TEST(SarDmodc, JobMembersTakeTheirIndexInsideTheJob) {
   in.jobs = &jobs;
   const RoutingOutput out = RouteOk("sar-dmodc", f, in);
   const std::vector<int> sorted = {1, 2, 5, 22, 23, 40};
+  const int b = 1;  // h00001, the job's first member
   for (int s = 0; s < f.num_switches(); ++s) {
     for (size_t k = 0; k < sorted.size(); ++k) {
       const NodeId leaf = f.peer(eps[sorted[k]]).node;
@@ -339,10 +341,11 @@ TEST(SarDmodc, JobMembersTakeTheirIndexInsideTheJob) {
       // Going down, the route follows the tree (one child, one cable here); only the choice
       // among up ports (5..8 on levels 1-2) depends on the index. Wherever both member k and
       // host k climb, they take the same port.
-      const bool both_climb =
-          dmodk.port(s, f.base_lid(eps[sorted[k]])) > 4 && dmodk.port(s, f.base_lid(eps[k])) > 4;
+      const bool both_climb = dmodk.port(s, f.base_lid(eps[sorted[k]])) > 4 &&
+                              dmodk.port(s, f.base_lid(eps[b + k])) > 4;
       if (both_climb) {
-        EXPECT_EQ(out.lfts.port(s, f.base_lid(eps[sorted[k]])), dmodk.port(s, f.base_lid(eps[k])))
+        EXPECT_EQ(out.lfts.port(s, f.base_lid(eps[sorted[k]])),
+                  dmodk.port(s, f.base_lid(eps[b + k])))
             << f.name(f.switches()[s]) << " member " << k;
       }
     }

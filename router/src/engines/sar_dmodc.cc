@@ -1,12 +1,13 @@
 // Scheduling-aware Dmodc: Dmodc's closed form, but a destination that belongs to a job spanning
 // two or more leaf switches is indexed by its position inside that job (the job's HCA ports
-// numbered leaf by leaf, leaves by GUID, ports by number on each leaf) instead of its position
-// in the whole machine. Dmodk spreads consecutive indices over consecutive up ports, so one
-// job's destinations now spread over the up ports the way Dmodk spreads a whole machine, and
-// traffic inside a job collides less than it would with the machine-wide indices, whose job
-// members may share residues. Everything else (costs, dividers, Eq. 1, the validity pass,
-// deadlock freedom) is Dmodc's. A port in several jobs takes the index of the largest (the
-// first listed among equals); ports in no such job keep their machine-wide index.
+// numbered leaf by leaf, leaves by GUID, ports by number on each leaf; counted from the
+// machine-wide index of the job's first port) instead of its position in the whole machine. Dmodk
+// spreads consecutive indices over consecutive up ports, so one job's destinations now spread over
+// the up ports the way Dmodk spreads a whole machine, and traffic inside a job collides less than
+// it would with the machine-wide indices, whose job members may share residues. Everything else
+// (costs, dividers, Eq. 1, the validity pass, deadlock freedom) is Dmodc's. A port in several jobs
+// takes the index of the largest (the first listed among equals); ports in no such job keep their
+// machine-wide index.
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -59,7 +60,14 @@ class SarDmodcEngine : public RoutingEngine {
       // Machine-wide order is leaf by leaf, ports ascending: the job's order is its restriction.
       std::sort(members.begin(), members.end(),
                 [&](int a, int b) { return machine[a] < machine[b]; });
-      for (size_t k = 0; k < members.size(); ++k) index[members[k]] = static_cast<uint32_t>(k);
+      // Numbered from the machine-wide index of the job's first port, not from 0: the spread
+      // inside the job is the same (consecutive indices), but jobs do not all start on the same
+      // up port and divider block (numbering every job from 0 piled small jobs onto the first
+      // spines: docs/benchmarks.md).
+      const uint32_t base = members.empty() ? 0 : machine[members[0]];
+      for (size_t k = 0; k < members.size(); ++k) {
+        index[members[k]] = base + static_cast<uint32_t>(k);
+      }
       indexed += members.size();
     }
     out->lfts = LftSet(f);
