@@ -50,7 +50,7 @@ std::string FailsAlikeForEveryEngine(const RoutingInput& in, Status::Code code,
 
 TEST(RoutingEngine, EveryEngineRoutesTheSameValidInput) {
   const Fabric f = testfab::FatTree2(3, 2, 2);
-  ASSERT_EQ(RoutingEngineNames().size(), 4u);
+  ASSERT_EQ(RoutingEngineNames().size(), 7u);
   for (const std::string& name : RoutingEngineNames()) {
     SCOPED_TRACE(name);
     auto engine = MakeRoutingEngine(name);
@@ -228,6 +228,10 @@ TEST(RoutingEngine, DisconnectedFabricFailsAlikeOrIsNotedOnce) {
 
   in.allow_disconnected = true;
   for (const std::string& name : RoutingEngineNames()) {
+    // The Dmodc family ranks both islands' switches as leaves (each has a host): the cable
+    // between them joins equal ranks, which up*-down* never uses, so they add their own note
+    // (dmodc_test.cc covers that); dmodk refuses anything but an intact PGFT.
+    if (name == "dmodk" || name == "dmodc" || name == "sar-dmodc") continue;
     SCOPED_TRACE(name);
     RoutingOutput out;
     ASSERT_TRUE(MakeRoutingEngine(name)->Route(in, &out).ok());
