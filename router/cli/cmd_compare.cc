@@ -27,6 +27,7 @@
 #include "sar/io/topology.h"
 #include "sar/jobs.h"
 #include "sar/metrics.h"
+#include "sar/oblivious.h"
 #include "sar/routing_pass.h"
 
 extern char** environ;
@@ -61,7 +62,8 @@ struct Row {
   double mean_job_channels = 0;  // same jobs
   int unused_channels = 0;       // switch-to-switch channels no route crosses
   double routing_ms = 0;
-  int layers = 1;  // -1 = unknown
+  int layers = 1;          // -1 = unknown
+  int64_t oblivious = -1;  // max disjoint size (Yuan's ratio on full bisection); -1 = too large
 };
 
 // Where scripts/sar_testbed.py is: the option, $SAR_TESTBED, beside the source tree the binary
@@ -148,6 +150,10 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   }
   for (sar::PortId c = 0; c < f.num_port_slots(); ++c) {
     row->unused_channels += f.is_inter_switch(c) && row->metrics.efi_per_channel[c] == 0;
+  }
+  sar::ObliviousResult obl;
+  if (sar::ComputeObliviousRatio(f, lfts, sar::ObliviousOptions(), &obl).ok()) {
+    row->oblivious = obl.max_disjoint;
   }
   row->ok = true;
 }
@@ -332,6 +338,7 @@ int RunCompare(const CompareArgs& a) {
       j["unused_channels"] = r.unused_channels;
       j["routing_ms"] = r.routing_ms;
       j["layers"] = r.layers >= 0 ? Json(r.layers) : Json(nullptr);
+      j["oblivious_ratio"] = r.oblivious >= 0 ? Json(r.oblivious) : Json(nullptr);
     }
     table.push_back(std::move(j));
   }
@@ -343,19 +350,21 @@ int RunCompare(const CompareArgs& a) {
         "%s: %zu jobs, %d span two or more leaf switches; no routing has max effective EFI "
         "below %llu\n",
         a.fabric.topology.c_str(), jobs.size(), multi, static_cast<unsigned long long>(bound));
-    std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s\n", "engine", "valid", "effEFImax",
-                "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms", "layers");
+    std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s %5s\n", "engine", "valid", "effEFImax",
+                "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms", "layers",
+                "obl");
     for (const Row& r : rows) {
       if (!r.ok) {
         std::printf("%-16s FAILED: %s\n", r.name.c_str(), r.error.c_str());
         continue;
       }
-      std::printf("%-16s %5s %9llu %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s\n", r.name.c_str(),
+      std::printf("%-16s %5s %9llu %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s %5s\n", r.name.c_str(),
                   r.valid ? "yes" : "NO",
                   static_cast<unsigned long long>(r.metrics.effective_efi.max),
                   r.metrics.effective_efi.mean, 100.0 * r.metrics.dark_fiber, r.mean_job_efi_max,
                   r.mean_job_channels, r.unused_channels, r.routing_ms,
-                  r.layers >= 0 ? std::to_string(r.layers).c_str() : "-");
+                  r.layers >= 0 ? std::to_string(r.layers).c_str() : "-",
+                  r.oblivious >= 0 ? std::to_string(r.oblivious).c_str() : "-");
       if (!r.valid) std::printf("%-16s   %s\n", "", r.invalid.c_str());
     }
   }

@@ -15,5 +15,6 @@ std::function<int()> SetupJobMix(CLI::App* cmd);
 std::function<int()> SetupCompare(CLI::App* cmd);
 std::function<int()> SetupRoute(CLI::App* cmd);
 std::function<int()> SetupFors(CLI::App* cmd);
+std::function<int()> SetupReplay(CLI::App* cmd);
 
 }  // namespace sarcli
