@@ -8,6 +8,7 @@ Engines: every engine `sar-route route --engine list` names among sar, dfsssp, d
 effective EFI and of dark fiber over the events, reroute time) and the wall time.
 
   bench/replay_kth.py --sar-route build/router/sar-route [--from-days 30 --days 30]
+      [--fail-links 4 --seed 1]
 """
 import argparse
 import gzip
@@ -26,6 +27,8 @@ def main():
     ap.add_argument("--sar-route", default="build/router/sar-route")
     ap.add_argument("--swf", default=DEFAULT_SWF, help="the KTH SP2 log (.swf or .swf.gz)")
     ap.add_argument("--fabric", default="ft2:20,18")
+    ap.add_argument("--fail-links", type=int, default=0, help="cut N random cables (gen --fail-links)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the failures")
     ap.add_argument("--from-days", type=float, default=30)
     ap.add_argument("--days", type=float, default=30)
     ap.add_argument("--engines", default="", help="comma list (default: what the binary has)")
@@ -40,8 +43,10 @@ def main():
     work = tempfile.mkdtemp(prefix="sar-replay-bench-")
     try:
         topo = os.path.join(work, "fabric.topo")
-        subprocess.run([a.sar_route, "gen", "-f", a.fabric, "-o", topo], check=True,
-                       capture_output=True)
+        gen = [a.sar_route, "gen", "-f", a.fabric, "-o", topo]
+        if a.fail_links:
+            gen += ["--fail-links", str(a.fail_links), "--seed", str(a.seed)]
+        subprocess.run(gen, check=True, capture_output=True)
         swf = os.path.join(work, "history.swf")
         opener = gzip.open if a.swf.endswith(".gz") else open
         with opener(a.swf, "rb") as src, open(swf, "wb") as dst:
@@ -57,7 +62,8 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
     r = json.loads(out)
-    print(f"{a.fabric}, days {a.from_days:g}-{a.from_days + a.days:g} of the log: "
+    failed = f" with {a.fail_links} failed cables (seed {a.seed})" if a.fail_links else ""
+    print(f"{a.fabric}{failed}, days {a.from_days:g}-{a.from_days + a.days:g} of the log: "
           f"{r['events']} events, {r['multi_leaf_jobs']} multi-leaf jobs placed of {r['placed']} "
           f"({r['not_placed']} not placed), wall {wall:.1f} s")
     print("| engine | max eff. EFI mean | p95 | max | dark fiber mean | p95 | worst job EFI mean "

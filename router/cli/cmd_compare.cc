@@ -21,6 +21,7 @@
 
 #include "cli_common.h"
 #include "sar/engine.h"
+#include "sar/io/file_util.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
@@ -28,6 +29,7 @@
 #include "sar/jobs.h"
 #include "sar/metrics.h"
 #include "sar/oblivious.h"
+#include "sar/report_html.h"
 #include "sar/routing_pass.h"
 
 extern char** environ;
@@ -46,6 +48,7 @@ struct CompareArgs {
   int vls = 8;
   int threads = 0;
   bool json = false;
+  std::string html;
   std::string testbed_script;
   std::string workdir;
 };
@@ -264,6 +267,46 @@ uint64_t EffectiveEfiLowerBound(const sar::Fabric& f, const std::vector<sar::Res
   return bound;
 }
 
+// The table and one leaf-to-upper-switch heat map of effective EFI per engine, one colour scale.
+std::string CompareHtml(const CompareArgs& a, const sar::Fabric& f, size_t num_jobs, int multi,
+                        uint64_t bound, const std::vector<Row>& rows) {
+  sar::ReportTable t;
+  t.caption = "Engines on " + a.fabric.topology + " with " + a.jobs;
+  t.header = {
+      "engine",           "valid",           "max eff. EFI", "mean eff. EFI", "dark fiber",
+      "job EFI max mean", "unused channels", "route ms",     "layers",        "oblivious ratio"};
+  uint64_t max = 1;
+  for (const Row& r : rows) {
+    if (!r.ok) {
+      t.rows.push_back({r.name, "FAILED: " + r.error});
+      continue;
+    }
+    max = std::max(max, r.metrics.effective_efi.max);
+    char buf[5][32];
+    std::snprintf(buf[0], sizeof buf[0], "%.2f", r.metrics.effective_efi.mean);
+    std::snprintf(buf[1], sizeof buf[1], "%.1f%%", 100.0 * r.metrics.dark_fiber);
+    std::snprintf(buf[2], sizeof buf[2], "%.2f", r.mean_job_efi_max);
+    std::snprintf(buf[3], sizeof buf[3], "%.1f", r.routing_ms);
+    t.rows.push_back({r.name, r.valid ? "yes" : "NO", std::to_string(r.metrics.effective_efi.max),
+                      buf[0], buf[1], buf[2], std::to_string(r.unused_channels), buf[3],
+                      r.layers >= 0 ? std::to_string(r.layers) : "-",
+                      r.oblivious >= 0 ? std::to_string(r.oblivious) : "-"});
+  }
+  std::string body = "<p>" + std::to_string(num_jobs) + " jobs, " + std::to_string(multi) +
+                     " span two or more leaf switches; no routing has max effective EFI below " +
+                     std::to_string(bound) + ".</p>\n" + sar::ReportTableHtml(t);
+  body +=
+      "<h2>Effective EFI of each leaf's links to each upper switch</h2>\n<p>The larger "
+      "direction, parallel cables summed; white = dark, darkest = " +
+      std::to_string(max) + ".</p>\n";
+  for (const Row& r : rows) {
+    if (r.ok) {
+      body += sar::LinkLoadHeatmapSvg(f, r.metrics.effective_efi_per_channel, max, r.name);
+    }
+  }
+  return sar::ReportPageHtml("sar-route compare: " + a.fabric.topology, body);
+}
+
 int RunCompare(const CompareArgs& a) {
   sar::Fabric f;
   sar::Status s = LoadFabric(a.fabric, &f);
@@ -343,6 +386,10 @@ int RunCompare(const CompareArgs& a) {
     table.push_back(std::move(j));
   }
   out["engines"] = std::move(table);
+  if (!a.html.empty()) {
+    s = sar::WriteFileAtomic(a.html, CompareHtml(a, f, jobs.size(), multi, bound, rows));
+    if (!s.ok()) return Fail(s);
+  }
   if (a.json) {
     std::cout << out.dump(2) << "\n";
   } else {
@@ -391,6 +438,8 @@ std::function<int()> SetupCompare(CLI::App* c) {
                 "path of scripts/sar_testbed.py (default: $SAR_TESTBED or found beside the build)");
   c->add_option("--workdir", a->workdir, "keep the OpenSM runs here (default: a removed temp dir)");
   c->add_flag("--json", a->json, "print one JSON object");
+  c->add_option("--html", a->html,
+                "also write a self-contained HTML report (table, per-engine link-load heat maps)");
   return [a] {
     if (a->engines.empty() && a->opensm.empty()) {
       return Fail(sar::Status::InvalidArgument("give --engines and/or --opensm"));

@@ -93,6 +93,7 @@ std::string Heat(uint64_t v, uint64_t max) {
 
 std::string Heatmap(const Fabric& f, const std::vector<LeafUpperPair>& pairs,
                     const std::vector<uint64_t>& load, uint64_t max, const std::string& title) {
+  if (pairs.empty()) return "<p>(no leaf-to-upper-switch cables to draw)</p>\n";
   std::map<NodeId, int> row, col;
   for (const LeafUpperPair& p : pairs) {
     row.emplace(p.leaf, 0);
@@ -190,16 +191,27 @@ std::vector<LeafUpperPair> LeafUpperPairs(const Fabric& f) {
   return pairs;
 }
 
+std::string ReportPageHtml(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\">\n<head>\n<meta "
+         "charset=\"utf-8\"/>\n<title>" +
+         HtmlEscape(title) +
+         "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
+         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #999;padding:2px "
+         "8px;text-align:right}caption{text-align:left;font-weight:bold}</style>\n</head>\n"
+         "<body>\n<h1>" +
+         HtmlEscape(title) + "</h1>\n" + body + "</body>\n</html>\n";
+}
+
+std::string ReportTableHtml(const ReportTable& table) { return Table(table); }
+
+std::string LinkLoadHeatmapSvg(const Fabric& fabric, const std::vector<uint64_t>& load,
+                               uint64_t max, const std::string& title) {
+  return Heatmap(fabric, LeafUpperPairs(fabric), load, max, title);
+}
+
 std::string ReplayReportHtml(const ReplayReportInput& in) {
   const ReplayResult& r = *in.result;
-  std::string s =
-      "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\">\n<head>\n<meta "
-      "charset=\"utf-8\"/>\n<title>" +
-      HtmlEscape(in.title) +
-      "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
-      "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #999;padding:2px "
-      "8px;text-align:right}caption{text-align:left;font-weight:bold}</style>\n</head>\n<body>\n";
-  s += "<h1>" + HtmlEscape(in.title) + "</h1>\n";
+  std::string s;
   s += "<p>" + std::to_string(r.history_jobs) + " jobs in the history, " +
        std::to_string(r.placed) + " placed (" + std::to_string(r.not_placed) + " not placed, " +
        std::to_string(r.unknown_hosts) + " unknown hosts), sizes scaled by " + Num(r.scale, 3) +
@@ -254,7 +266,7 @@ std::string ReplayReportHtml(const ReplayReportInput& in) {
     s += Heatmap(*in.fabric, pairs, *in.after, max, "after the reroute");
   }
   for (const ReportTable& t : in.tables) s += Table(t);
-  return s + "</body>\n</html>\n";
+  return ReportPageHtml(in.title, s);
 }
 
 }  // namespace sar

@@ -5,7 +5,8 @@ HTML report checked against each other and against the fabric.
 The report must be well-formed XML (parsed here with xml.etree), and its SVG must draw what the
 data says: one polyline per engine and chart with two points per event, one heat-map cell per
 (leaf, spine) cable pair in each of the two maps, white exactly where both directions carry no
-load, and one table row per engine.
+load, and one table row per engine. Then `compare --html` on a job mix of the same fabric: one heat
+map per engine, one table row per engine.
 Usage: check_replay_report.py SAR_ROUTE SOURCE_DIR WORKDIR"""
 import csv
 import json
@@ -65,7 +66,21 @@ def main():
             assert (c.get("fill") == "#ffffff") == (up == 0 and down == 0), (c.get("fill"), up, down)
     table = next(root.iter(XHTML + "table"))
     assert len(table.findall(XHTML + "tr")) == 1 + len(engines)
-    print("ok: %d events, %d engines" % (events, len(engines)))
+    # compare --html: the same table and heat-map pieces, one map per engine.
+    jobs = os.path.join(work, "jobs.map")
+    subprocess.run([sar_route, "jobmix", "-t", topo, "--max-size", "8", "-o", jobs], check=True,
+                   capture_output=True)
+    chtml = os.path.join(work, "c.html")
+    subprocess.run([sar_route, "compare", "-t", topo, "--jobs", jobs, "-e", "sar,dfsssp",
+                    "--threads", "1", "--html", chtml], check=True, capture_output=True)
+    croot = ET.parse(chtml).getroot()
+    cmaps = [s for s in croot.iter(SVG + "svg") if s.get("class") == "heatmap"]
+    assert len(cmaps) == 2, len(cmaps)
+    for m in cmaps:
+        assert len([r for r in m.iter(SVG + "rect") if r.get("class") == "cell"]) == 24
+    ctable = next(croot.iter(XHTML + "table"))
+    assert len(ctable.findall(XHTML + "tr")) == 3
+    print("ok: %d events, %d engines; compare report" % (events, len(engines)))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 //     one <rect class="cell"> per (leaf, upper switch) pair that a cable joins, its colour the
 //     larger effective EFI of the two directions (parallel cables summed);
 //   - optional extra tables (name, header, rows) from other analyses.
+// `sar-route compare --html` uses the same pieces: its table and one heat map per engine.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,14 @@ struct LeafUpperPair {
 std::vector<LeafUpperPair> LeafUpperPairs(const Fabric& fabric);
 
 std::string ReplayReportHtml(const ReplayReportInput& in);
+
+// The pieces, for other reports (sar-route compare --html).
+/// A whole page around `body` (already HTML), with the report's style.
+std::string ReportPageHtml(const std::string& title, const std::string& body);
+std::string ReportTableHtml(const ReportTable& table);
+/// The heat map described above for one load vector (per PortId), colours scaled to `max`.
+std::string LinkLoadHeatmapSvg(const Fabric& fabric, const std::vector<uint64_t>& load,
+                               uint64_t max, const std::string& title);
 
 /// `text` with &, <, >, " escaped.
 std::string HtmlEscape(const std::string& text);
