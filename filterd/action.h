@@ -93,6 +93,8 @@ std::unique_ptr<Action> MakeNullAction(std::string mapping_file);
 std::unique_ptr<Action> MakeDryRunAction(std::string mapping_file, Trigger trigger,
                                          std::unique_ptr<RoutePlanner> planner);
 
+/// Reads the pid in `pid_file` (a decimal number > 1, blanks around it allowed).
+Status ReadPidFile(const std::string& pid_file, pid_t* pid);
 /// Reads a pid from `pid_file` (OpenSM's, or a test's stand-in) and sends it `signum`. Fails,
 /// naming the file, if the file is missing or malformed or the process is gone, and, without
 /// sending anything, if `check` (when set) refuses the pid.

@@ -1,5 +1,6 @@
 #include "daemon.h"
 
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -9,12 +10,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <thread>
 
 #include "control_socket.h"
 #include "event_coalescer.h"
 #include "instance_lock.h"
 #include "job_set_diff.h"
+#include "log_file.h"
 #include "metrics_http.h"
 #include "sar/io/job_file.h"
 
@@ -235,8 +238,24 @@ bool Daemon::RunCycle(double now_s) {
   return rerouted;
 }
 
+void Daemon::ReopenLogFile() {
+  // logrotate moves the file away, then `systemctl reload` (SIGHUP): write to a new one. If it
+  // cannot be opened, the old logger (the moved file) goes on, and says so.
+  if (config_.log_file.empty()) return;
+  std::shared_ptr<spdlog::logger> logger;
+  if (Status s = MakeFileLogger("sar-filterd", config_.log_file, &logger); !s.ok()) {
+    spdlog::error("SIGHUP: cannot reopen the log: {} (still writing to the old file)",
+                  s.ToString());
+    return;
+  }
+  logger->set_level(spdlog::get_level());
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
 void Daemon::WriteMetrics() {
-  if (config_.metrics_textfile.empty()) return;
+  // A dry run beside the service must not replace the live daemon's figures.
+  if (config_.metrics_textfile.empty() || options_.dry_run) return;
   Status s = WriteMetricsTextfile(config_.metrics_textfile, metrics_);
   if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
 }
@@ -300,9 +319,25 @@ int PollTimeoutMs(double wait_s) {
 }
 
 std::string Daemon::StatusLine() const {
-  return fmt::format("polls={} poll_errors={} reroutes={} running_jobs={} multi_switch_jobs={}",
-                     metrics_.polls, metrics_.poll_errors, metrics_.reroutes, metrics_.running_jobs,
-                     metrics_.multi_switch_jobs);
+  // One line (sar-notify status, systemctl status via STATUS=): what an operator asks first.
+  std::string last = "never";
+  if (metrics_.last_reroute_unix_s > 0) {
+    const auto t = static_cast<std::time_t>(metrics_.last_reroute_unix_s);
+    std::tm utc{};
+    gmtime_r(&t, &utc);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    last = buf;
+  }
+  std::string state = "idle";
+  if (waiting_) {
+    state = fmt::format("held({:.0f}s)", std::max(0.0, gate_.ReadyAt() - MonotonicSeconds()));
+  }
+  return fmt::format(
+      "state={} polls={} poll_errors={} reroutes={} trigger_errors={} running_jobs={} "
+      "multi_switch_jobs={} unknown_hosts={} last_reroute={}",
+      state, metrics_.polls, metrics_.poll_errors, metrics_.reroutes, metrics_.trigger_errors,
+      metrics_.running_jobs, metrics_.multi_switch_jobs, metrics_.unknown_hosts, last);
 }
 
 int Daemon::Run() {
@@ -337,7 +372,17 @@ int Daemon::Run() {
 
   ControlSocket control;
   if (!config_.control_socket.empty()) {
-    Status s = control.Open(config_.control_socket, config_.control_socket_group);
+    std::string group = config_.control_socket_group;
+    if (!group.empty() && getgrnam(group.c_str()) == nullptr) {
+      // The shipped config names Debian's SlurmUser group; a site without it still gets a
+      // socket (owner-only) and a warning, rather than none at all.
+      spdlog::warn(
+          "control socket: group '{}' does not exist: {} is owner-only (0600), so hooks run by "
+          "another user (SlurmUser) get EACCES; set control_socket_group to SlurmUser's group",
+          group, config_.control_socket);
+      group.clear();
+    }
+    Status s = control.Open(config_.control_socket, group);
     if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
   }
   MetricsHttpServer http;
@@ -346,6 +391,10 @@ int Daemon::Run() {
     if (!s.ok()) spdlog::error("metrics endpoint: {}", s.ToString());
   }
   Notify("READY=1");
+  double watchdog_s = 0;
+#ifdef SAR_HAVE_SYSTEMD
+  if (uint64_t usec = 0; sd_watchdog_enabled(0, &usec) > 0) watchdog_s = usec / 1e6;
+#endif
   spdlog::info("sar-filterd running: source {}, {} hosts on {} leaves, poll every {} s",
                source_->name(), leaves_.num_hosts(), leaves_.num_leaves(), config_.poll_interval_s);
 
@@ -358,6 +407,7 @@ int Daemon::Run() {
     if (now >= next_poll || now >= events.DueAt()) {
       events.Clear();  // this poll answers every request so far
       SafeCycle(now);
+      Notify(("STATUS=" + StatusLine()).c_str());
       next_poll = MonotonicSeconds() + config_.poll_interval_s;
       // A change held back by the settle delay or the interval is looked at again as soon as
       // it may go through, not a whole poll interval later.
@@ -368,8 +418,14 @@ int Daemon::Run() {
     fds.assign(1, {sig_fd, POLLIN, 0});
     control.AddPollFds(&fds);
     http.AddPollFds(&fds);
-    const double wake = std::min({next_poll, events.DueAt(), ToSeconds(control.NextDeadline()),
-                                  ToSeconds(http.NextDeadline())});
+    double wake = std::min({next_poll, events.DueAt(), ToSeconds(control.NextDeadline()),
+                            ToSeconds(http.NextDeadline())});
+    if (watchdog_s > 0) {
+      // WatchdogSec=: a loop that is alive says so at twice the rate systemd wants; a hung
+      // cycle (a libslurm call past its timeout, a stuck disk) stops the pings and is restarted.
+      Notify("WATCHDOG=1");
+      wake = std::min(wake, MonotonicSeconds() + watchdog_s / 2);
+    }
     if (poll(fds.data(), fds.size(), PollTimeoutMs(wake - MonotonicSeconds())) < 0) continue;
     try {
       http.Handle(fds, [this] { return FormatPrometheus(metrics_); });
@@ -387,6 +443,7 @@ int Daemon::Run() {
       signalfd_siginfo info{};
       if (read(sig_fd, &info, sizeof(info)) == sizeof(info)) {
         if (info.ssi_signo == SIGHUP) {
+          ReopenLogFile();
           spdlog::info("SIGHUP: polling now");
           next_poll = 0;
         } else {

@@ -58,6 +58,8 @@ class Daemon {
   void CheckMappingOnDisk();
   void RestoreMapping();
   void WriteMetrics();
+  /// SIGHUP: a log_file moved away by logrotate is opened anew.
+  void ReopenLogFile();
   std::string StatusLine() const;
 
   Config config_;

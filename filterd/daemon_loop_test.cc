@@ -6,18 +6,24 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "daemon.h"
+#include "log_file.h"
 #include "recording_action.h"
 #include "test_util.h"
 
@@ -150,6 +156,95 @@ TEST(DaemonLoop, SlowClientsDelayNeitherCyclesNorSigterm) {
   close(slow);
   close(late);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+// The shipped config names Debian's SlurmUser group "slurm". Where it does not exist the hooks
+// must still find a socket (owner-only), not none at all.
+TEST(DaemonLoop, UnknownSocketGroupStillOpensAnOwnerOnlySocket) {
+  TempDir dir;
+  sigset_t mask, old;
+  sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  pthread_sigmask(SIG_BLOCK, &mask, &old);
+
+  Config config;
+  config.fabric = "unused";
+  config.state_dir = dir.Join("state");
+  config.poll_interval_s = 0.1;
+  config.control_socket = dir.Join("ctl");
+  config.control_socket_group = "no-such-group-sar";
+  std::atomic<int> polls{0};
+  LeafMap leaves;
+  leaves.Add("n0", "leaf0");
+  Daemon daemon(config, {}, std::move(leaves), std::make_unique<CountingSource>(&polls),
+                std::make_unique<RecordingAction>());
+  std::atomic<int> rc{-1};
+  std::thread loop([&] { rc = daemon.Run(); });
+  const int fd = ConnectUnix(config.control_socket);
+  EXPECT_GE(fd, 0) << "no control socket without the group";
+  if (fd >= 0) {
+    // The status line says what an operator asks first, with times as times.
+    ASSERT_EQ(write(fd, "status\n", 7), 7);
+    std::string reply;
+    char buf[512];
+    for (ssize_t n; reply.find('\n') == std::string::npos && (n = read(fd, buf, sizeof buf)) > 0;)
+      reply.append(buf, static_cast<size_t>(n));
+    EXPECT_NE(reply.find("state=idle"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("trigger_errors=0"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("unknown_hosts=0"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("last_reroute=never"), std::string::npos) << reply;
+  }
+  struct stat st {};
+  ASSERT_EQ(stat(config.control_socket.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  kill(getpid(), SIGTERM);
+  loop.join();
+  EXPECT_EQ(rc, 0);
+  if (fd >= 0) close(fd);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+// logrotate moves log_file away and reloads the unit (SIGHUP): the daemon writes to a new file
+// of the configured name from then on.
+TEST(DaemonLoop, SighupReopensAMovedLogFile) {
+  TempDir dir;
+  sigset_t mask, old;
+  sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  pthread_sigmask(SIG_BLOCK, &mask, &old);
+  const std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
+
+  Config config;
+  config.fabric = "unused";
+  config.state_dir = dir.Join("state");
+  config.poll_interval_s = 3600;
+  config.control_socket = "";
+  config.log_file = dir.Join("sar-filterd.log");
+  std::shared_ptr<spdlog::logger> logger;
+  ASSERT_TRUE(MakeFileLogger("sar-filterd", config.log_file, &logger).ok());
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  std::atomic<int> polls{0};
+  LeafMap leaves;
+  leaves.Add("n0", "leaf0");
+  Daemon daemon(config, {}, std::move(leaves), std::make_unique<CountingSource>(&polls),
+                std::make_unique<RecordingAction>());
+  std::atomic<int> rc{-1};
+  std::thread loop([&] { rc = daemon.Run(); });
+  for (int i = 0; i < 200 && polls == 0; ++i) usleep(10000);
+  ASSERT_EQ(std::rename(config.log_file.c_str(), dir.Join("sar-filterd.log.1").c_str()), 0);
+  kill(getpid(), SIGHUP);
+  for (int i = 0; i < 200 && polls < 2; ++i) usleep(10000);  // SIGHUP also polls
+  kill(getpid(), SIGTERM);
+  loop.join();
+  spdlog::set_default_logger(previous);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  EXPECT_EQ(rc, 0);
+  std::ifstream fresh(config.log_file);
+  std::stringstream text;
+  text << fresh.rdbuf();
+  EXPECT_NE(text.str().find("SIGHUP: polling now"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("exiting"), std::string::npos) << text.str();
 }
 
 }  // namespace

@@ -17,4 +17,13 @@ namespace sar::filterd {
 Status MakeFileLogger(const std::string& name, const std::string& path,
                       std::shared_ptr<spdlog::logger>* out);
 
+/// True if stderr is a journald stream: $JOURNAL_STREAM ("<dev>:<inode>", set by systemd for
+/// units whose output goes to the journal) names the file stderr is open on.
+bool StderrIsJournal();
+
+/// The stderr logger. Under journald each line starts with its syslog priority ("<3>" for
+/// error, sd-daemon(3)), which journald strips and keeps as PRIORITY, so `journalctl -p err`
+/// finds the errors; journald stamps the time itself. Elsewhere: spdlog's usual colour lines.
+std::shared_ptr<spdlog::logger> MakeStderrLogger(const std::string& name);
+
 }  // namespace sar::filterd

@@ -1,8 +1,8 @@
 // sar-filterd: the filter daemon between SLURM and the subnet manager (docs/filterd.md).
 #include <pthread.h>
 #include <signal.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -13,11 +13,13 @@
 #include "daemon.h"
 #include "leaf_map.h"
 #include "log_file.h"
+#include "preflight.h"
 #include "replay_source.h"
 #include "route_planner.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
+#include "sm_process.h"
 #include "timeout_source.h"
 #ifdef SAR_HAVE_SLURM
 #include "slurm_source.h"
@@ -44,11 +46,17 @@ Status LoadLeaves(const Config& config, LeafMap* leaves, sar::Fabric* fabric) {
   return Status::OK();
 }
 
-// The planner over the already-read fabric: LIDs from guid2lid, the current tables if given.
+// The planner over the already-read fabric: LIDs from guid2lid, else (the dry run) the LIDs a
+// live-form topology file carries, as sar-route takes them; the current tables if given.
 Status MakePlanner(const Config& config, sar::Fabric fabric, std::unique_ptr<RoutePlanner>* out) {
-  std::vector<sar::Guid2LidEntry> lids;
-  SAR_RETURN_IF_ERROR(sar::ReadGuid2Lid(config.guid2lid, &lids));
-  SAR_RETURN_IF_ERROR(sar::ApplyGuid2Lid(lids, &fabric));
+  if (!config.guid2lid.empty()) {
+    std::vector<sar::Guid2LidEntry> lids;
+    SAR_RETURN_IF_ERROR(sar::ReadGuid2Lid(config.guid2lid, &lids));
+    SAR_RETURN_IF_ERROR(sar::ApplyGuid2Lid(lids, &fabric));
+  } else if (Status s = fabric.CheckEndpointLids(); !s.ok()) {
+    return Status::InvalidArgument(config.fabric + ": " + s.message() +
+                                   " (set guid2lid to OpenSM's guid2lid file)");
+  }
   // File mode feeds OpenSM's file engine, which loads no per-route SL: one layer. The dry run in
   // front of the plugin may use every lane.
   auto planner = std::make_unique<RoutePlanner>(
@@ -96,19 +104,60 @@ Status MakeSource(const Config& config, std::unique_ptr<JobSource>* out) {
 #endif
 }
 
+// --check: the preflight items, then one poll of the job source. 0 if all hold, else 1.
+int RunCheck(const Config& config, JobSource* source) {
+  int failed = 0;
+  auto print = [&failed](const std::string& what, const std::string& detail, const Status& s) {
+    if (s.ok()) {
+      fmt::print("ok   {}: {}\n", what, detail);
+    } else {
+      fmt::print("FAIL {}: {}\n", what, s.ToString());
+      ++failed;
+    }
+  };
+  for (const PreflightItem& item : RunPreflight(
+           config, config.verify_sm_process ? RealSmProcessCheck(config.trigger == Trigger::kSignal)
+                                            : SmProcessCheck()))
+    print(item.what, item.detail, item.status);
+  std::vector<SourceJob> jobs;
+  const Status polled = source->Poll(&jobs);
+  print(std::string("job source ") + source->name(),
+        std::to_string(jobs.size()) + " running job(s) in one poll", polled);
+  fmt::print("{}\n", failed == 0 ? "sar-filterd --check: all checks passed"
+                                 : fmt::format("sar-filterd --check: {} check(s) failed", failed));
+  return failed == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"sar-filterd: tells the subnet manager which jobs span leaf switches"};
-  std::string config_path = "/etc/sar/sar-filterd.yaml";
+  CLI::App app{
+      "sar-filterd: tells the subnet manager which jobs span leaf switches (docs/filterd.md).\n"
+      "Exit codes: 0 stopped cleanly (or --check passed), 1 a --once cycle or a --check "
+      "failed, or another instance runs, "
+      "2 usage or configuration error."};
+  std::string config_path = SAR_DEFAULT_CONFIG;  // <sysconfdir>/sar/sar-filterd.yaml
   DaemonOptions options;
   std::string log_level;
-  app.add_option("-c,--config", config_path, "YAML configuration file");
+  app.set_version_flag("--version", "sar-filterd " SAR_VERSION);
+  app.add_option("-c,--config", config_path, "YAML configuration file")->capture_default_str();
   app.add_flag("--once", options.once,
                "run one cycle and exit (1 if the poll or the reroute failed)");
   app.add_flag("--dry-run", options.dry_run, "report what a reroute would change; change nothing");
-  app.add_option("--log-level", log_level, "override the config's log_level");
-  CLI11_PARSE(app, argc, argv);
+  bool check_only = false;
+  app.add_flag("--check", check_only,
+               "check what the daemon will need (OpenSM's pid and plugin or console, the socket "
+               "group, the metrics address, writable paths, one poll), print each, exit 0 if "
+               "all hold and 1 if not; changes nothing");
+  app.add_option("--log-level", log_level, "override the config's log_level")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own codes (109 for an unknown option) say nothing to systemd or a script: help and
+    // --version are 0, every usage error 2, like a configuration error.
+    return app.exit(e) == 0 ? 0 : kExitConfig;
+  }
 
   Config config;
   if (Status s = LoadConfig(config_path, &config); !s.ok()) {
@@ -124,7 +173,7 @@ int main(int argc, char** argv) {
     }
     spdlog::set_default_logger(file_logger);
   } else {
-    spdlog::set_default_logger(spdlog::stderr_color_mt("sar-filterd"));
+    spdlog::set_default_logger(MakeStderrLogger("sar-filterd"));
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   spdlog::flush_on(spdlog::level::info);
@@ -132,7 +181,16 @@ int main(int argc, char** argv) {
   LeafMap leaves;
   sar::Fabric fabric;
   if (Status s = LoadLeaves(config, &leaves, &fabric); !s.ok()) {
-    spdlog::critical("topology: {}", s.ToString());
+    // The shipped config names a fabric file that nothing installs: say how to make one.
+    const bool missing_fabric = !config.fabric.empty() && config.subnet_lst.empty() &&
+                                config.topology_conf.empty() &&
+                                access(config.fabric.c_str(), F_OK) != 0;
+    spdlog::critical("topology: {}{}", s.ToString(),
+                     missing_fabric ? fmt::format(" (make it with `ibnetdiscover > {}`, or set "
+                                                  "subnet_lst or topology_conf and fabric: \"\" "
+                                                  "in {})",
+                                                  config.fabric, config_path)
+                                    : "");
     return kExitConfig;
   }
   if (leaves.num_hosts() == 0) {
@@ -152,8 +210,11 @@ int main(int argc, char** argv) {
     spdlog::critical("job source: {}", s.ToString());
     return kExitConfig;
   }
+  if (check_only) return RunCheck(config, source.get());
   std::unique_ptr<RoutePlanner> planner;
-  if (!config.fabric.empty() && !config.guid2lid.empty()) {
+  // File mode requires guid2lid (config check): OpenSM's own LIDs, not a dump's. The dry run
+  // also takes the LIDs of a live-form fabric file (ibnetdiscover's), as sar-route does.
+  if (!config.fabric.empty() && (!config.guid2lid.empty() || fabric.max_lid() > 0)) {
     if (Status s = MakePlanner(config, std::move(fabric), &planner); !s.ok()) {
       // File mode cannot work without it; the dry run only loses its metrics.
       if (config.trigger == Trigger::kFile) {

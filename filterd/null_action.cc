@@ -27,7 +27,9 @@ class DryRunAction : public Action {
   // Reports only: a failure to evaluate is information, not a failed reroute.
   Status DoApply(const ActionRequest& request) override {
     if (!planner_) {
-      spdlog::info("dry run: no routing data (set 'fabric', 'guid2lid', 'current_lfts') for EFI");
+      spdlog::info(
+          "dry run: no routing data for EFI (set 'fabric' with LIDs in it, or 'fabric' and "
+          "'guid2lid'; 'current_lfts' for the tables in use)");
       return Status::OK();
     }
     RouteQuality now, now_new_jobs, after;

@@ -11,18 +11,23 @@
 
 namespace sar::filterd {
 
-Status SignalPidFile(const std::string& pid_file, int signum, const SmProcessCheck& check) {
+Status ReadPidFile(const std::string& pid_file, pid_t* pid) {
   std::string text;
   SAR_RETURN_IF_ERROR(ReadFileToString(pid_file, &text));
   const size_t start = text.find_first_not_of(" \t\r\n");
   const size_t end = text.find_last_not_of(" \t\r\n");
-  pid_t pid = 0;
   if (start == std::string::npos) return Status::Corruption(pid_file + ": empty pid file");
-  auto [p, ec] = std::from_chars(text.data() + start, text.data() + end + 1, pid);
-  if (ec != std::errc() || p != text.data() + end + 1 || pid <= 1) {
+  auto [p, ec] = std::from_chars(text.data() + start, text.data() + end + 1, *pid);
+  if (ec != std::errc() || p != text.data() + end + 1 || *pid <= 1) {
     return Status::Corruption(pid_file + ": not a pid: '" + text.substr(start, end - start + 1) +
                               "'");
   }
+  return Status::OK();
+}
+
+Status SignalPidFile(const std::string& pid_file, int signum, const SmProcessCheck& check) {
+  pid_t pid = 0;
+  SAR_RETURN_IF_ERROR(ReadPidFile(pid_file, &pid));
   if (check) {
     // Between this check and kill() the pid could be reused; a pid file is only that exact.
     const Status s = check(pid, signum);

@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #define DEFAULT_SOCKET "/run/sar-filterd/control.sock"
+#ifndef DEFAULT_CONFIG /* CMake sets it from the install prefix */
 #define DEFAULT_CONFIG "/etc/sar/sar-notify.conf"
+#endif
 #define SOCKET_ENV "SAR_FILTERD_SOCKET"
 
 static void Log(int priority, const char* fmt, ...) {
@@ -36,17 +38,33 @@ static void Log(int priority, const char* fmt, ...) {
 
 static void Usage(FILE* out) {
   fprintf(out,
-          "usage: sar-notify [--socket PATH] [--config FILE] [--timeout-ms N] [job-start|job-end "
-          "JOBID]\n"
+          "usage: sar-notify [--socket PATH] [--config FILE] [--timeout-ms N] "
+          "[job-start JOBID|job-end JOBID|poll|status]\n"
           "Tells sar-filterd (its control socket) that a job started or ended. Without "
           "arguments\n"
           "the event comes from SLURM_SCRIPT_CONTEXT (prolog_slurmctld -> job-start,\n"
-          "epilog_slurmctld -> job-end) and the job from SLURM_JOB_ID.\n"
+          "epilog_slurmctld -> job-end) and the job from SLURM_JOB_ID. `status` prints the\n"
+          "daemon's status line.\n"
           "Socket: --socket, else $" SOCKET_ENV
           ", else 'socket=PATH' in the config file\n"
           "(--config, default " DEFAULT_CONFIG "), else " DEFAULT_SOCKET
           ".\n"
-          "Always exits 0: a job never fails because of sar.\n");
+          "--timeout-ms: deadline of the whole exchange, 1..60000 (default 500).\n"
+          "Exit codes: 0 sent, or any failure while running as a SLURM hook (a job never fails\n"
+          "because of sar; failures go to syslog); outside a hook 1 if `status` got no reply,\n"
+          "2 for a usage error (nothing is sent).\n");
+}
+
+/* A usage error: said on stderr and syslog, nothing sent. Inside a SLURM hook the exit status
+ * is still 0 (a typo in slurm.conf must not hold every job); by hand it is 2. */
+static int UsageError(const char* fmt, const char* what) {
+  char msg[256];
+  snprintf(msg, sizeof(msg), fmt, what);
+  openlog("sar-notify", LOG_PID, LOG_DAEMON);
+  syslog(LOG_ERR, "usage error: %s; nothing sent", msg);
+  closelog();
+  fprintf(stderr, "sar-notify: %s; nothing sent (see --help)\n", msg);
+  return getenv("SLURM_SCRIPT_CONTEXT") != NULL ? 0 : 2;
 }
 
 static double Now(void) {
@@ -86,7 +104,8 @@ static int SocketFromConfig(const char* path, char* out, size_t n) {
   return found;
 }
 
-/* One request, one reply line, all within the deadline. Returns 0 on "ok". */
+/* One request, one reply line, all within the deadline. Returns 0 with the reply line in
+ * `reply`, or -1 with what went wrong. */
 static int Send(const char* path, const char* request, double deadline, char* reply,
                 size_t reply_size) {
   struct sockaddr_un addr;
@@ -153,7 +172,11 @@ static int Send(const char* path, const char* request, double deadline, char* re
   close(fd);
   reply[got] = '\0';
   reply[strcspn(reply, "\n")] = '\0';
-  return strcmp(reply, "ok") == 0 ? 0 : -1;
+  if (got == 0) {
+    snprintf(reply, reply_size, "connection closed without a reply");
+    return -1;
+  }
+  return 0;
 }
 
 int main(int argc, char** argv) {
@@ -162,29 +185,33 @@ int main(int argc, char** argv) {
   int timeout_ms = 500;
   const char* event = NULL;
   const char* job = NULL;
+  int config_given = 0;
   int i = 1;
-  for (; i < argc && strncmp(argv[i], "--", 2) == 0; ++i) {
+  for (; i < argc && argv[i][0] == '-'; ++i) {
     const char* a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       Usage(stdout);
       return 0;
     }
-    if (i + 1 >= argc) {
-      Usage(stderr);
-      return 0; /* still 0: a hook misconfiguration must not fail jobs */
-    }
+    if (strcmp(a, "--socket") != 0 && strcmp(a, "--config") != 0 && strcmp(a, "--timeout-ms") != 0)
+      return UsageError("unknown option '%s'", a);
+    if (i + 1 >= argc) return UsageError("option %s needs a value", a);
     if (strcmp(a, "--socket") == 0) {
       socket_flag = argv[++i];
     } else if (strcmp(a, "--config") == 0) {
       config = argv[++i];
-    } else if (strcmp(a, "--timeout-ms") == 0) {
-      timeout_ms = atoi(argv[++i]);
-      if (timeout_ms <= 0) timeout_ms = 500;
+      config_given = 1;
     } else {
-      Usage(stderr);
-      return 0;
+      char* end = NULL;
+      errno = 0;
+      const long v = strtol(argv[++i], &end, 10);
+      if (errno != 0 || end == argv[i] || *end != '\0' || v < 1 || v > 60000)
+        return UsageError("--timeout-ms '%s' is not a number of milliseconds in 1..60000", argv[i]);
+      timeout_ms = (int)v;
     }
   }
+  if (config_given && access(config, R_OK) != 0)
+    return UsageError("cannot read the --config file '%s'", config);
   openlog("sar-notify", LOG_PID, LOG_DAEMON);
   if (i < argc) event = argv[i++];
   if (i < argc) job = argv[i++];
@@ -200,10 +227,13 @@ int main(int argc, char** argv) {
   }
   if (job == NULL) job = getenv("SLURM_JOB_ID");
   if (strcmp(event, "job-start") != 0 && strcmp(event, "job-end") != 0 &&
-      strcmp(event, "poll") != 0) {
-    Log(LOG_WARNING, "unknown event '%s' (expected job-start, job-end or poll); sending poll",
-        event);
-    event = "poll";
+      strcmp(event, "poll") != 0 && strcmp(event, "status") != 0) {
+    closelog();
+    return UsageError("unknown event '%s' (expected job-start, job-end, poll or status)", event);
+  }
+  if (i < argc) {
+    closelog();
+    return UsageError("unexpected argument '%s'", argv[i]);
   }
 
   char path[sizeof(((struct sockaddr_un*)0)->sun_path) + 1];
@@ -217,6 +247,17 @@ int main(int argc, char** argv) {
   }
 
   char request[128];
+  if (strcmp(event, "status") == 0) {
+    char reply[1024];
+    const int sent = Send(path, "status\n", Now() + timeout_ms / 1000.0, reply, sizeof(reply));
+    closelog();
+    if (sent != 0) {
+      fprintf(stderr, "sar-notify: status: sar-filterd at %s did not answer (%s)\n", path, reply);
+      return getenv("SLURM_SCRIPT_CONTEXT") != NULL ? 0 : 1;
+    }
+    printf("%s\n", reply);
+    return 0;
+  }
   if (strcmp(event, "poll") == 0 || job == NULL) {
     snprintf(request, sizeof(request), "poll\n");
   } else {
@@ -224,7 +265,7 @@ int main(int argc, char** argv) {
   }
   char reply[256];
   const double deadline = Now() + timeout_ms / 1000.0;
-  if (Send(path, request, deadline, reply, sizeof(reply)) != 0) {
+  if (Send(path, request, deadline, reply, sizeof(reply)) != 0 || strcmp(reply, "ok") != 0) {
     Log(LOG_WARNING, "%s job %s: sar-filterd not told (%s); it will see the job at its next poll",
         event, job ? job : "?", reply);
   }

@@ -70,8 +70,18 @@ sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {
   // Every endpoint needs a LID to be routed to; say which one lacks it rather than guess.
   for (const sar::PortRef& e : fabric->Endpoints()) {
     if (fabric->base_lid(e) == 0) {
-      return sar::Status::Corruption(args.topology + ": HCA '" + fabric->name(e.node) + "' port " +
-                                     std::to_string(e.port) + " has no LID (give --lids)");
+      if (args.lids.empty()) {
+        return sar::Status::Corruption(args.topology + ": HCA '" + fabric->name(e.node) +
+                                       "' port " + std::to_string(e.port) +
+                                       " has no LID (give --lids)");
+      }
+      // The usual cause: the guid2lid comes from another view of the fabric (ibsim makes HCA
+      // port GUIDs node GUID + port; real ConnectX ports often equal the node GUID).
+      return sar::Status::Corruption(
+          args.lids + ": no LID for HCA '" + fabric->name(e.node) + "' port " +
+          std::to_string(e.port) + " (port GUID " + sar::GuidString(fabric->port_guid(e)) + " of " +
+          args.topology + " is not in it; node GUID " + sar::GuidString(fabric->node_guid(e.node)) +
+          "; is the guid2lid from another view of the fabric, e.g. ibsim's node GUID + port?)");
     }
   }
   // After the LIDs are settled, so the deterministic assignment does not depend on the flag.

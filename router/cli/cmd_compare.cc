@@ -334,9 +334,11 @@ int RunCompare(const CompareArgs& a) {
       }
       dir = tmpl;
     }
-    // The test bed simulates exactly this fabric with exactly these LIDs.
+    // The test bed simulates exactly this fabric with exactly these LIDs. ibsim gives HCA ports
+    // its own GUIDs (node GUID + port), so OpenSM's guid2lid is keyed by those, not by the
+    // source's (a real dump's port GUID often equals its node GUID).
     s = sar::WriteTopology((dir / "fabric.topo").string(), f, sar::TopologyWriteOptions());
-    if (s.ok()) s = sar::WriteGuid2Lid((dir / "guid2lid").string(), f);
+    if (s.ok()) s = sar::WriteGuid2Lid((dir / "guid2lid").string(), sar::WithIbsimPortGuids(f));
     if (!s.ok()) return Fail(s);
   }
 

@@ -50,7 +50,12 @@ int RunRoute(const RouteArgs& a) {
     return kUsage;
   }
   if (a.fabric.topology.empty() || a.out.empty()) {
-    std::fprintf(stderr, "sar-route: route needs --topology and -o (see route --help)\n");
+    // Name only what is missing: "needs --topology and -o" when -t was given sends people
+    // looking at the wrong option.
+    std::fprintf(stderr, "sar-route: route needs %s (see route --help)\n",
+                 a.fabric.topology.empty() && a.out.empty() ? "--topology and -o"
+                 : a.out.empty()                            ? "-o FILE (the LFT file to write)"
+                                                            : "--topology FILE");
     return kUsage;
   }
   Stopwatch watch;

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
       "InfiniBand fabrics.\nExit codes: 0 ok, 1 check failed (invalid routing / tables differ), "
       "2 usage, 3 malformed input file, 4 I/O error."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "sar-route 0.1.0");
+  app.set_version_flag("--version", "sar-route " SAR_VERSION);
   std::vector<std::pair<CLI::App*, std::function<int()>>> registered;
   for (const Subcommand& sc : kSubcommands) {
     CLI::App* cmd = app.add_subcommand(sc.name, sc.help);

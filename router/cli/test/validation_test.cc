@@ -119,5 +119,15 @@ TEST_F(SarRouteCli, RouteAndCompareRefuseACyclicLayerWithThePassMessage) {
   EXPECT_EQ(j["engines"][0]["invalid"], want.message());
 }
 
+TEST_F(SarRouteCli, RouteNamesOnlyTheMissingOption) {
+  const std::string fabric = WriteFabric(invalidtables::Triangle());
+  const Outcome no_out = SarRoute("route -e minhop" + fabric);
+  EXPECT_EQ(no_out.exit_code, 2);
+  EXPECT_NE(no_out.err.find("route needs -o FILE"), std::string::npos) << no_out.err;
+  const Outcome no_topo = SarRoute("route -e minhop -o " + Path("x.lfts"));
+  EXPECT_EQ(no_topo.exit_code, 2);
+  EXPECT_NE(no_topo.err.find("route needs --topology FILE"), std::string::npos) << no_topo.err;
+}
+
 }  // namespace
 }  // namespace sar

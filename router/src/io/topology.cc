@@ -520,4 +520,13 @@ Status WriteTopology(const std::string& path, const Fabric& fabric,
   return WriteFileAtomic(path, FormatTopology(fabric, options));
 }
 
+Fabric WithIbsimPortGuids(const Fabric& fabric) {
+  Fabric sim = fabric;
+  for (NodeId n = 0; n < sim.num_nodes(); ++n) {
+    if (sim.is_switch(n)) continue;
+    for (int p = 1; p <= sim.num_ports(n); ++p) sim.set_port_guid({n, p}, sim.node_guid(n) + p);
+  }
+  return sim;
+}
+
 }  // namespace sar

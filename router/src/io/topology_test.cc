@@ -9,6 +9,7 @@
 #include "io/test_util.h"
 #include "sar/io/file_util.h"
 #include "sar/io/guid2lid.h"
+#include "test_fabrics.h"
 
 namespace sar {
 namespace {
@@ -274,6 +275,26 @@ TEST(TopologyTest, IbsimAcceptsWrittenFile) {
     ASSERT_TRUE(s.ok()) << s.ToString();
     EXPECT_EQ(DiffFabrics(f, live), "");
   }
+}
+
+// Issue 20 item 1: on ConnectX HCAs the port GUID equals the node GUID, but ibsim simulates
+// node GUID + port. WithIbsimPortGuids must give exactly the GUIDs the reader derives from our
+// ibsim-style file (ibsim's own rule), with the LIDs kept.
+TEST(TopologyTest, IbsimPortGuidsAreWhatTheIbsimFileMeans) {
+  Fabric real = testfab::FatTree2(3, 2, 2);
+  for (const PortRef& e : real.Endpoints()) real.set_port_guid(e, real.node_guid(e.node));
+  const Fabric sim = WithIbsimPortGuids(real);
+  const Fabric parsed = ParseOk(FormatTopology(real, TopologyWriteOptions()));
+  int checked = 0;
+  for (const PortRef& e : sim.Endpoints()) {
+    EXPECT_NE(sim.port_guid(e), real.port_guid(e));
+    const PortRef p = parsed.FindByPortGuid(sim.port_guid(e));
+    ASSERT_TRUE(p.valid()) << GuidString(sim.port_guid(e));
+    EXPECT_EQ(parsed.node_guid(p.node), sim.node_guid(e.node));
+    EXPECT_EQ(sim.base_lid(e), real.base_lid(e));
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(real.Endpoints().size()));
 }
 
 }  // namespace

@@ -40,4 +40,10 @@ std::string FormatTopology(const Fabric& fabric, const TopologyWriteOptions& opt
 Status WriteTopology(const std::string& path, const Fabric& fabric,
                      const TopologyWriteOptions& options);
 
+/// The fabric as ibsim simulates it from the kIbsim style: every HCA port GUID is node GUID +
+/// port, whatever the source had (on ConnectX HCAs the port GUID equals the node GUID). A
+/// guid2lid handed to OpenSM on the test bed must be keyed by these GUIDs, or OpenSM gives the
+/// HCAs new LIDs. LIDs, names and cables are unchanged.
+Fabric WithIbsimPortGuids(const Fabric& fabric);
+
 }  // namespace sar

@@ -1,0 +1,156 @@
+#include "preflight.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "action.h"
+#include "metrics_http.h"
+
+namespace sar::filterd {
+namespace {
+
+std::string DirOf(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+// The pid file names a live subnet manager that will take `signum`.
+Status CheckSm(const Config& config, int signum, const SmProcessCheck& check, std::string* detail) {
+  pid_t pid = 0;
+  SAR_RETURN_IF_ERROR(ReadPidFile(config.opensm_pid_file, &pid));
+  if (kill(pid, 0) != 0 && errno == ESRCH) {
+    return Status::Failed(config.opensm_pid_file + ": pid " + std::to_string(pid) +
+                          " is not running (a stale pid file: is OpenSM up?)");
+  }
+  if (check) {
+    const Status s = check(pid, signum);
+    if (!s.ok()) return Status::Failed(config.opensm_pid_file + ": " + s.message());
+  }
+  *detail = "pid " + std::to_string(pid) + " from " + config.opensm_pid_file +
+            (signum == SIGUSR2 ? " is OpenSM with libosmsar.so" : " is OpenSM");
+  return Status::OK();
+}
+
+// OpenSM's console (loopback mode) accepts a TCP connection within 2 s. Nothing is sent.
+Status CheckConsole(const Config& config, std::string* detail) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(config.console_port));
+  if (inet_pton(AF_INET, config.console_host.c_str(), &addr.sin_addr) != 1) {
+    return Status::InvalidArgument("console_host '" + config.console_host +
+                                   "' is not an IPv4 address");
+  }
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return Status::IOError(std::string("socket: ") + strerror(errno));
+  int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  int err = rc == 0 ? 0 : errno;
+  if (rc != 0 && err == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    if (poll(&p, 1, 2000) == 1) {
+      socklen_t len = sizeof(err);
+      getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    } else {
+      err = ETIMEDOUT;
+    }
+  }
+  close(fd);
+  const std::string where = config.console_host + ":" + std::to_string(config.console_port);
+  if (err != 0) {
+    return Status::IOError("OpenSM console at " + where + ": " + strerror(err) +
+                           " (console loopback on, console_port as in opensm.conf?)");
+  }
+  *detail = "OpenSM console at " + where + " accepts connections";
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CheckWritableDirOf(const std::string& file_path) {
+  const std::string dir = DirOf(file_path);
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0) {
+    return Status::IOError(dir + ": " + strerror(errno) + " (create it; sar-filterd does not)");
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::IOError(dir + ": not a directory");
+  std::string probe = dir + "/.sar-filterd-check-XXXXXX";
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) return Status::IOError(dir + ": cannot create a file: " + strerror(errno));
+  close(fd);
+  unlink(probe.c_str());
+  return Status::OK();
+}
+
+std::vector<PreflightItem> RunPreflight(const Config& config, const SmProcessCheck& check) {
+  std::vector<PreflightItem> items;
+  auto add = [&](std::string what, std::string detail, Status s) {
+    items.push_back({std::move(what), std::move(detail), std::move(s)});
+  };
+  {
+    std::string detail;
+    Status s;
+    switch (config.trigger) {
+      case Trigger::kSignal:
+        s = CheckSm(config, SIGUSR2, check, &detail);
+        break;
+      case Trigger::kFile:
+        s = CheckSm(config, SIGHUP, check, &detail);
+        break;
+      case Trigger::kConsole:
+        s = CheckConsole(config, &detail);
+        break;
+      case Trigger::kNone:
+        detail = "trigger none: nothing to reach";
+        break;
+    }
+    add(std::string("trigger ") + TriggerName(config.trigger), detail, s);
+  }
+  add("mapping_file", config.mapping_file + " can be written",
+      CheckWritableDirOf(config.mapping_file));
+  if (config.trigger == Trigger::kFile) {
+    add("lft_file", config.lft_file + " can be written", CheckWritableDirOf(config.lft_file));
+  }
+  {
+    // The daemon creates state_dir itself (0700), so its parent must be writable if it is
+    // missing.
+    std::error_code ec;
+    const bool exists = std::filesystem::is_directory(config.state_dir, ec);
+    add("state_dir", config.state_dir + (exists ? " can be written" : " can be created"),
+        CheckWritableDirOf(exists ? config.state_dir + "/x" : config.state_dir));
+  }
+  if (!config.control_socket.empty()) {
+    Status s = CheckWritableDirOf(config.control_socket);
+    std::string detail = "socket directory " + DirOf(config.control_socket) + " is writable";
+    if (s.ok() && !config.control_socket_group.empty()) {
+      if (getgrnam(config.control_socket_group.c_str()) == nullptr) {
+        s = Status::InvalidArgument("control_socket_group '" + config.control_socket_group +
+                                    "' does not exist (hooks run by SlurmUser would get EACCES)");
+      } else {
+        detail += ", group " + config.control_socket_group + " exists";
+      }
+    }
+    add("control_socket", detail, s);
+  }
+  if (!config.metrics_listen.empty()) {
+    MetricsHttpServer probe;  // bound and closed again
+    add("metrics_listen", config.metrics_listen + " can be bound",
+        probe.Open(config.metrics_listen));
+  }
+  if (!config.metrics_textfile.empty()) {
+    add("metrics_textfile", config.metrics_textfile + " can be written",
+        CheckWritableDirOf(config.metrics_textfile));
+  }
+  return items;
+}
+
+}  // namespace sar::filterd

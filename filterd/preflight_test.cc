@@ -1,0 +1,162 @@
+// sar-filterd --check's items: each of the four cases issue 21 found passing the dry run (a dead
+// OpenSM pid, an unknown socket group, an unbindable metrics address, an unwritable mapping
+// path) fails here, naming what is wrong, and a good config passes. The subnet-manager check
+// itself (CheckSmProcess) has its own tests; here it is injected.
+#include "preflight.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "metrics_http.h"
+#include "test_util.h"
+
+namespace sar::filterd {
+namespace {
+
+const PreflightItem* Find(const std::vector<PreflightItem>& items, const std::string& what) {
+  for (const PreflightItem& i : items)
+    if (i.what == what) return &i;
+  return nullptr;
+}
+
+SmProcessCheck AcceptAll() {
+  return [](pid_t, int) { return Status::OK(); };
+}
+
+// A config where everything holds: our own pid stands in for OpenSM (the check is injected).
+Config GoodConfig(const TempDir& dir) {
+  Config c;
+  c.trigger = Trigger::kSignal;
+  c.opensm_pid_file = dir.Join("opensm.pid");
+  std::ofstream(c.opensm_pid_file) << getpid() << "\n";
+  c.mapping_file = dir.Join("jobs.map");
+  c.state_dir = dir.Join("state");
+  c.control_socket = dir.Join("ctl.sock");
+  c.control_socket_group = "";
+  c.metrics_listen = "127.0.0.1:0";
+  c.metrics_textfile = dir.Join("sar.prom");
+  return c;
+}
+
+TEST(Preflight, GoodConfigPassesEveryItem) {
+  TempDir dir;
+  const auto items = RunPreflight(GoodConfig(dir), AcceptAll());
+  ASSERT_EQ(items.size(), 6u);
+  for (const PreflightItem& i : items)
+    EXPECT_TRUE(i.status.ok()) << i.what << ": " << i.status.ToString();
+  // Nothing is left behind by the write probes.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    files += e.path().filename() != "opensm.pid";
+  EXPECT_EQ(files, 0);
+}
+
+TEST(Preflight, DeadOpensmPidFails) {
+  TempDir dir;
+  Config c = GoodConfig(dir);
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);  // reaped: the pid names no process now
+  std::ofstream(c.opensm_pid_file) << child << "\n";
+  const auto items = RunPreflight(c, AcceptAll());
+  const PreflightItem* t = Find(items, "trigger signal");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->status.ok());
+  EXPECT_NE(t->status.message().find("not running"), std::string::npos) << t->status.ToString();
+}
+
+TEST(Preflight, ProcessThatIsNotOpensmFailsWithTheChecksReason) {
+  TempDir dir;
+  const auto items = RunPreflight(GoodConfig(dir), [](pid_t, int signum) {
+    return signum == SIGUSR2 ? Status::Failed("not opensm with libosmsar.so") : Status::OK();
+  });
+  const PreflightItem* t = Find(items, "trigger signal");
+  ASSERT_NE(t, nullptr);
+  EXPECT_NE(t->status.message().find("libosmsar.so"), std::string::npos) << t->status.ToString();
+}
+
+TEST(Preflight, UnknownSocketGroupFails) {
+  TempDir dir;
+  Config c = GoodConfig(dir);
+  c.control_socket_group = "no-such-group-sar";
+  const PreflightItem* t = Find(RunPreflight(c, AcceptAll()), "control_socket");
+  ASSERT_NE(t, nullptr);
+  EXPECT_NE(t->status.message().find("no-such-group-sar"), std::string::npos);
+}
+
+TEST(Preflight, UnbindableMetricsAddressFails) {
+  TempDir dir;
+  MetricsHttpServer taken;
+  ASSERT_TRUE(taken.Open("127.0.0.1:0").ok());
+  Config c = GoodConfig(dir);
+  c.metrics_listen = "127.0.0.1:" + std::to_string(taken.port());
+  const auto items = RunPreflight(c, AcceptAll());
+  const PreflightItem* t = Find(items, "metrics_listen");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->status.ok());
+}
+
+TEST(Preflight, UnwritableMappingPathFails) {
+  TempDir dir;
+  Config c = GoodConfig(dir);
+  // A parent that is a regular file fails for root too (permission bits would not).
+  std::ofstream(dir.Join("plainfile")) << "x";
+  c.mapping_file = dir.Join("plainfile") + "/jobs.map";
+  const PreflightItem* t = Find(RunPreflight(c, AcceptAll()), "mapping_file");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->status.ok());
+  c.mapping_file = dir.Join("missing-dir") + "/jobs.map";
+  t = Find(RunPreflight(c, AcceptAll()), "mapping_file");
+  ASSERT_NE(t, nullptr);
+  EXPECT_NE(t->status.message().find("missing-dir"), std::string::npos);
+}
+
+TEST(Preflight, FileModeChecksTheLftFileAndSighup) {
+  TempDir dir;
+  Config c = GoodConfig(dir);
+  c.trigger = Trigger::kFile;
+  c.lft_file = dir.Join("nowhere") + "/lfts.dump";
+  int seen_signal = 0;
+  const auto items = RunPreflight(c, [&](pid_t, int signum) {
+    seen_signal = signum;
+    return Status::OK();
+  });
+  EXPECT_EQ(seen_signal, SIGHUP);
+  const PreflightItem* t = Find(items, "lft_file");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->status.ok());
+}
+
+TEST(Preflight, ConsoleIsReachedOnlyWhenItListens) {
+  TempDir dir;
+  Config c = GoodConfig(dir);
+  c.trigger = Trigger::kConsole;
+  c.console_host = "127.0.0.1";
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  c.console_port = ntohs(addr.sin_port);
+  const PreflightItem* t = Find(RunPreflight(c, AcceptAll()), "trigger console");
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->status.ok()) << t->status.ToString();
+  close(fd);  // now nothing listens there
+  const auto items = RunPreflight(c, AcceptAll());
+  t = Find(items, "trigger console");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->status.ok());
+}
+
+}  // namespace
+}  // namespace sar::filterd
