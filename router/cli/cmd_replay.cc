@@ -139,7 +139,8 @@ int RunReplay(const ReplayArgs& a) {
     in.result = &r;
     in.fabric = &f;
     // The heat map: the given event, else the one where the first job-aware engine's
-    // reroute changed most (before = its previous tables on the new jobs).
+    // reroute changed most (before = its previous tables on the new jobs), else the event with
+    // the highest max effective EFI.
     int event = a.heatmap_event;
     size_t engine = 0;
     for (size_t e = 0; e < r.engines.size(); ++e) {
@@ -153,6 +154,15 @@ int RunReplay(const ReplayArgs& a) {
       for (size_t k = 1; k < r.events.size(); ++k) {
         if (r.samples[engine][k].lft_changed > most) {
           most = r.samples[engine][k].lft_changed;
+          event = static_cast<int>(k);
+        }
+      }
+    }
+    if (event < 0) {  // no reroute changed anything (engines that ignore jobs): the worst event
+      uint64_t worst = 0;
+      for (size_t k = 1; k < r.events.size(); ++k) {
+        if (r.samples[engine][k].effective_efi_max > worst) {
+          worst = r.samples[engine][k].effective_efi_max;
           event = static_cast<int>(k);
         }
       }

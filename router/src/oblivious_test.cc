@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "io/test_util.h"
 #include "sar/engine.h"
 #include "sar/generate.h"
+#include "sar/io/lft_dump.h"
+#include "sar/io/topology.h"
 #include "sar/lids.h"
 
 namespace sar {
@@ -119,6 +122,15 @@ TEST(Oblivious, EqualsBruteForceOnRandomTablesWithLoopsAndHoles) {
     SCOPED_TRACE(round);
     ExpectMatchesBruteForce(f, lfts);
   }
+}
+
+TEST(Oblivious, EqualsBruteForceOnOpenSmsRealTables) {
+  // OpenSM's ftree tables read back from ibsim's switches (tests/data/README.md).
+  Fabric f;
+  ASSERT_TRUE(ReadTopology(io::testing::TestDataPath("small.ibnetdiscover"), &f).ok());
+  LftSet lfts;
+  ASSERT_TRUE(ReadLftDump(io::testing::TestDataPath("small.dump_fts"), f, &lfts).ok());
+  ExpectMatchesBruteForce(f, lfts);
 }
 
 TEST(Oblivious, DestinationRoutingOnFtM2IsMOver2AsYuansTable1) {
