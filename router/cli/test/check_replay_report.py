@@ -66,6 +66,24 @@ def main():
             assert (c.get("fill") == "#ffffff") == (up == 0 and down == 0), (c.get("fill"), up, down)
     table = next(root.iter(XHTML + "table"))
     assert len(table.findall(XHTML + "tr")) == 1 + len(engines)
+    # Host lists as recorded: the filterd trace and sacct forms give the same events (hand
+    # count: b spans leaves 0-1 from t 10 to 50, c leaves 0-2 from 20 to 30).
+    trace = os.path.join(work, "t.trace")
+    with open(trace, "w") as f:
+        f.write("0 100 a h[00000-00001]\n10 50 b h00001,h00004\n20 30 c h00000,h00004,h00008\n")
+    sacct = os.path.join(work, "s.txt")
+    with open(sacct, "w") as f:
+        f.write("JobID|Start|End|NodeList\n"
+                "1|2024-01-01T00:00:00|2024-01-01T00:01:40|h[00000-00001]\n"
+                "2|2024-01-01T00:00:10|2024-01-01T00:00:50|h00001,h00004\n"
+                "2.0|2024-01-01T00:00:10|2024-01-01T00:00:50|h00001\n"
+                "3|2024-01-01T00:00:20|2024-01-01T00:00:30|h00000,h00004,h00008\n")
+    for flag, path in (("--trace", trace), ("--sacct", sacct)):
+        r = json.loads(subprocess.run(
+            [sar_route, "replay", "-t", topo, flag, path, "-e", "sar", "--json", "--threads", "1"],
+            check=True, capture_output=True, text=True).stdout)
+        assert (r["placed"], r["multi_leaf_jobs"], r["events"]) == (3, 2, 5), (flag, r)
+
     # compare --html: the same table and heat-map pieces, one map per engine.
     jobs = os.path.join(work, "jobs.map")
     subprocess.run([sar_route, "jobmix", "-t", topo, "--max-size", "8", "-o", jobs], check=True,
