@@ -67,6 +67,7 @@ Json SummaryJson(const sar::ReplaySummary& s) {
   return {{"effective_efi_max_mean", s.eff_efi_mean},
           {"effective_efi_max_p95", s.eff_efi_p95},
           {"effective_efi_max_max", s.eff_efi_max},
+          {"effective_efi_max_mean_without_reroute", s.stale_eff_efi_mean},
           {"dark_fiber_mean", s.dark_mean},
           {"dark_fiber_p95", s.dark_p95},
           {"worst_job_efi_mean", s.worst_job_efi_mean},
@@ -80,18 +81,21 @@ Json SummaryJson(const sar::ReplaySummary& s) {
 std::string Csv(const sar::ReplayResult& r) {
   std::string out =
       "event,time_s,running,busy_hosts,multi_leaf_jobs,engine,engine_used,effective_efi_max,"
-      "dark_fiber,worst_job_efi,efi_max,rerouted,reroute_ms,lft_changed\n";
+      "dark_fiber,worst_job_efi,efi_max,rerouted,reroute_ms,lft_changed,"
+      "stale_effective_efi_max\n";
   char buf[512];
   for (size_t e = 0; e < r.engines.size(); ++e) {
     for (size_t k = 0; k < r.events.size(); ++k) {
       const sar::ReplayEvent& ev = r.events[k];
       const sar::ReplaySample& s = r.samples[e][k];
-      std::snprintf(buf, sizeof buf, "%zu,%.0f,%d,%d,%zu,%s,%s,%llu,%.6f,%llu,%llu,%d,%.3f,%llu\n",
-                    k, ev.time_s, ev.running, ev.busy_hosts, ev.jobs.size(), r.engines[e].c_str(),
+      std::snprintf(buf, sizeof buf,
+                    "%zu,%.0f,%d,%d,%zu,%s,%s,%llu,%.6f,%llu,%llu,%d,%.3f,%llu,%llu\n", k,
+                    ev.time_s, ev.running, ev.busy_hosts, ev.jobs.size(), r.engines[e].c_str(),
                     s.engine_used.c_str(), static_cast<unsigned long long>(s.effective_efi_max),
                     s.dark_fiber, static_cast<unsigned long long>(s.worst_job_efi),
                     static_cast<unsigned long long>(s.efi_max), s.rerouted ? 1 : 0, s.reroute_ms,
-                    static_cast<unsigned long long>(s.lft_changed));
+                    static_cast<unsigned long long>(s.lft_changed),
+                    static_cast<unsigned long long>(s.stale_effective_efi_max));
       out += buf;
     }
   }
@@ -138,9 +142,9 @@ int RunReplay(const ReplayArgs& a) {
     in.title = "sar-route replay: " + (a.swf + a.trace + a.sacct) + " on " + a.fabric.topology;
     in.result = &r;
     in.fabric = &f;
-    // The heat map: the given event, else the one where the first job-aware engine's
-    // reroute changed most (before = its previous tables on the new jobs), else the event with
-    // the highest max effective EFI.
+    // The heat map: the given event, else the first job-aware engine's reroute that lowered
+    // max effective EFI most (before = its previous tables on the new jobs), else its reroute
+    // that changed most LFT entries, else the event with the highest max effective EFI.
     int event = a.heatmap_event;
     size_t engine = 0;
     for (size_t e = 0; e < r.engines.size(); ++e) {
@@ -149,7 +153,18 @@ int RunReplay(const ReplayArgs& a) {
         break;
       }
     }
-    if (event < 0) {
+    if (event < 0) {  // the reroute that lowered max effective EFI most
+      uint64_t most = 0;
+      for (size_t k = 1; k < r.events.size(); ++k) {
+        const sar::ReplaySample& x = r.samples[engine][k];
+        if (x.stale_effective_efi_max > x.effective_efi_max &&
+            x.stale_effective_efi_max - x.effective_efi_max > most) {
+          most = x.stale_effective_efi_max - x.effective_efi_max;
+          event = static_cast<int>(k);
+        }
+      }
+    }
+    if (event < 0) {  // none lowered it: the reroute that changed most LFT entries
       uint64_t most = 0;
       for (size_t k = 1; k < r.events.size(); ++k) {
         if (r.samples[engine][k].lft_changed > most) {
@@ -249,7 +264,7 @@ std::function<int()> SetupReplay(CLI::App* c) {
   c->add_option("--html", a->html, "write a self-contained HTML report with inline SVG");
   c->add_option("--heatmap-event", a->heatmap_event,
                 "event of the report's before/after link-load heat map (default: the reroute "
-                "that changed most LFT entries)");
+                "that lowered max effective EFI most)");
   c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   return [a] { return RunReplay(*a); };

@@ -307,11 +307,19 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
         s.engine_used = inputs.engine;
         Fill(analysis.metrics, &s);
         s.lft_changed = k == 0 ? 0 : Changed(previous, routed.lfts);
+        // What the reroute bought: the previous tables carrying this event's jobs.
+        s.stale_effective_efi_max = s.effective_efi_max;
+        if (k > 0) {
+          AnalysisResult stale;
+          SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &stale));
+          s.stale_effective_efi_max = stale.metrics.effective_efi.max;
+        }
         previous = std::move(routed.lfts);
       } else {
         AnalysisResult analysis;
         SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &analysis));
         Fill(analysis.metrics, &s);
+        s.stale_effective_efi_max = s.effective_efi_max;
         s.engine_used = out->samples[e][0].engine_used;
       }
       if (o.progress) o.progress(++done, total);
@@ -339,10 +347,11 @@ double Mean(const std::vector<double>& v) {
 
 ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
   ReplaySummary s;
-  std::vector<double> eff, dark, worst, ms, changed;
+  std::vector<double> eff, dark, worst, ms, changed, stale;
   for (size_t k = 0; k < r.samples[engine].size(); ++k) {
     const ReplaySample& x = r.samples[engine][k];
     eff.push_back(static_cast<double>(x.effective_efi_max));
+    stale.push_back(static_cast<double>(x.stale_effective_efi_max));
     dark.push_back(x.dark_fiber);
     worst.push_back(static_cast<double>(x.worst_job_efi));
     s.eff_efi_max = std::max(s.eff_efi_max, x.effective_efi_max);
@@ -355,6 +364,7 @@ ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
   }
   s.eff_efi_mean = Mean(eff);
   s.eff_efi_p95 = P95(eff);
+  s.stale_eff_efi_mean = Mean(stale);
   s.dark_mean = Mean(dark);
   s.dark_p95 = P95(dark);
   s.worst_job_efi_mean = Mean(worst);

@@ -1,6 +1,7 @@
 // Trace replay against hand-computed events and metrics, and the three history readers.
 #include "sar/replay.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -125,6 +126,15 @@ TEST(Replay, HandMadeTraceGivesHandComputedEventsAndMetrics) {
   for (uint64_t v : after) sa += v;
   EXPECT_EQ(sb, 16u);
   EXPECT_EQ(sa, 16u);
+  // The replay's own "without the reroute" is the same judgement of the same stale tables.
+  EXPECT_EQ(*std::max_element(before.begin(), before.end()),
+            r.samples[0][2].stale_effective_efi_max);
+  EXPECT_EQ(*std::max_element(after.begin(), after.end()), r.samples[0][2].effective_efi_max);
+  for (size_t k = 0; k < r.events.size(); ++k) {
+    EXPECT_EQ(r.samples[1][k].stale_effective_efi_max, r.samples[1][k].effective_efi_max)
+        << "an engine that ignores jobs never reroutes";
+  }
+  EXPECT_EQ(r.samples[0][4].stale_effective_efi_max, 0u) << "no multi-leaf job: nothing to carry";
   EXPECT_FALSE(ReplayLinkLoads(f, r, o, "sar", 0, &before, &after).ok());
 }
 

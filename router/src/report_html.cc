@@ -224,6 +224,7 @@ std::string ReplayReportHtml(const ReplayReportInput& in) {
                     "max eff. EFI mean",
                     "p95",
                     "max",
+                    "mean without the reroutes",
                     "dark fiber mean",
                     "dark fiber p95",
                     "worst job EFI mean",
@@ -233,11 +234,11 @@ std::string ReplayReportHtml(const ReplayReportInput& in) {
                     "LFT entries changed mean"};
   for (size_t e = 0; e < r.engines.size(); ++e) {
     const ReplaySummary x = SummarizeReplay(r, e);
-    summary.rows.push_back({r.engines[e], Num(x.eff_efi_mean), Num(x.eff_efi_p95, 0),
-                            std::to_string(x.eff_efi_max), Num(100 * x.dark_mean, 1) + "%",
-                            Num(100 * x.dark_p95, 1) + "%", Num(x.worst_job_efi_mean),
-                            std::to_string(x.efi_max), std::to_string(x.reroutes),
-                            Num(x.reroute_ms_mean, 1), Num(x.lft_changed_mean, 0)});
+    summary.rows.push_back(
+        {r.engines[e], Num(x.eff_efi_mean), Num(x.eff_efi_p95, 0), std::to_string(x.eff_efi_max),
+         Num(x.stale_eff_efi_mean), Num(100 * x.dark_mean, 1) + "%", Num(100 * x.dark_p95, 1) + "%",
+         Num(x.worst_job_efi_mean), std::to_string(x.efi_max), std::to_string(x.reroutes),
+         Num(x.reroute_ms_mean, 1), Num(x.lft_changed_mean, 0)});
   }
   s += Table(summary);
   s += "<h2>Over time</h2>\n";

@@ -15,7 +15,8 @@
 //      measures: an engine whose tables depend on the jobs (RoutingEngine::uses_jobs) is rerouted
 //      at every event; any other is routed once and re-measured per event. Per event and
 //      engine: max effective EFI, dark fiber, worst per-job EFI, all-pairs max EFI, reroute time
-//      and LFT entries changed against the previous event's tables.
+//      and LFT entries changed against the previous event's tables; for rerouted engines also
+//      the max effective EFI the previous tables would have given (what the reroute bought).
 // Thread-safety: pure functions of their arguments (the engines use options.threads).
 #pragma once
 
@@ -68,6 +69,9 @@ struct ReplaySample {
   uint64_t efi_max = 0;        // all pairs
   double reroute_ms = 0;       // routing + validation; 0 when not rerouted
   uint64_t lft_changed = 0;    // entries that differ from the previous event's tables
+  /// Max effective EFI of the previous event's tables carrying this event's jobs: what the
+  /// event would see without the reroute (= effective_efi_max when not rerouted, and at 0).
+  uint64_t stale_effective_efi_max = 0;
   bool rerouted = false;
   std::string engine_used;  // "dfsssp" for "sar" without multi-leaf jobs (the empty-mapping rule)
 };
@@ -98,6 +102,7 @@ Status Replay(const Fabric& fabric, const JobHistory& history, const ReplayOptio
 struct ReplaySummary {
   double eff_efi_mean = 0, eff_efi_p95 = 0;
   uint64_t eff_efi_max = 0;
+  double stale_eff_efi_mean = 0;       // mean of stale_effective_efi_max: without the reroutes
   double dark_mean = 0, dark_p95 = 0;  // 0..1
   double worst_job_efi_mean = 0;
   uint64_t efi_max = 0;  // max over events
