@@ -297,7 +297,7 @@ std::string CompareHtml(const CompareArgs& a, const sar::Fabric& f, size_t num_j
                      std::to_string(bound) + ".</p>\n" + sar::ReportTableHtml(t);
   body +=
       "<h2>Effective EFI of each leaf's links to each upper switch</h2>\n<p>The larger "
-      "direction, parallel cables summed; white = dark, darkest = " +
+      "direction, parallel cables summed; white = dark, grey = no cable, darkest = " +
       std::to_string(max) + ".</p>\n";
   for (const Row& r : rows) {
     if (r.ok) {

@@ -224,16 +224,17 @@ int RunReplay(const ReplayArgs& a) {
       "hosts; scale %.3f to %d hosts; %zu multi-leaf jobs; %zu events; %.1f s\n",
       r.history_jobs, history.skipped, r.zero_length, r.placed, r.not_placed, r.unknown_hosts,
       r.scale, r.fabric_hosts, r.jobs.size(), r.events.size(), wall_ms / 1000.0);
-  std::printf("%-10s %9s %9s %8s %8s %8s %9s %7s %8s %9s %9s %10s\n", "engine", "effEFImean",
-              "effEFIp95", "effEFImax", "dark%", "dark%p95", "jobEFImean", "EFImax", "reroutes",
-              "ms_mean", "ms_p95", "LFTchanged");
+  std::printf("%-10s %9s %9s %8s %9s %8s %8s %9s %7s %8s %9s %9s %10s\n", "engine", "effEFImean",
+              "effEFIp95", "effEFImax", "noRerMean", "dark%", "dark%p95", "jobEFImean", "EFImax",
+              "reroutes", "ms_mean", "ms_p95", "LFTchanged");
   for (size_t e = 0; e < r.engines.size(); ++e) {
     const sar::ReplaySummary x = sar::SummarizeReplay(r, e);
-    std::printf("%-10s %9.2f %9.0f %8llu %8.1f %8.1f %9.2f %7llu %8d %9.1f %9.1f %10.0f\n",
+    std::printf("%-10s %9.2f %9.0f %8llu %9.2f %8.1f %8.1f %9.2f %7llu %8d %9.1f %9.1f %10.0f\n",
                 r.engines[e].c_str(), x.eff_efi_mean, x.eff_efi_p95,
-                static_cast<unsigned long long>(x.eff_efi_max), 100 * x.dark_mean, 100 * x.dark_p95,
-                x.worst_job_efi_mean, static_cast<unsigned long long>(x.efi_max), x.reroutes,
-                x.reroute_ms_mean, x.reroute_ms_p95, x.lft_changed_mean);
+                static_cast<unsigned long long>(x.eff_efi_max), x.stale_eff_efi_mean,
+                100 * x.dark_mean, 100 * x.dark_p95, x.worst_job_efi_mean,
+                static_cast<unsigned long long>(x.efi_max), x.reroutes, x.reroute_ms_mean,
+                x.reroute_ms_p95, x.lft_changed_mean);
   }
   return kOk;
 }

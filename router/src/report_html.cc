@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace sar {
@@ -124,6 +125,19 @@ std::string Heatmap(const Fabric& f, const std::vector<LeafUpperPair>& pairs,
       s += "<text x=\"" + Num(left - 4) + "\" y=\"" + Num(top + cell * (r + 0.75)) +
            "\" text-anchor=\"end\" font-size=\"" + Num(std::min(cell, 11.0), 0) + "\">" +
            HtmlEscape(f.name(n)) + "</text>\n";
+    }
+  }
+  // Grey where no cable joins a leaf and an upper switch (a failed or absent link), so a
+  // missing link does not read as a dark one.
+  std::set<std::pair<NodeId, NodeId>> cabled;
+  for (const LeafUpperPair& p : pairs) cabled.insert({p.leaf, p.upper});
+  for (const auto& [leaf, r] : row) {
+    for (const auto& [upper, c] : col) {
+      if (cabled.count({leaf, upper})) continue;
+      s += "<rect class=\"nocable\" x=\"" + Num(left + cell * c) + "\" y=\"" + Num(top + cell * r) +
+           "\" width=\"" + Num(cell) + "\" height=\"" + Num(cell) + "\" fill=\"#bbbbbb\"><title>" +
+           HtmlEscape(f.name(leaf)) + " - " + HtmlEscape(f.name(upper)) +
+           ": no cable</title></rect>\n";
     }
   }
   for (const LeafUpperPair& p : pairs) {
@@ -259,7 +273,7 @@ std::string ReplayReportHtml(const ReplayReportInput& in) {
          Num(ev.time_s / 86400.0, 2) + ", " + std::to_string(ev.jobs.size()) +
          " multi-leaf jobs), " + HtmlEscape(in.heatmap_engine) +
          "</h2>\n<p>Effective EFI of each leaf's links to each upper switch (the larger "
-         "direction, parallel cables summed; white = dark, darkest = " +
+         "direction, parallel cables summed; white = dark, grey = no cable, darkest = " +
          std::to_string(max) +
          "). Before: the previous event's tables carrying the new job set; after: the "
          "reroute's tables.</p>\n";

@@ -5,8 +5,8 @@ HTML report checked against each other and against the fabric.
 The report must be well-formed XML (parsed here with xml.etree), and its SVG must draw what the
 data says: one polyline per engine and chart with two points per event, one heat-map cell per
 (leaf, spine) cable pair in each of the two maps, white exactly where both directions carry no
-load, and one table row per engine. Then `compare --html` on a job mix of the same fabric: one heat
-map per engine, one table row per engine.
+load, and one table row per engine. Then `compare --html` on a job mix of the same fabric with two
+cables cut: one heat map per engine with a grey cell per cut cable, one table row per engine.
 Usage: check_replay_report.py SAR_ROUTE SOURCE_DIR WORKDIR"""
 import csv
 import json
@@ -61,6 +61,7 @@ def main():
     for m in maps:
         cells = [r for r in m.iter(SVG + "rect") if r.get("class") == "cell"]
         assert len(cells) == 6 * 4, len(cells)  # 6 leaves x 4 spines, one cable each
+        assert not [r for r in m.iter(SVG + "rect") if r.get("class") == "nocable"]
         for c in cells:
             up, down = map(int, re.search(r"up (\d+), down (\d+)", c.find(SVG + "title").text).groups())
             assert (c.get("fill") == "#ffffff") == (up == 0 and down == 0), (c.get("fill"), up, down)
@@ -84,18 +85,23 @@ def main():
             check=True, capture_output=True, text=True).stdout)
         assert (r["placed"], r["multi_leaf_jobs"], r["events"]) == (3, 2, 5), (flag, r)
 
-    # compare --html: the same table and heat-map pieces, one map per engine.
+    # compare --html on the same tree with 2 leaf-spine cables cut: the same table and heat-map
+    # pieces, one map per engine, 22 cabled cells and 2 grey ones.
+    degraded = os.path.join(work, "ft-2.topo")
+    subprocess.run([sar_route, "gen", "-f", "ft2:4,6", "--fail-links", "2", "--seed", "1", "-o",
+                    degraded], check=True, capture_output=True)
     jobs = os.path.join(work, "jobs.map")
-    subprocess.run([sar_route, "jobmix", "-t", topo, "--max-size", "8", "-o", jobs], check=True,
-                   capture_output=True)
+    subprocess.run([sar_route, "jobmix", "-t", degraded, "--max-size", "8", "-o", jobs],
+                   check=True, capture_output=True)
     chtml = os.path.join(work, "c.html")
-    subprocess.run([sar_route, "compare", "-t", topo, "--jobs", jobs, "-e", "sar,dfsssp",
+    subprocess.run([sar_route, "compare", "-t", degraded, "--jobs", jobs, "-e", "sar,dfsssp",
                     "--threads", "1", "--html", chtml], check=True, capture_output=True)
     croot = ET.parse(chtml).getroot()
     cmaps = [s for s in croot.iter(SVG + "svg") if s.get("class") == "heatmap"]
     assert len(cmaps) == 2, len(cmaps)
     for m in cmaps:
-        assert len([r for r in m.iter(SVG + "rect") if r.get("class") == "cell"]) == 24
+        assert len([r for r in m.iter(SVG + "rect") if r.get("class") == "cell"]) == 22
+        assert len([r for r in m.iter(SVG + "rect") if r.get("class") == "nocable"]) == 2
     ctable = next(croot.iter(XHTML + "table"))
     assert len(ctable.findall(XHTML + "tr")) == 3
     print("ok: %d events, %d engines; compare report" % (events, len(engines)))

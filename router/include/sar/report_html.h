@@ -5,7 +5,8 @@
 //   - time series (SAR paper Fig. 7 style): max effective EFI and dark fiber per event, one
 //     <polyline class="series"> per engine and chart;
 //   - a leaf-to-upper-switch link-load heat map (SAR Fig. 2 style) before and after one reroute:
-//     one <rect class="cell"> per (leaf, upper switch) pair that a cable joins, its colour the
+//     one <rect class="cell"> per (leaf, upper switch) pair that a cable joins (grey
+//     <rect class="nocable"> where none does), its colour the
 //     larger effective EFI of the two directions (parallel cables summed);
 //   - optional extra tables (name, header, rows) from other analyses.
 // `sar-route compare --html` uses the same pieces: its table and one heat map per engine.
