@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "osmsar_config.h"
@@ -270,6 +271,13 @@ static int osmsar_build_fwd_tables(void* context) {
             sar_result_route_ms(result), sar_result_check_ms(result));
   }
   flat_free(&flat);
+  /* FORS schedules of the alltoall jobs beside the mapping (docs/fors.md); epoch: time of the
+   * pass. A schedule that did not change is left as it is. */
+  if (sar_result_publish_fors_schedules(result, (uint64_t)time(NULL), &err) < 0) {
+    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: FORS schedules not written: %s\n", err);
+    sar_free(err);
+    err = NULL;
+  }
   pthread_mutex_lock(&p->mutex);
   sar_result_destroy(p->result);
   p->result = result;

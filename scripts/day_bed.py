@@ -430,6 +430,24 @@ class DayBed(StartStop):
                 raise DayError(f"OpenSM's log did not settle within {timeout} s")
             size = now
 
+    def fors_schedules(self, lfts):
+        """The FORS schedules published beside the mapping (plugin mode: one per alltoall job on
+        this 2-level fat-tree), each walked by `sar-route fors-schedule --verify-lfts` through
+        `lfts` (tables read back from the switches). [(job, ok, verdict line)]."""
+        out = []
+        prefix = os.path.basename(self.mapping_file) + ".fors."
+        d = os.path.dirname(self.mapping_file)
+        for name in sorted(os.listdir(d)):
+            if not name.startswith(prefix) or ".tmp." in name:
+                continue
+            job = name[len(prefix):]
+            p = run([self.sar_route, "fors-schedule", "--job", job, "--schedule",
+                     os.path.join(d, name), "--verify-lfts", lfts, "--topology", self.topology,
+                     "--lids", self.guid2lid], check=False)
+            text = (p.stdout + p.stderr).strip()
+            out.append((job, p.returncode == 0, text.split(": ", 1)[-1]))
+        return out
+
     def readback(self, tag):
         path = os.path.join(self.workdir, "readback", f"{tag}.lfts")
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -146,6 +146,11 @@ class Day:
         if rerouted:
             self.bed.current_lfts = self.bed.readback(tag)
             row["after"] = after = self.bed.evaluate(self.bed.current_lfts, mapping)
+            row["fors"] = self.bed.fors_schedules(self.bed.current_lfts)
+            for fors_job, ok, verdict in row["fors"]:
+                if not ok:
+                    self.failures.append(f"event {self.n}: FORS schedule of job {fors_job}: "
+                                         f"{verdict}")
             row["same"] = self.check_tables(tag)
             if job or end_job:
                 row["latency"] = self.latency(job or end_job, marks, row["event"])
@@ -205,6 +210,9 @@ class Day:
             if row["same"] is not None:
                 self.out("     switches == sar-route route for that mapping: "
                          + ("yes" if row["same"] else "NO"))
+            for fors_job, ok, verdict in row.get("fors", []):
+                self.out(f"     FORS {verdict}" if ok
+                         else f"     FORS job {fors_job}: FAILED {verdict}")
         else:
             self.out("     no reroute (the multi-leaf host sets did not change)")
         arrow = (lambda x, y, f: f(x) if not row["rerouted"] else f"{f(x)} -> {f(y)}")

@@ -68,7 +68,7 @@ def hostlist(prefix, first, last, width):
 class SlurmTestbed(StartStop):
     def __init__(self, workdir, num_nodes=64, nodes_per_leaf=16, prefix="n", width=3,
                  extra_conf="", spank_plugin=None, job_submit_lua=None, prolog_slurmctld=None,
-                 epilog_slurmctld=None, first_index=1):
+                 epilog_slurmctld=None, first_index=1, spank_args=""):
         if num_nodes % nodes_per_leaf:
             raise ValueError("num_nodes must be a multiple of nodes_per_leaf")
         self.workdir = os.path.abspath(workdir)
@@ -78,6 +78,7 @@ class SlurmTestbed(StartStop):
         self.width = width
         self.extra_conf = extra_conf
         self.spank_plugin = spank_plugin
+        self.spank_args = spank_args  # words after the plugin in plugstack.conf
         self.job_submit_lua = job_submit_lua
         self.prolog_slurmctld = prolog_slurmctld
         self.epilog_slurmctld = epilog_slurmctld
@@ -238,14 +239,15 @@ class SlurmTestbed(StartStop):
         return self.run(["scontrol", *args], check=check)
 
     def sbatch(self, nodes=None, nodelist=None, time_limit=None, partition=None, seconds=600,
-               extra_args=()):
+               extra_args=(), command=None):
         """Submits a sleeping batch job; returns its id (a string). `extra_args` go before
-        --wrap (e.g. ["--sar-pattern=alltoall"], ["--array=1-100"])."""
+        --wrap (e.g. ["--sar-pattern=alltoall"], ["--array=1-100"]); `command` replaces the
+        sleep (its output goes to jobs/<id>.out under the test bed's directory)."""
         return self.sbatch_run(nodes, nodelist, time_limit, partition, seconds, extra_args,
-                               check=True).stdout.strip().split(";")[0]
+                               check=True, command=command).stdout.strip().split(";")[0]
 
     def sbatch_run(self, nodes=None, nodelist=None, time_limit=None, partition=None, seconds=600,
-                   extra_args=(), check=False):
+                   extra_args=(), check=False, command=None):
         """Like sbatch(), but returns the CompletedProcess (for submissions meant to fail)."""
         argv = ["sbatch", "--parsable", "-o", os.path.join(self.workdir, "jobs", "%j.out")]
         if nodes:
@@ -257,7 +259,7 @@ class SlurmTestbed(StartStop):
         if partition:
             argv += ["-p", partition]
         argv += list(extra_args)
-        argv += ["--wrap", f"sleep {seconds}"]
+        argv += ["--wrap", command or f"sleep {seconds}"]
         return self.run(argv, check=check)
 
     def scancel(self, job_id):
@@ -326,7 +328,8 @@ class SlurmTestbed(StartStop):
         if self.spank_plugin:
             plugstack = os.path.join(w, "etc", "plugstack.conf")
             with open(plugstack, "w") as f:
-                f.write(f"required {os.path.abspath(self.spank_plugin)}\n")
+                f.write(f"required {os.path.abspath(self.spank_plugin)} {self.spank_args}"
+                        .rstrip() + "\n")
             lines.append(f"PlugStackConfig={plugstack}")
         if self.job_submit_lua:
             # slurmctld looks for job_submit.lua beside slurm.conf.

@@ -5,8 +5,15 @@
  * spank_job_env then carries SAR_PATTERN, job_submit.lua copies it into admin_comment (where
  * libslurm, squeue and slurmrestd show it to sar-filterd), and PrologSlurmctld sees
  * SPANK_SAR_PATTERN.
+ *
+ * On the compute nodes (slurmstepd, remote context) an alltoall job's tasks get
+ * SAR_FORS_SCHEDULE=<mapping>.fors.<job id>: where the router publishes the job's FORS schedule
+ * (docs/fors.md). <mapping> is the plugin argument mapping=PATH in plugstack.conf (default
+ * /var/lib/sar/jobs.map, the mapping_file of sar-filterd and osmsar).
  */
 #include <slurm/spank.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 SPANK_PLUGIN(sar_pattern, 1);
@@ -17,6 +24,8 @@ SPANK_PLUGIN(sar_pattern, 1);
 static const char* chosen_pattern = NULL;
 
 static const char* const kPatterns[] = {"alltoall", "default"};
+
+static const char kDefaultMapping[] = "/var/lib/sar/jobs.map";
 
 static int OnSarPattern(int val, const char* optarg, int remote) {
   (void)val;
@@ -67,6 +76,34 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) {
   if (spank_job_control_setenv(sp, "SAR_PATTERN", chosen_pattern, 1) != ESPANK_SUCCESS) {
     slurm_error("sar_pattern: cannot pass --sar-pattern=%s to the controller", chosen_pattern);
     return -1;
+  }
+  return 0;
+}
+
+/* The job's tasks learn where their FORS schedule is. The file itself appears (and changes) when
+ * the router reroutes; the job reads its header's generation to see which routing it follows. */
+int slurm_spank_task_init(spank_t sp, int ac, char** av) {
+  const char* mapping = kDefaultMapping;
+  uint32_t job_id = 0;
+  char path[4096];
+  int i;
+  if (spank_context() != S_CTX_REMOTE || chosen_pattern == NULL ||
+      strcmp(chosen_pattern, "alltoall") != 0) {
+    return 0;
+  }
+  for (i = 0; i < ac; ++i) {
+    if (strncmp(av[i], "mapping=", 8) == 0 && av[i][8] != '\0') mapping = av[i] + 8;
+  }
+  if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) {
+    slurm_error("sar_pattern: no job id for SAR_FORS_SCHEDULE");
+    return 0; /* the job runs anyway, without the hint */
+  }
+  if (snprintf(path, sizeof path, "%s.fors.%u", mapping, job_id) >= (int)sizeof path) {
+    slurm_error("sar_pattern: mapping path too long for SAR_FORS_SCHEDULE");
+    return 0;
+  }
+  if (spank_setenv(sp, "SAR_FORS_SCHEDULE", path, 1) != ESPANK_SUCCESS) {
+    slurm_error("sar_pattern: cannot set SAR_FORS_SCHEDULE");
   }
   return 0;
 }

@@ -39,6 +39,8 @@ const Subcommand kSubcommands[] = {
     {"replay",
      "replay a job history (SWF, trace, sacct) and reroute at every job change, per engine",
      sarcli::SetupReplay},
+    {"fors-schedule", "one host's send/receive order in its alltoall job's FORS schedule",
+     sarcli::SetupForsSchedule},
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "sar/engine.h"
 #include "sar/fabric.h"
 #include "sar/fabric_order.h"
+#include "sar/fors_job.h"
 #include "sar/lft.h"
 #include "sar/routing_pass.h"
 #include "sar/status.h"
@@ -35,6 +36,12 @@ struct sar_result_t {
   double route_ms = 0;
   double check_ms = 0;
   std::vector<std::string> notes;
+  std::string mapping_path;
+  struct Fors {
+    sar::ForsJobPlan plan;
+    std::string rows;  // made while the fabric is known (host names, LIDs)
+  };
+  std::vector<Fors> fors;
 };
 
 namespace {
@@ -124,7 +131,9 @@ sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options
   r->notes = in.notes;
   sar::RoutingOutput out;
   sar::ValidationReport report;
-  const sar::Status s = sar::RunRoutingPass(in, &out, &report);
+  std::vector<sar::ForsJobPlan> fors;
+  const sar::Status s =
+      sar::RunRoutingPass(in, &out, &report, sar::AnalysisOptions(), nullptr, &fors);
   for (const std::string& n : out.notes) r->notes.push_back(in.engine + ": " + n);
   SAR_RETURN_IF_ERROR(s);
   r->route_ms = out.paths_ms + out.layers_ms;
@@ -133,6 +142,11 @@ sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options
   r->layers = std::move(out.layers);
   r->num_layers = out.num_layers;
   r->switch_of_input = fabric.switch_of_input;
+  r->mapping_path = options.mapping_path;
+  for (sar::ForsJobPlan& plan : fors) {
+    std::string rows = sar::FormatForsScheduleRows(fabric.fabric, plan);
+    r->fors.push_back({std::move(plan), std::move(rows)});
+  }
   return sar::Status::OK();
 }
 
@@ -221,6 +235,29 @@ double sar_result_check_ms(const sar_result_t* r) { return r->check_ms; }
 int sar_result_num_notes(const sar_result_t* r) { return static_cast<int>(r->notes.size()); }
 const char* sar_result_note(const sar_result_t* r, int i) {
   return i < 0 || i >= static_cast<int>(r->notes.size()) ? nullptr : r->notes[i].c_str();
+}
+
+int sar_result_num_fors_jobs(const sar_result_t* r) { return static_cast<int>(r->fors.size()); }
+
+int sar_result_publish_fors_schedules(const sar_result_t* r, uint64_t epoch, char** errptr) {
+  int current = 0;
+  const bool ok = Guarded(errptr, [&] {
+    if (r == nullptr)
+      return sar::Status::InvalidArgument("sar_result_publish_fors_schedules: null");
+    if (r->mapping_path.empty()) return sar::Status::OK();
+    std::vector<std::string> keep;
+    for (const sar_result_t::Fors& f : r->fors) {
+      // A job id that cannot name a file gets no schedule (the mapping allows more than files).
+      if (!sar::ForsJobIdIsFileSafe(f.plan.job_id)) continue;
+      bool written = false;
+      SAR_RETURN_IF_ERROR(sar::WriteForsSchedule(
+          sar::ForsSchedulePath(r->mapping_path, f.plan.job_id), f.plan, f.rows, epoch, &written));
+      keep.push_back(f.plan.job_id);
+      ++current;
+    }
+    return sar::RemoveStaleForsSchedules(r->mapping_path, keep);
+  });
+  return ok ? current : -1;
 }
 
 int sar_check_tables(const sar_fabric_t* fabric, const sar_options_t* options, uint32_t max_lid,

@@ -8,6 +8,7 @@
 #include <memory>
 #include <utility>
 
+#include "sar/fors_job.h"
 #include "sar/io/job_file.h"
 
 namespace sar {
@@ -65,15 +66,6 @@ Status Settle(const Fabric& f, const RoutingOptions& o, JobMapping mapping, bool
                                                  : " lists no jobs") +
                        ": routing with plain dfsssp");
   }
-  std::string alltoall;
-  for (const Job& j : in.mapping.jobs) {
-    if (j.pattern == JobPattern::kAllToAll) alltoall += (alltoall.empty() ? "" : " ") + j.id;
-  }
-  if (!alltoall.empty() && in.engine == "sar") {
-    in.notes.push_back(
-        "alltoall jobs routed as ordinary SAR jobs (FORS phases are `sar-route fors`'s): " +
-        alltoall);
-  }
   SAR_RETURN_IF_ERROR(LoadClasses(f, o, &in));
   *out = std::move(in);
   return Status::OK();
@@ -82,6 +74,74 @@ Status Settle(const Fabric& f, const RoutingOptions& o, JobMapping mapping, bool
 std::string Channel(const Fabric& f, PortId c) {
   const PortRef p = f.port_ref(c);
   return f.name(p.node) + "/" + std::to_string(p.port);
+}
+
+// FORS for the alltoall jobs (engine "sar"): their hosts' base-LID entries are replaced by the
+// per-job plan's (fors_job.h) over SAR's tables; everything else stays SAR's. Jobs must not share
+// hosts (entries are per destination), so a job overlapping an earlier one keeps SAR's routes.
+// Each plan is checked on the resulting tables before it counts.
+void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobPlan>* plans) {
+  std::vector<const ResolvedJob*> jobs;
+  std::string names;
+  for (const ResolvedJob& j : in.jobs) {
+    if (j.pattern != JobPattern::kAllToAll) continue;
+    jobs.push_back(&j);
+    names += (names.empty() ? "" : " ") + j.id;
+  }
+  if (jobs.empty() || in.engine != "sar") return;
+  const Fabric& f = *in.fabric;
+  Ft2Topology topo;
+  if (const Status s = DetectFatTree2(f, &topo); !s.ok()) {
+    out->notes.push_back(
+        "alltoall jobs routed as ordinary SAR jobs, the fabric is not a 2-level "
+        "fat-tree (" +
+        s.message() + "): " + names);
+    return;
+  }
+  std::vector<uint8_t> taken(f.num_port_slots(), 0);
+  std::vector<int> spine_load;
+  for (const ResolvedJob* job : jobs) {
+    if (job->endpoints.size() < 2) continue;
+    bool overlap = false;
+    for (const PortRef& e : job->endpoints) overlap = overlap || taken[f.port_id(e)];
+    if (overlap) {
+      out->notes.push_back("alltoall job " + job->id +
+                           " shares hosts with an earlier alltoall job: routed by SAR");
+      continue;
+    }
+    ForsJobPlan plan;
+    Status s = PlanForsJob(f, topo, *job, 0, &plan);
+    if (s.ok()) {
+      const int offset =
+          ChooseSpineOffset(job->id, plan.stats.spines_used, topo.num_spines(), &spine_load);
+      if (offset != 0) s = PlanForsJob(f, topo, *job, offset, &plan);
+    }
+    if (!s.ok()) {
+      out->notes.push_back("alltoall job " + job->id + " routed by SAR: " + s.message());
+      continue;
+    }
+    ApplyForsJobRoutes(f, topo, plan, &out->lfts);
+    for (const PortRef& e : job->endpoints) taken[f.port_id(e)] = 1;
+    plans->push_back(std::move(plan));
+  }
+  // Entries of different jobs are for different LIDs, so each plan is judged once all are in.
+  for (const ForsJobPlan& plan : *plans) {
+    const ForsJobStats& st = plan.stats;
+    std::string note = "fors job " + plan.job_id + ": " + std::to_string(plan.hosts.size()) +
+                       " hosts, " + std::to_string(st.phases) + " phases (lower bound " +
+                       std::to_string(st.lower_bound) + "), spines " +
+                       std::to_string(st.spine_offset) + "+" + std::to_string(st.spines_used) +
+                       " of " + std::to_string(topo.num_spines());
+    if (st.rerouted > 0) {
+      note += ", " + std::to_string(st.rerouted) + " entries around failed links, " +
+              std::to_string(st.moved) + " transfers moved to " + std::to_string(st.split_phases) +
+              " extra phases";
+    }
+    if (st.compacted > 0) note += ", " + std::to_string(st.compacted) + " phases compacted away";
+    const Status c = CheckForsJobOnTables(f, out->lfts, plan.hosts, plan.phases);
+    note += c.ok() ? "; every phase conflict-free on the tables" : "; CHECK FAILED: " + c.message();
+    out->notes.push_back(note);
+  }
 }
 
 }  // namespace
@@ -188,21 +248,41 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
 
 Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out,
                       ValidationReport* report, const AnalysisOptions& also,
-                      AnalysisResult* analysis) {
+                      AnalysisResult* analysis, std::vector<ForsJobPlan>* fors) {
   *report = ValidationReport();
   const RoutingInput in = inputs.EngineInput();
   SAR_RETURN_IF_ERROR(engine.Route(in, out));
+  // SAR's own tables, kept only while FORS entries may have to be taken back.
+  LftSet sar_tables;
+  bool any_alltoall = false;
+  for (const ResolvedJob& j : inputs.jobs) any_alltoall |= j.pattern == JobPattern::kAllToAll;
+  if (any_alltoall) sar_tables = out->lfts;
+  std::vector<ForsJobPlan> plans;
+  ApplyFors(inputs, out, &plans);
   AnalysisResult own;
-  return ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
-                         out->num_layers, ValidationFor(inputs.options), also,
-                         analysis ? analysis : &own, report);
+  Status s = ValidateRouting(
+      *inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr, out->num_layers,
+      ValidationFor(inputs.options), also, analysis ? analysis : &own, report);
+  if (!s.ok() && !plans.empty()) {
+    // Never fail a reroute for FORS: SAR's tables alone are what the pass would have given.
+    out->notes.push_back("FORS entries withdrawn, the tables with them are invalid: " +
+                         s.message());
+    plans.clear();
+    out->lfts = std::move(sar_tables);
+    s = ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
+                        out->num_layers, ValidationFor(inputs.options), also,
+                        analysis ? analysis : &own, report);
+  }
+  if (fors != nullptr) *fors = std::move(plans);
+  return s;
 }
 
 Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
-                      const AnalysisOptions& also, AnalysisResult* analysis) {
+                      const AnalysisOptions& also, AnalysisResult* analysis,
+                      std::vector<ForsJobPlan>* fors) {
   const std::unique_ptr<RoutingEngine> engine = MakeRoutingEngine(inputs.engine);
   if (engine == nullptr) return Status::InvalidArgument("unknown engine '" + inputs.engine + "'");
-  return RunRoutingPass(inputs, *engine, out, report, also, analysis);
+  return RunRoutingPass(inputs, *engine, out, report, also, analysis, fors);
 }
 
 }  // namespace sar

@@ -18,7 +18,10 @@ hosts, and sar-filterd between them. Asserts:
   - every process started (ibsim x2, OpenSM x2, slurmctld, slurmd, sar-filterd) is gone at the
     end, and no job process of this SLURM is left;
   - every reroute's latency (job start or end -> tables in the switches) is found in the logs
-    of slurmctld, sar-filterd and OpenSM, and its stages add up to it.
+    of slurmctld, sar-filterd and OpenSM, and its stages add up to it;
+  - --sm plugin: after each reroute every multi-leaf alltoall job has a FORS schedule beside the
+    mapping that `sar-route fors-schedule --verify-lfts` finds conflict-free on the read-back
+    tables.
 """
 
 import os
@@ -46,6 +49,14 @@ def check_row(bed, row):
     it.check(not diff, f"event {row['n']} ({row['title']}): switches differ from sar-route "
                        f"route in {len(diff)} entries, e.g. {diff[:5]}")
     it.check(row["same"] is True, f"event {row['n']}: sar-route diff-lfts disagrees")
+    if bed.sm == "plugin":
+        # Every multi-leaf alltoall job has a published FORS schedule, and `sar-route
+        # fors-schedule --verify-lfts` walked it through the read-back tables without a conflict.
+        want = sorted(j for j, (_, pattern) in row["multi_leaf_jobs"].items()
+                      if pattern == "alltoall")
+        got = sorted(j for j, ok, _ in row.get("fors", []) if ok)
+        it.check(got == want, f"event {row['n']}: FORS schedules verified {got}, want {want}: "
+                              f"{row.get('fors')}")
 
 
 def body(args):

@@ -12,6 +12,8 @@ explain a cycle soon after a job starts.
                                    the job's hosts (scontrol show hostnames) with "alltoall";
                                    an admin's AdminComment update keeps the pattern, a bad
                                    pattern in one is refused
+  2b. batch jobs that print     -> an alltoall job's task has SAR_FORS_SCHEDULE=<mapping>.fors.<id>
+      $SAR_FORS_SCHEDULE            (plugstack.conf gives mapping=...); a default job has none
   3. a 100-task array at once   -> 100 hook requests, at most a few cycles (printed)
   4. the job ends               -> EpilogSlurmctld's job-end: a reroute with an empty mapping;
      the array is cancelled        100 job-end requests, again at most a few cycles
@@ -77,7 +79,8 @@ def body(args):
     hook = write_hook(w, os.path.abspath(args.sar_notify), sock)
     with SlurmTestbed(os.path.join(w, "slurm"), num_nodes=128, nodes_per_leaf=16,
                       spank_plugin=args.spank_plugin, job_submit_lua=args.job_submit_lua,
-                      prolog_slurmctld=hook, epilog_slurmctld=hook) as sb:
+                      prolog_slurmctld=hook, epilog_slurmctld=hook,
+                      spank_args=f"mapping={os.path.join(w, 'jobs.map')}") as sb:
         mapping = os.path.join(w, "jobs.map")
         opensm = it.FakeOpenSM(w, mapping)
         options = it.base_options(w, sb, opensm)
@@ -134,6 +137,28 @@ def body(args):
             it.check(bad.returncode != 0 and "sar-pattern=alltoall" in show,
                      f"AdminComment=sar-pattern=bogus: exit {bad.returncode}\n{show}")
 
+            # 2b. The job's tasks learn where the router publishes their FORS schedule.
+            show_env = "echo SAR_FORS_SCHEDULE=${SAR_FORS_SCHEDULE:-unset}"
+            a2a = sb.sbatch(nodes=1, extra_args=["--sar-pattern=alltoall"], command=show_env)
+            plain = sb.sbatch(nodes=1, command=show_env)
+            outs = {j: os.path.join(sb.workdir, "jobs", f"{j}.out") for j in (a2a, plain)}
+
+            def printed():
+                return all(os.path.exists(p) and open(p).read().strip() for p in outs.values())
+            it.wait_for(printed, "the two printing jobs' output", 20)
+            got = {j: open(p).read().strip() for j, p in outs.items()}
+            it.check(got[a2a] == f"SAR_FORS_SCHEDULE={mapping}.fors.{a2a}",
+                     f"alltoall job's environment: {got[a2a]!r}")
+            it.check(got[plain] == "SAR_FORS_SCHEDULE=unset",
+                     f"default job's environment: {got[plain]!r}")
+            print(f"alltoall job {a2a}: {got[a2a]}", flush=True)
+            # Both end before the burst below, whose counts must not see them.
+            it.wait_for(lambda: len([c for c in hook_calls(w) if c[2] in (a2a, plain)
+                                     and c[3] == "epilog_slurmctld"]) == 2,
+                        "the printing jobs' epilogs", 20)
+            time.sleep(1.5)  # their coalesced poll
+            others = (job, a2a, plain)
+
             # 3. 100 jobs at once (one array submission): a few cycles, not 100
             m0 = d.metrics()
             array = sb.sbatch(nodes=1, extra_args=["--array=1-100"])
@@ -141,7 +166,7 @@ def body(args):
 
             def array_prologs():
                 return [c for c in hook_calls(w)
-                        if c[3] == "prolog_slurmctld" and c[2] not in (job,)]
+                        if c[3] == "prolog_slurmctld" and c[2] not in others]
             it.wait_for(lambda: len(array_prologs()) >= 100, "100 array task prologs", 60)
             want = m0["control_requests_total"] + 100
             it.wait_for(lambda: d.metrics()["control_requests_total"] >= want,
@@ -173,7 +198,8 @@ def body(args):
             sb.scancel(array)
 
             def array_epilogs():
-                return [c for c in hook_calls(w) if c[3] == "epilog_slurmctld" and c[2] != job]
+                return [c for c in hook_calls(w)
+                        if c[3] == "epilog_slurmctld" and c[2] not in others]
             it.wait_for(lambda: len(array_epilogs()) >= 100, "100 array task epilogs", 60)
             time.sleep(1.5)
             cycles = d.metrics()["polls_total"] - m0["polls_total"]

@@ -97,6 +97,17 @@ double sar_result_check_ms(const sar_result_t* result);
 int sar_result_num_notes(const sar_result_t* result);
 const char* sar_result_note(const sar_result_t* result, int i); /* NULL if out of range */
 
+/* --- FORS schedules of alltoall jobs (docs/fors.md, docs/formats.md) ----------------------- */
+
+/* Alltoall jobs the pass gave FORS routes (sar/fors_job.h). */
+int sar_result_num_fors_jobs(const sar_result_t* result);
+/* Writes each such job's schedule to "<mapping file>.fors.<job id>" atomically, leaves a file that
+ * already holds the same generation (same schedule, same routes) as it is, and removes the
+ * schedules of jobs no longer planned. `epoch` is recorded in the files it writes. Call once the
+ * tables are handed over. Returns the number of schedules now current (0 without a mapping
+ * file), -1 on error (*errptr). */
+int sar_result_publish_fors_schedules(const sar_result_t* result, uint64_t epoch, char** errptr);
+
 /* --- Checking given tables --------------------------------------------------------------- */
 
 /* A route's virtual layer. */

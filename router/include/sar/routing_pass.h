@@ -11,6 +11,15 @@
 // The empty-mapping rule lives here: engine "sar" with no job (no mapping given, a missing
 // optional mapping, or one that lists no jobs) routes as plain "dfsssp", noted. SAR without jobs
 // is DFSSSP's balancing anyway; naming the engine used keeps logs and comparisons honest.
+//
+// The alltoall rule lives here too: with engine "sar" on a 2-level fat-tree (DetectFatTree2),
+// each alltoall job gets a per-job FORS plan (fors_job.h) whose entries for the job's base LIDs
+// replace SAR's; the plans go to *fors (if given) and are noted (phases against the lower bound,
+// checked on the tables). Jobs get different spine offsets (ChooseSpineOffset). Guaranteed: no
+// link twice within one phase of one job. Not guaranteed: anything across jobs (they are not
+// synchronised). Elsewhere alltoall jobs are SAR jobs, noted once. FORS never fails a pass: a job
+// it cannot plan keeps SAR's entries, and tables that fail validation with FORS entries are
+// replaced by SAR's own (noted).
 // Thread-safety: plain values and pure functions.
 #pragma once
 
@@ -29,6 +38,8 @@
 #include "sar/trace.h"
 
 namespace sar {
+
+struct ForsJobPlan;  // fors_job.h
 
 struct RoutingOptions {
   std::string engine = "sar";
@@ -60,7 +71,7 @@ struct RoutingInputs {
   NodeClasses classes;  // empty = every HCA is a compute node
   std::vector<NodeId> roots;
   RoutingOptions options;
-  /// Unknown hosts and class GUIDs, the empty-mapping fallback, alltoall jobs.
+  /// Unknown hosts and class GUIDs, the empty-mapping fallback.
   std::vector<std::string> notes;
 
   /// The engine's input (num_vls: min(num_vls, max_layers)); valid while *this lives.
@@ -128,12 +139,13 @@ ValidationOptions ValidationFor(const RoutingOptions& options);
 /// out->notes. On error *out is unspecified. With `analysis`, the validating sweep also computes
 /// what `also` asks for (sar-filterd's planner judges its new tables by their metrics) and
 /// *analysis receives it.
+/// `fors` (if given) receives the FORS plans of the alltoall jobs whose entries are in the tables.
 Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
                       const AnalysisOptions& also = AnalysisOptions(),
-                      AnalysisResult* analysis = nullptr);
+                      AnalysisResult* analysis = nullptr, std::vector<ForsJobPlan>* fors = nullptr);
 /// The same with a given engine instead of inputs.engine (tests inject their own).
 Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out,
                       ValidationReport* report, const AnalysisOptions& also = AnalysisOptions(),
-                      AnalysisResult* analysis = nullptr);
+                      AnalysisResult* analysis = nullptr, std::vector<ForsJobPlan>* fors = nullptr);
 
 }  // namespace sar

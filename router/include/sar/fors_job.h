@@ -1,0 +1,143 @@
+// FORS for one job on a shared, possibly degraded 2-level fat-tree: a phase schedule over the
+// job's own hosts and the destination-based table entries that make every phase conflict-free.
+// docs/fors.md ("Per-job FORS in the routing pass") explains the construction and its proof.
+//
+// Ranks: the job's endpoints sorted by (leaf, leaf port), so each leaf holds a run of consecutive
+// ranks. Schedule: a linear shift on a ring of N >= n positions (N a multiple of M' spines,
+// M' >= the most ranks on one leaf, positions n..N-1 empty): phase p-1 sends rank i to rank
+// (i + p) mod N. Routes: from every leaf, rank j's base LID goes up to spine
+// (offset + j mod M') mod M0. On an intact tree that is conflict-free: a leaf's senders in a phase
+// send to a run of consecutive ring positions (distinct mod M'), a leaf's receivers are a run of
+// consecutive ranks. Where that spine's link failed at either end the entry is chosen per
+// (source leaf, destination) to clash least; transfers that still clash are moved to extra
+// phases at the end, so every phase is conflict-free and the reroute never fails for it. Last,
+// phases whose transfers all fit into other phases' idle slots are dropped (compaction).
+// Only base LIDs are used (LMC 0 suffices; the migration protocol keeps its extra LID).
+// Thread-safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sar/fabric.h"
+#include "sar/jobs.h"
+#include "sar/lft.h"
+#include "sar/status.h"
+
+namespace sar {
+
+/// A 2-level fat-tree as found in a fabric: leaves (switches with HCAs, cabled only to spines),
+/// spines (switches cabled only to leaves). A missing leaf-spine cable is a failed link.
+struct Ft2Topology {
+  std::vector<NodeId> leaves;  // by switch index order
+  std::vector<NodeId> spines;  // by switch index order
+  /// by switch index: the leaf number, or -1 for a spine
+  std::vector<int> leaf_of_switch;
+  /// up_port[leaf * num_spines() + spine]: the leaf's lowest port to that spine, 0 = no cable
+  std::vector<uint8_t> up_port;
+  /// down_port[spine * num_leaves() + leaf]: the spine's lowest port to that leaf, 0 = none
+  std::vector<uint8_t> down_port;
+  int num_leaves() const { return static_cast<int>(leaves.size()); }
+  int num_spines() const { return static_cast<int>(spines.size()); }
+  bool works(int leaf, int spine) const {
+    return up_port[static_cast<size_t>(leaf) * spines.size() + spine] != 0 &&
+           down_port[static_cast<size_t>(spine) * leaves.size() + leaf] != 0;
+  }
+};
+
+/// Fails (InvalidArgument, saying why) unless `fabric` is a 2-level fat-tree as above with at
+/// least one spine and every leaf cabled to at least one spine.
+Status DetectFatTree2(const Fabric& fabric, Ft2Topology* out);
+
+struct ForsJobTransfer {
+  int32_t src = 0;  // ranks
+  int32_t dst = 0;
+};
+
+struct ForsJobStats {
+  int64_t phases = 0;
+  /// max(n - 1, max over leaves of ceil(c (n - c) / working uplinks)): no schedule can do better
+  int64_t lower_bound = 0;
+  int ring = 0;              // N
+  int spines_used = 0;       // M'
+  int spine_offset = 0;      // the job's first spine
+  int64_t rerouted = 0;      // (leaf, destination) entries off their spine because of failures
+  int64_t moved = 0;         // transfers moved out of their phase because of a clash
+  int64_t split_phases = 0;  // extra phases they needed
+  int64_t compacted = 0;     // phases dropped because their transfers fit into others
+};
+
+struct ForsJobPlan {
+  std::string job_id;
+  std::vector<PortRef> hosts;  // by rank
+  std::vector<int> leaf_of_rank;
+  std::vector<std::vector<ForsJobTransfer>> phases;
+  /// spine[leaf * n + rank]: the spine the leaf sends the rank's base LID to; -1 where the leaf
+  /// has none of the job's senders or is the rank's own leaf.
+  std::vector<int16_t> spine;
+  ForsJobStats stats;
+};
+
+/// Plans one job. `spine_offset` in [0, M0). Fails (Failed) only where no schedule exists: a
+/// pair of the job's leaves shares no working spine.
+Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
+                   int spine_offset, ForsJobPlan* out);
+
+/// Writes the plan's entries for the job's base LIDs into the leaf and spine tables.
+void ApplyForsJobRoutes(const Fabric& fabric, const Ft2Topology& topo, const ForsJobPlan& plan,
+                        LftSet* lfts);
+
+/// Judges a schedule by the tables alone (RouteTracer, nothing of the planner): every ordered
+/// pair of distinct ranks exactly once, every transfer delivered to its rank's base LID, and no
+/// channel (directed link, HCA links included) used twice within a phase. First violation.
+Status CheckForsJobOnTables(const Fabric& fabric, const LftSet& lfts,
+                            const std::vector<PortRef>& hosts,
+                            const std::vector<std::vector<ForsJobTransfer>>& phases);
+
+/// Offsets for several alltoall jobs: each job (in order) starts at hash(id) mod M0 and moves to
+/// the offset whose spines the earlier jobs use least, so a job keeps its offset while others
+/// come and go unless they overlap it.
+int ChooseSpineOffset(const std::string& job_id, int spines_used, int m0,
+                      std::vector<int>* spine_load);
+
+// --- The schedule file (docs/formats.md, "FORS schedule") ------------------------------------
+
+/// "<mapping path>.fors.<job id>"
+std::string ForsSchedulePath(const std::string& mapping_path, const std::string& job_id);
+/// True if `job_id` can name a file (letters, digits, '.', '_', '-'; not starting with '.').
+bool ForsJobIdIsFileSafe(const std::string& job_id);
+
+/// The rows "phase,src,dst,dlid" (host names, base LID of dst) and the header lines.
+std::string FormatForsScheduleRows(const Fabric& fabric, const ForsJobPlan& plan);
+/// FNV-1a 64 of the rows and the plan's spine entries: the same routes and schedule give the
+/// same generation.
+uint64_t ForsScheduleGenerationOf(const ForsJobPlan& plan, const std::string& rows);
+std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& rows,
+                                   uint64_t epoch);
+
+/// Writes the file atomically unless it already holds this generation (then it is left alone,
+/// epoch included). *written says which.
+Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
+                         uint64_t epoch, bool* written);
+/// Removes "<mapping path>.fors.*" files whose job is not in `keep`.
+Status RemoveStaleForsSchedules(const std::string& mapping_path,
+                                const std::vector<std::string>& keep);
+
+struct ForsScheduleRow {
+  int64_t phase = 0;
+  std::string src, dst;
+  Lid dlid = 0;
+};
+struct ForsScheduleFile {
+  std::string job_id;
+  uint64_t epoch = 0;
+  uint64_t generation = 0;
+  int64_t phases = 0;
+  int64_t lower_bound = 0;
+  std::vector<ForsScheduleRow> rows;
+};
+/// Parses a schedule file; errors name "path:line".
+Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out);
+
+}  // namespace sar

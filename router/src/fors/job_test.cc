@@ -1,0 +1,329 @@
+// Per-job FORS: the intact-tree construction is conflict-free (exhaustively on small trees), and
+// on random degraded trees every plan, walked through the tables it wrote (not the planner's
+// own spine choices), covers every pair once and uses no link twice within a phase.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+
+#include "sar/fors_job.h"
+#include "sar/routing_pass.h"
+#include "test_fabrics.h"
+
+namespace sar {
+namespace {
+
+// FT(2;M0,M1): M1 leaves with M0 hosts each, M0 spines; failed[leaf * m0 + spine] cables absent.
+Fabric Ft2(int m0, int m1, const std::vector<uint8_t>& failed = {}) {
+  Fabric f;
+  std::vector<NodeId> leaf, spine;
+  for (int i = 0; i < m1; ++i)
+    leaf.push_back(testfab::AddSwitch(&f, 2 * m0, testfab::Numbered("leaf", i, 2)));
+  for (int k = 0; k < m0; ++k)
+    spine.push_back(testfab::AddSwitch(&f, m1, testfab::Numbered("spine", k, 2)));
+  int h = 0;
+  for (int i = 0; i < m1; ++i) {
+    for (int k = 0; k < m0; ++k) {
+      testfab::Cable(&f, testfab::AddHost(&f, 1, testfab::Numbered("h", h++, 4)), leaf[i]);
+    }
+    for (int k = 0; k < m0; ++k) {
+      if (failed.empty() || !failed[static_cast<size_t>(i) * m0 + k]) {
+        testfab::Cable(&f, leaf[i], spine[k]);
+      }
+    }
+  }
+  testfab::AssignTestLids(&f, 0);
+  return f;
+}
+
+ResolvedJob JobOf(const Fabric& f, const std::vector<int>& host_numbers) {
+  ResolvedJob job;
+  job.id = "j";
+  job.pattern = JobPattern::kAllToAll;
+  for (int h : host_numbers) {
+    job.endpoints.push_back({f.FindByName(testfab::Numbered("h", h, 4)), 1});
+  }
+  return job;
+}
+
+// Plans, writes the entries into empty tables (so only FORS's entries can carry the job), and
+// judges the schedule on those tables.
+Status PlanApplyCheck(const Fabric& f, const Ft2Topology& topo, const ResolvedJob& job, int offset,
+                      ForsJobPlan* plan) {
+  SAR_RETURN_IF_ERROR(PlanForsJob(f, topo, job, offset, plan));
+  LftSet lfts(f);
+  ApplyForsJobRoutes(f, topo, *plan, &lfts);
+  return CheckForsJobOnTables(f, lfts, plan->hosts, plan->phases);
+}
+
+TEST(ForsJob, DetectsTheTwoLevelFatTree) {
+  const Fabric f = Ft2(3, 4, {0, 0, 1, /*leaf 1*/ 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  Ft2Topology topo;
+  ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+  EXPECT_EQ(topo.num_leaves(), 4);
+  EXPECT_EQ(topo.num_spines(), 3);
+  EXPECT_FALSE(topo.works(0, 2));
+  EXPECT_TRUE(topo.works(0, 1));
+  EXPECT_TRUE(topo.works(1, 2));
+  Ft2Topology ring;
+  const Status s = DetectFatTree2(testfab::Ring(4, 2), &ring);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("no switch without hosts"), std::string::npos) << s.ToString();
+}
+
+// The claim of fors_job.h, for every job (every subset of at least two hosts) on every intact
+// FT(2;M0,M1) with M0*M1 <= 12 and every spine offset: conflict-free on plain destination
+// tables, no entry moved, and at most N-1 phases where N is the ring (n-1 when n <= M0).
+TEST(ForsJob, IntactTreeLinearShiftIsConflictFreeExhaustively) {
+  int64_t jobs = 0;
+  for (int m0 = 2; m0 <= 4; ++m0) {
+    for (int m1 = 2; m0 * m1 <= 12; ++m1) {
+      const Fabric f = Ft2(m0, m1);
+      Ft2Topology topo;
+      ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+      const int hosts = m0 * m1;
+      for (uint32_t mask = 1; mask < (1u << hosts); ++mask) {
+        if (__builtin_popcount(mask) < 2) continue;
+        std::vector<int> members;
+        for (int h = 0; h < hosts; ++h) {
+          if ((mask >> h) & 1u) members.push_back(h);
+        }
+        const int n = static_cast<int>(members.size());
+        const int offset = static_cast<int>(mask % m0);
+        ForsJobPlan plan;
+        const Status s = PlanApplyCheck(f, topo, JobOf(f, members), offset, &plan);
+        ASSERT_TRUE(s.ok()) << "FT(2;" << m0 << "," << m1 << ") mask " << mask << ": "
+                            << s.ToString();
+        ASSERT_EQ(plan.stats.moved, 0) << mask;
+        ASSERT_EQ(plan.stats.rerouted, 0) << mask;
+        ASSERT_LE(plan.stats.phases, plan.stats.ring - 1) << mask;
+        ASSERT_GE(plan.stats.phases, n - 1) << mask;
+        ASSERT_EQ(plan.stats.lower_bound, n - 1);
+        if (n <= m0) {
+          ASSERT_EQ(plan.stats.phases, n - 1) << mask;
+        }
+        ASSERT_LT(plan.stats.ring, n + m0);
+        ++jobs;
+      }
+    }
+  }
+  EXPECT_GT(jobs, 4000);
+}
+
+TEST(ForsJob, WholeLeavesOnTheIntactTreeMeetTheBound) {
+  // A job on whole leaves: n = k M0, so the ring is n and the phases n - 1 (the optimum).
+  const Fabric f = Ft2(8, 8);
+  Ft2Topology topo;
+  ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+  std::vector<int> members;
+  for (int h = 8; h < 40; ++h) members.push_back(h);
+  ForsJobPlan plan;
+  ASSERT_TRUE(PlanApplyCheck(f, topo, JobOf(f, members), 5, &plan).ok());
+  EXPECT_EQ(plan.stats.phases, 31);
+  EXPECT_EQ(plan.stats.lower_bound, 31);
+  EXPECT_EQ(plan.stats.spine_offset, 5);
+}
+
+TEST(ForsJob, EnoughSpinesWorkingEverywhereKeepTheIntactConstruction) {
+  // Leaf 0 lost spine 3; the job has at most 2 hosts per leaf and 3 spines work at all its
+  // leaves: the construction runs on those 3, nothing re-chosen, nothing moved, n-1 phases.
+  std::vector<uint8_t> failed(16, 0);
+  failed[0 * 4 + 3] = 1;
+  const Fabric f = Ft2(4, 4, failed);
+  Ft2Topology topo;
+  ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+  ForsJobPlan plan;
+  ASSERT_TRUE(PlanApplyCheck(f, topo, JobOf(f, {0, 1, 4, 5, 8, 9}), 3, &plan).ok());
+  EXPECT_EQ(plan.stats.rerouted, 0);
+  EXPECT_EQ(plan.stats.moved, 0);
+  EXPECT_EQ(plan.stats.phases, 5);
+  for (size_t e = 0; e < plan.spine.size(); ++e) EXPECT_NE(plan.spine[e], 3) << e;
+  // With 3 hosts on leaf 0 and only 3 good spines, still n-1 (M' = 3 divides 9).
+  ASSERT_TRUE(PlanApplyCheck(f, topo, JobOf(f, {0, 1, 2, 4, 5, 6, 8, 9, 10}), 0, &plan).ok());
+  EXPECT_EQ(plan.stats.phases, 8);
+  EXPECT_EQ(plan.stats.moved, 0);
+}
+
+// Property test: random FT(2;M0,M1), 2..8 x 2..8, random failed links, random jobs.
+TEST(ForsJob, RandomDegradedTreesAreConflictFreeOnTheTables) {
+  std::mt19937_64 rng(20261122);
+  int planned = 0, impossible = 0, with_failures = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int m0 = 2 + static_cast<int>(rng() % 7), m1 = 2 + static_cast<int>(rng() % 7);
+    std::vector<uint8_t> failed(static_cast<size_t>(m0) * m1, 0);
+    const int cuts = static_cast<int>(rng() % (m1 + 2));
+    for (int c = 0; c < cuts; ++c) failed[rng() % failed.size()] = 1;
+    const Fabric f = Ft2(m0, m1, failed);
+    Ft2Topology topo;
+    if (!DetectFatTree2(f, &topo).ok()) continue;  // a leaf lost every uplink
+    std::vector<int> members;
+    const double p = 0.2 + 0.8 * static_cast<double>(rng() % 100) / 100.0;
+    for (int h = 0; h < m0 * m1; ++h) {
+      if (static_cast<double>(rng() % 1000) / 1000.0 < p) members.push_back(h);
+    }
+    if (members.size() < 2) continue;
+    ForsJobPlan plan;
+    const ResolvedJob job = JobOf(f, members);
+    const int offset = static_cast<int>(rng() % m0);
+    SCOPED_TRACE("trial " + std::to_string(trial) + " FT(2;" + std::to_string(m0) + "," +
+                 std::to_string(m1) + ") hosts " + std::to_string(members.size()));
+    const Status planned_status = PlanForsJob(f, topo, job, offset, &plan);
+    if (!planned_status.ok()) {
+      // Only allowed when two of the job's leaves really share no working spine.
+      EXPECT_NE(planned_status.message().find("share no working spine"), std::string::npos)
+          << planned_status.ToString();
+      ++impossible;
+      continue;
+    }
+    LftSet lfts(f);
+    ApplyForsJobRoutes(f, topo, plan, &lfts);
+    const Status s = CheckForsJobOnTables(f, lfts, plan.hosts, plan.phases);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_GE(plan.stats.phases, plan.stats.lower_bound);
+    ++planned;
+    with_failures += plan.stats.rerouted > 0;
+  }
+  EXPECT_GT(planned, 250);
+  EXPECT_GT(with_failures, 50);
+  (void)impossible;
+}
+
+TEST(ForsJob, CheckOnTablesCatchesASharedLinkAndAMissingPair) {
+  const Fabric f = Ft2(2, 2);
+  Ft2Topology topo;
+  ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+  ForsJobPlan plan;
+  ASSERT_TRUE(PlanForsJob(f, topo, JobOf(f, {0, 1, 2, 3}), 0, &plan).ok());
+  LftSet lfts(f);
+  ApplyForsJobRoutes(f, topo, plan, &lfts);
+  ASSERT_TRUE(CheckForsJobOnTables(f, lfts, plan.hosts, plan.phases).ok());
+  // Both ranks of leaf 0 send to leaf 1 in one phase and the leaf sends both LIDs up one port.
+  LftSet bad = lfts;
+  const int leaf0 = f.switch_index(topo.leaves[0]);
+  for (int r = 2; r < 4; ++r) {
+    bad.set_port(leaf0, f.base_lid(plan.hosts[r]), topo.up_port[0]);
+  }
+  Status s = CheckForsJobOnTables(f, bad, plan.hosts, plan.phases);
+  EXPECT_NE(s.message().find("shares the link"), std::string::npos) << s.ToString();
+  auto phases = plan.phases;
+  phases.back().pop_back();
+  s = CheckForsJobOnTables(f, lfts, plan.hosts, phases);
+  EXPECT_NE(s.message().find("never scheduled"), std::string::npos) << s.ToString();
+}
+
+TEST(ForsJob, SpineOffsetsSpreadJobsAndStay) {
+  std::vector<int> load;
+  const int a = ChooseSpineOffset("101", 4, 8, &load);
+  const int b = ChooseSpineOffset("102", 4, 8, &load);
+  // Two jobs of 4 spines each on 8 spines share none.
+  for (int k = 0; k < 4; ++k) {
+    for (int q = 0; q < 4; ++q) EXPECT_NE((a + k) % 8, (b + q) % 8);
+  }
+  // The first job sits at its own hash offset, whatever comes after it.
+  std::vector<int> alone;
+  EXPECT_EQ(ChooseSpineOffset("101", 4, 8, &alone), a);
+}
+
+std::string TempDir() {
+  std::string t = "/tmp/fors_job_test.XXXXXX";
+  EXPECT_NE(::mkdtemp(t.data()), nullptr);
+  return t;
+}
+
+TEST(ForsJob, RoutingPassGivesAlltoallJobsForsAndKeepsOthersValid) {
+  const Fabric f = Ft2(4, 4, {0, 0, 0, 1, /**/ 0, 0, 0, 0, /**/ 0, 1, 0, 0, /**/ 0, 0, 0, 0});
+  const std::string dir = TempDir();
+  RoutingOptions o;
+  o.mapping_path = dir + "/mapping";
+  std::ofstream(o.mapping_path) << "h0000 11 alltoall\nh0001 11 alltoall\nh0004 11 alltoall\n"
+                                   "h0009 11 alltoall\nh0013 11 alltoall\n"
+                                   "h0002 12 alltoall\nh0006 12 alltoall\nh0010 12 alltoall\n"
+                                   "h0003 13\nh0015 13\n";
+  RoutingInputs in;
+  ASSERT_TRUE(LoadRoutingInputs(f, o, &in).ok());
+  RoutingOutput out;
+  ValidationReport report;
+  std::vector<ForsJobPlan> fors;
+  const Status s = RunRoutingPass(in, &out, &report, AnalysisOptions(), nullptr, &fors);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(fors.size(), 2u);
+  for (const ForsJobPlan& plan : fors) {
+    const Status c = CheckForsJobOnTables(f, out.lfts, plan.hosts, plan.phases);
+    EXPECT_TRUE(c.ok()) << plan.job_id << ": " << c.ToString();
+  }
+  EXPECT_NE(fors[0].stats.spine_offset, fors[1].stats.spine_offset);
+  int noted = 0;
+  for (const std::string& n : out.notes) {
+    noted += n.rfind("fors job ", 0) == 0 &&
+             n.find("every phase conflict-free on the tables") != std::string::npos;
+  }
+  EXPECT_EQ(noted, 2);
+
+  // Elsewhere: SAR routes them, noted once.
+  const Fabric ring = testfab::Ring(3, 2);
+  std::ofstream(o.mapping_path) << "h0000 11 alltoall\nh0003 11 alltoall\nh0005 12 alltoall\n"
+                                   "h0001 12 alltoall\n";
+  ASSERT_TRUE(LoadRoutingInputs(ring, o, &in).ok());
+  ASSERT_TRUE(RunRoutingPass(in, &out, &report, AnalysisOptions(), nullptr, &fors).ok());
+  EXPECT_TRUE(fors.empty());
+  int not_ft2 = 0;
+  for (const std::string& n : out.notes) {
+    not_ft2 += n.find("not a 2-level fat-tree") != std::string::npos;
+  }
+  EXPECT_EQ(not_ft2, 1);
+}
+
+TEST(ForsJob, ScheduleFileRoundTripAndStableGeneration) {
+  const Fabric f = Ft2(3, 3);
+  Ft2Topology topo;
+  ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+  ForsJobPlan plan;
+  ResolvedJob job = JobOf(f, {0, 1, 4, 7, 8});
+  job.id = "4711";
+  ASSERT_TRUE(PlanForsJob(f, topo, job, 1, &plan).ok());
+  const std::string dir = TempDir();
+  const std::string mapping = dir + "/mapping";
+  const std::string path = ForsSchedulePath(mapping, "4711");
+  EXPECT_EQ(path, mapping + ".fors.4711");
+  const std::string rows = FormatForsScheduleRows(f, plan);
+  bool written = false;
+  ASSERT_TRUE(WriteForsSchedule(path, plan, rows, 5, &written).ok());
+  EXPECT_TRUE(written);
+  ForsScheduleFile file;
+  ASSERT_TRUE(ReadForsSchedule(path, &file).ok());
+  EXPECT_EQ(file.job_id, "4711");
+  EXPECT_EQ(file.epoch, 5u);
+  EXPECT_EQ(file.phases, plan.stats.phases);
+  EXPECT_EQ(file.rows.size(), 5u * 4u);
+  EXPECT_EQ(file.generation, ForsScheduleGenerationOf(plan, rows));
+  // Same plan again (a reroute that changed nothing for the job): the file is left alone.
+  ForsJobPlan again;
+  ASSERT_TRUE(PlanForsJob(f, topo, job, 1, &again).ok());
+  ASSERT_TRUE(WriteForsSchedule(path, again, FormatForsScheduleRows(f, again), 6, &written).ok());
+  EXPECT_FALSE(written);
+  ASSERT_TRUE(ReadForsSchedule(path, &file).ok());
+  EXPECT_EQ(file.epoch, 5u);
+  // Another offset routes differently: a new generation, written with the new epoch.
+  ASSERT_TRUE(PlanForsJob(f, topo, job, 2, &again).ok());
+  ASSERT_TRUE(WriteForsSchedule(path, again, FormatForsScheduleRows(f, again), 7, &written).ok());
+  EXPECT_TRUE(written);
+  ASSERT_TRUE(ReadForsSchedule(path, &file).ok());
+  EXPECT_EQ(file.epoch, 7u);
+  // Stale schedules go, others stay.
+  std::ofstream(ForsSchedulePath(mapping, "99")) << "x";
+  ASSERT_TRUE(RemoveStaleForsSchedules(mapping, {"4711"}).ok());
+  EXPECT_EQ(::access(ForsSchedulePath(mapping, "99").c_str(), F_OK), -1);
+  EXPECT_EQ(::access(path.c_str(), F_OK), 0);
+  EXPECT_FALSE(ForsJobIdIsFileSafe("../x"));
+  EXPECT_FALSE(ForsJobIdIsFileSafe(".x"));
+  EXPECT_TRUE(ForsJobIdIsFileSafe("123_4"));
+  // A broken file names file and line.
+  std::ofstream(path) << "# sar-fors-schedule 1\n# job 1 epoch 1 generation 0 phases 1 "
+                         "lower_bound 1 hosts 2\nphase,src,dst,dlid\n0,a,b\n";
+  const Status s = ReadForsSchedule(path, &file);
+  EXPECT_NE(s.message().find(path + ":4"), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace sar

@@ -1,0 +1,191 @@
+// The per-job FORS schedule file (docs/formats.md, "FORS schedule"): written beside the mapping,
+// read by the job (sar-route fors-schedule).
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "sar/fors_job.h"
+#include "sar/io/file_util.h"
+
+namespace sar {
+namespace {
+
+constexpr char kMagic[] = "# sar-fors-schedule 1";
+constexpr char kColumns[] = "phase,src,dst,dlid";
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string ForsSchedulePath(const std::string& mapping_path, const std::string& job_id) {
+  return mapping_path + ".fors." + job_id;
+}
+
+bool ForsJobIdIsFileSafe(const std::string& job_id) {
+  if (job_id.empty() || job_id.size() > 64 || job_id[0] == '.') return false;
+  for (char c : job_id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string FormatForsScheduleRows(const Fabric& fabric, const ForsJobPlan& plan) {
+  std::string out;
+  std::vector<std::string> names;
+  std::vector<Lid> lids;
+  for (const PortRef& h : plan.hosts) {
+    names.emplace_back(fabric.hostname(h.node));
+    lids.push_back(fabric.base_lid(h));
+  }
+  for (size_t p = 0; p < plan.phases.size(); ++p) {
+    for (const ForsJobTransfer& t : plan.phases[p]) {
+      out += std::to_string(p);
+      out += ',';
+      out += names[t.src];
+      out += ',';
+      out += names[t.dst];
+      out += ',';
+      out += std::to_string(lids[t.dst]);
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& rows,
+                                   uint64_t epoch) {
+  std::string out = kMagic;
+  out += "\n# job " + plan.job_id + " epoch " + std::to_string(epoch) + " generation " +
+         Hex(ForsScheduleGenerationOf(plan, rows)) + " phases " +
+         std::to_string(plan.stats.phases) + " lower_bound " +
+         std::to_string(plan.stats.lower_bound) + " hosts " + std::to_string(plan.hosts.size()) +
+         "\n";
+  out += kColumns;
+  out += '\n';
+  out += rows;
+  return out;
+}
+
+Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
+                         uint64_t epoch, bool* written) {
+  *written = false;
+  ForsScheduleFile old;
+  if (::access(path.c_str(), F_OK) == 0 && ReadForsSchedule(path, &old).ok() &&
+      old.generation == ForsScheduleGenerationOf(plan, rows) && old.job_id == plan.job_id) {
+    return Status::OK();  // same routes, same schedule: the job keeps reading what it has
+  }
+  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, FormatForsScheduleFile(plan, rows, epoch)));
+  *written = true;
+  return Status::OK();
+}
+
+Status RemoveStaleForsSchedules(const std::string& mapping_path,
+                                const std::vector<std::string>& keep) {
+  const size_t slash = mapping_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : mapping_path.substr(0, slash);
+  const std::string base =
+      slash == std::string::npos ? mapping_path : mapping_path.substr(slash + 1);
+  const std::string prefix = base + ".fors.";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    return errno == ENOENT ? Status::OK() : Status::IOError(dir + ": " + std::strerror(errno));
+  }
+  std::vector<std::string> stale;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string job = name.substr(prefix.size());
+    // Leftover temporaries of WriteFileAtomic are "<path>.tmp.XXXXXX": not a job's schedule.
+    if (!ForsJobIdIsFileSafe(job) || job.find(".tmp.") != std::string::npos) continue;
+    bool kept = false;
+    for (const std::string& k : keep) kept = kept || k == job;
+    if (!kept) stale.push_back(dir + "/" + name);
+  }
+  ::closedir(d);
+  for (const std::string& path : stale) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return Status::IOError(path + ": " + std::strerror(errno));
+    }
+  }
+  return Status::OK();
+}
+
+Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out) {
+  std::string text;
+  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  ForsScheduleFile f;
+  size_t pos = 0;
+  int line_no = 0;
+  bool header = false, columns = false;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    const std::string where = path + ":" + std::to_string(line_no) + ": ";
+    if (line_no == 1) {
+      if (line != kMagic) return Status::Corruption(where + "not a sar FORS schedule");
+      continue;
+    }
+    if (line.rfind("# job ", 0) == 0) {
+      char job[72], gen[24];
+      unsigned long long epoch = 0;
+      long long phases = 0, bound = 0, hosts = 0;
+      if (std::sscanf(line.c_str(),
+                      "# job %71s epoch %llu generation %20s phases %lld lower_bound %lld hosts "
+                      "%lld",
+                      job, &epoch, gen, &phases, &bound, &hosts) != 6) {
+        return Status::Corruption(where + "bad header line");
+      }
+      f.job_id = job;
+      f.epoch = epoch;
+      f.generation = std::strtoull(gen, nullptr, 16);
+      f.phases = phases;
+      f.lower_bound = bound;
+      header = true;
+      continue;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    if (!columns) {
+      if (line != kColumns) return Status::Corruption(where + "expected '" + kColumns + "'");
+      columns = true;
+      continue;
+    }
+    ForsScheduleRow row;
+    const size_t c1 = line.find(','), c2 = line.find(',', c1 + 1),
+                 c3 = line.find(',', c2 == std::string::npos ? c2 : c2 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos || c3 == std::string::npos ||
+        line.find(',', c3 + 1) != std::string::npos) {
+      return Status::Corruption(where + "expected 'phase,src,dst,dlid'");
+    }
+    char* e = nullptr;
+    row.phase = std::strtoll(line.c_str(), &e, 10);
+    if (e != line.c_str() + c1 || row.phase < 0) return Status::Corruption(where + "bad phase");
+    row.src = line.substr(c1 + 1, c2 - c1 - 1);
+    row.dst = line.substr(c2 + 1, c3 - c2 - 1);
+    const unsigned long lid = std::strtoul(line.c_str() + c3 + 1, &e, 10);
+    if (*e != '\0' || lid == 0 || lid > kMaxUnicastLid || row.src.empty() || row.dst.empty()) {
+      return Status::Corruption(where + "bad row");
+    }
+    row.dlid = static_cast<Lid>(lid);
+    f.rows.push_back(std::move(row));
+  }
+  if (!header || !columns) return Status::Corruption(path + ": missing header");
+  *out = std::move(f);
+  return Status::OK();
+}
+
+}  // namespace sar
