@@ -125,6 +125,7 @@ Status Place(const Fabric& fabric, const JobHistory& history, const ReplayOption
     }
     ++out->placed;
     pj.job.id = h.id;
+    pj.job.pattern = h.pattern;
     pj.job.start_s = h.start_s - t0;
     pj.job.end_s = h.end_s - t0;
     pj.job.leaves = CountLeaves(m, hosts);
@@ -195,6 +196,7 @@ JobMapping MappingAt(const ReplayResult& r, int event) {
     Job job;
     job.id = r.jobs[j].id;
     job.hosts = r.jobs[j].hosts;
+    job.pattern = r.jobs[j].pattern;
     m.jobs.push_back(std::move(job));
   }
   return m;

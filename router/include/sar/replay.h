@@ -53,6 +53,9 @@ struct ReplayJob {
   double start_s = 0, end_s = 0;  // seconds after the history's first start
   std::vector<std::string> hosts;
   int leaves = 0;
+  /// As the history says (trace admin comment, sacct AdminComment); the routing pass gives
+  /// alltoall jobs FORS routes where it can, as in service.
+  JobPattern pattern = JobPattern::kDefault;
 };
 
 struct ReplayEvent {
