@@ -67,6 +67,9 @@ class RoutingEngine {
  public:
   virtual ~RoutingEngine() = default;
   virtual std::string_view name() const = 0;
+  /// Whether the tables depend on RoutingInput::jobs. An engine that says false routes the same
+  /// tables for every job set, so a trace replay routes it once and only re-measures.
+  virtual bool uses_jobs() const { return false; }
 
   /// Computes the tables. First checks the input, the same way for every engine, with
   /// messages that do not depend on the engine:

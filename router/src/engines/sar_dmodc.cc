@@ -21,6 +21,7 @@ namespace {
 class SarDmodcEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "sar-dmodc"; }
+  bool uses_jobs() const override { return true; }  // job members take their in-job index
 
  protected:
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
