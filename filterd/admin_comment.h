@@ -1,17 +1,11 @@
-// The job's communication pattern as SLURM carries it: slurm-plugin/job_submit.lua writes the
-// --sar-pattern value into the job's admin_comment as the word "sar-pattern=<name>", beside
-// whatever else an admin keeps there. Every job source reads it through this one function.
+// The job's pattern from SLURM's admin_comment: the reader lives in libsar
+// (sar/io/admin_comment.h), which sar-route's trace replay reads too.
 #pragma once
 
-#include <string_view>
-
-#include "sar/jobs.h"
+#include "sar/io/admin_comment.h"
 
 namespace sar::filterd {
 
-/// The pattern named by the first "sar-pattern=<name>" word of `admin_comment` (words are
-/// separated by commas or whitespace). No such word, or an unknown name, is kDefault: a job is
-/// never dropped for its comment, it is only routed the ordinary way.
-JobPattern PatternFromAdminComment(std::string_view admin_comment);
+using sar::PatternFromAdminComment;
 
 }  // namespace sar::filterd

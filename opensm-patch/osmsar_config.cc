@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "sar/engine.h"
 #include "sar/io/file_util.h"
 #include "sar/io/line_reader.h"
 #include "sar/status.h"
@@ -44,7 +45,10 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
     return sar::Status::OK();
   };
   if (key == "engine") {
-    if (value != "sar" && value != "dfsssp") return bad("must be sar or dfsssp");
+    // Any engine of libsar's registry (the routing pass runs it the same way for each).
+    if (sar::MakeRoutingEngine(value) == nullptr) {
+      return bad("must be one of " + sar::RoutingEngineList());
+    }
     CopyString(value, c->engine, sizeof c->engine);
     return sar::Status::OK();
   }

@@ -16,7 +16,7 @@ extern "C" {
 
 /* The file's keys, for the plugin's start-up log line. */
 typedef struct OsmsarConfig {
-  char engine[32];                    /* "sar" (default) or "dfsssp" */
+  char engine[32];                    /* a libsar engine: "sar" (default), "dfsssp", "dmodc", ... */
   char mapping_file[OSMSAR_PATH_MAX]; /* job mapping; "" = none; missing file = no jobs */
   char cn_guid_file[OSMSAR_PATH_MAX]; /* compute node GUIDs; "" = every HCA */
   char io_guid_file[OSMSAR_PATH_MAX]; /* storage node GUIDs; "" = none */

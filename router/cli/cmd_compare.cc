@@ -21,12 +21,15 @@
 
 #include "cli_common.h"
 #include "sar/engine.h"
+#include "sar/io/file_util.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
 #include "sar/jobs.h"
 #include "sar/metrics.h"
+#include "sar/oblivious.h"
+#include "sar/report_html.h"
 #include "sar/routing_pass.h"
 
 extern char** environ;
@@ -45,6 +48,7 @@ struct CompareArgs {
   int vls = 8;
   int threads = 0;
   bool json = false;
+  std::string html;
   std::string testbed_script;
   std::string workdir;
 };
@@ -61,7 +65,8 @@ struct Row {
   double mean_job_channels = 0;  // same jobs
   int unused_channels = 0;       // switch-to-switch channels no route crosses
   double routing_ms = 0;
-  int layers = 1;  // -1 = unknown
+  int layers = 1;          // -1 = unknown
+  int64_t oblivious = -1;  // max disjoint size (Yuan's ratio on full bisection); -1 = too large
 };
 
 // Where scripts/sar_testbed.py is: the option, $SAR_TESTBED, beside the source tree the binary
@@ -148,6 +153,10 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   }
   for (sar::PortId c = 0; c < f.num_port_slots(); ++c) {
     row->unused_channels += f.is_inter_switch(c) && row->metrics.efi_per_channel[c] == 0;
+  }
+  sar::ObliviousResult obl;
+  if (sar::ComputeObliviousRatio(f, lfts, sar::ObliviousOptions(), &obl).ok()) {
+    row->oblivious = obl.max_disjoint;
   }
   row->ok = true;
 }
@@ -258,6 +267,46 @@ uint64_t EffectiveEfiLowerBound(const sar::Fabric& f, const std::vector<sar::Res
   return bound;
 }
 
+// The table and one leaf-to-upper-switch heat map of effective EFI per engine, one colour scale.
+std::string CompareHtml(const CompareArgs& a, const sar::Fabric& f, size_t num_jobs, int multi,
+                        uint64_t bound, const std::vector<Row>& rows) {
+  sar::ReportTable t;
+  t.caption = "Engines on " + a.fabric.topology + " with " + a.jobs;
+  t.header = {
+      "engine",           "valid",           "max eff. EFI", "mean eff. EFI", "dark fiber",
+      "job EFI max mean", "unused channels", "route ms",     "layers",        "oblivious ratio"};
+  uint64_t max = 1;
+  for (const Row& r : rows) {
+    if (!r.ok) {
+      t.rows.push_back({r.name, "FAILED: " + r.error});
+      continue;
+    }
+    max = std::max(max, r.metrics.effective_efi.max);
+    char buf[5][32];
+    std::snprintf(buf[0], sizeof buf[0], "%.2f", r.metrics.effective_efi.mean);
+    std::snprintf(buf[1], sizeof buf[1], "%.1f%%", 100.0 * r.metrics.dark_fiber);
+    std::snprintf(buf[2], sizeof buf[2], "%.2f", r.mean_job_efi_max);
+    std::snprintf(buf[3], sizeof buf[3], "%.1f", r.routing_ms);
+    t.rows.push_back({r.name, r.valid ? "yes" : "NO", std::to_string(r.metrics.effective_efi.max),
+                      buf[0], buf[1], buf[2], std::to_string(r.unused_channels), buf[3],
+                      r.layers >= 0 ? std::to_string(r.layers) : "-",
+                      r.oblivious >= 0 ? std::to_string(r.oblivious) : "-"});
+  }
+  std::string body = "<p>" + std::to_string(num_jobs) + " jobs, " + std::to_string(multi) +
+                     " span two or more leaf switches; no routing has max effective EFI below " +
+                     std::to_string(bound) + ".</p>\n" + sar::ReportTableHtml(t);
+  body +=
+      "<h2>Effective EFI of each leaf's links to each upper switch</h2>\n<p>The larger "
+      "direction, parallel cables summed; white = dark, grey = no cable, darkest = " +
+      std::to_string(max) + ".</p>\n";
+  for (const Row& r : rows) {
+    if (r.ok) {
+      body += sar::LinkLoadHeatmapSvg(f, r.metrics.effective_efi_per_channel, max, r.name);
+    }
+  }
+  return sar::ReportPageHtml("sar-route compare: " + a.fabric.topology, body);
+}
+
 int RunCompare(const CompareArgs& a) {
   sar::Fabric f;
   sar::Status s = LoadFabric(a.fabric, &f);
@@ -334,10 +383,15 @@ int RunCompare(const CompareArgs& a) {
       j["unused_channels"] = r.unused_channels;
       j["routing_ms"] = r.routing_ms;
       j["layers"] = r.layers >= 0 ? Json(r.layers) : Json(nullptr);
+      j["oblivious_ratio"] = r.oblivious >= 0 ? Json(r.oblivious) : Json(nullptr);
     }
     table.push_back(std::move(j));
   }
   out["engines"] = std::move(table);
+  if (!a.html.empty()) {
+    s = sar::WriteFileAtomic(a.html, CompareHtml(a, f, jobs.size(), multi, bound, rows));
+    if (!s.ok()) return Fail(s);
+  }
   if (a.json) {
     std::cout << out.dump(2) << "\n";
   } else {
@@ -345,19 +399,21 @@ int RunCompare(const CompareArgs& a) {
         "%s: %zu jobs, %d span two or more leaf switches; no routing has max effective EFI "
         "below %llu\n",
         a.fabric.topology.c_str(), jobs.size(), multi, static_cast<unsigned long long>(bound));
-    std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s\n", "engine", "valid", "effEFImax",
-                "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms", "layers");
+    std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s %5s\n", "engine", "valid", "effEFImax",
+                "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms", "layers",
+                "obl");
     for (const Row& r : rows) {
       if (!r.ok) {
         std::printf("%-16s FAILED: %s\n", r.name.c_str(), r.error.c_str());
         continue;
       }
-      std::printf("%-16s %5s %9llu %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s\n", r.name.c_str(),
+      std::printf("%-16s %5s %9llu %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s %5s\n", r.name.c_str(),
                   r.valid ? "yes" : "NO",
                   static_cast<unsigned long long>(r.metrics.effective_efi.max),
                   r.metrics.effective_efi.mean, 100.0 * r.metrics.dark_fiber, r.mean_job_efi_max,
                   r.mean_job_channels, r.unused_channels, r.routing_ms,
-                  r.layers >= 0 ? std::to_string(r.layers).c_str() : "-");
+                  r.layers >= 0 ? std::to_string(r.layers).c_str() : "-",
+                  r.oblivious >= 0 ? std::to_string(r.oblivious).c_str() : "-");
       if (!r.valid) std::printf("%-16s   %s\n", "", r.invalid.c_str());
     }
   }
@@ -384,6 +440,8 @@ std::function<int()> SetupCompare(CLI::App* c) {
                 "path of scripts/sar_testbed.py (default: $SAR_TESTBED or found beside the build)");
   c->add_option("--workdir", a->workdir, "keep the OpenSM runs here (default: a removed temp dir)");
   c->add_flag("--json", a->json, "print one JSON object");
+  c->add_option("--html", a->html,
+                "also write a self-contained HTML report (table, per-engine link-load heat maps)");
   return [a] {
     if (a->engines.empty() && a->opensm.empty()) {
       return Fail(sar::Status::InvalidArgument("give --engines and/or --opensm"));

@@ -14,6 +14,7 @@
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/jobs.h"
+#include "sar/oblivious.h"
 #include "sar/routing_pass.h"
 
 namespace sarcli {
@@ -128,6 +129,11 @@ int RunEval(const EvalArgs& a) {
   const std::vector<sar::LinkLoad>& loads = r.traffic;
 
   const bool valid = verdict.ok();
+  // Yuan's oblivious performance ratio (max disjoint size); null when the fabric is too large
+  // to match every channel's pairs.
+  sar::ObliviousResult obl;
+  const sar::Status obl_status = sar::ComputeObliviousRatio(f, lfts, sar::ObliviousOptions(), &obl);
+  timing["oblivious_ms"] = watch.Lap();
 
   Json j;
   j["valid"] = valid;
@@ -144,6 +150,8 @@ int RunEval(const EvalArgs& a) {
   j["efi"] = EfiJson(m.efi);
   j["effective_efi"] = EfiJson(m.effective_efi);
   j["dark_fiber"] = m.dark_fiber;
+  j["oblivious_ratio"] = obl_status.ok() ? Json(obl.max_disjoint) : Json(nullptr);
+  j["oblivious_ratio_exact"] = obl_status.ok() ? Json(obl.full_bisection) : Json(nullptr);
   Json jobs_json = Json::array();
   for (const sar::JobMetrics& jm : m.jobs) {
     jobs_json.push_back({{"id", jm.id},
@@ -214,6 +222,13 @@ int RunEval(const EvalArgs& a) {
       std::printf("; %d layers %s", layered->layers, layered->deadlock_free ? "acyclic" : "CYCLIC");
     }
     std::printf("\nchannels:       %d switch-to-switch\n", m.channels);
+    if (obl_status.ok()) {
+      std::printf("oblivious:      max disjoint size %u (%s)\n", obl.max_disjoint,
+                  obl.full_bisection ? "= oblivious performance ratio, full bisection"
+                                     : "upper bound of the oblivious ratio, oversubscribed");
+    } else {
+      std::printf("oblivious:      not computed: %s\n", obl_status.message().c_str());
+    }
     std::printf("EFI:            max %llu, mean %.1f\n", static_cast<unsigned long long>(m.efi.max),
                 m.efi.mean);
     if (!jobs.empty()) {

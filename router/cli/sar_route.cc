@@ -36,6 +36,9 @@ const Subcommand kSubcommands[] = {
     {"route", "compute and check routing tables with an engine", sarcli::SetupRoute},
     {"fors", "FORS all-to-all schedule, spine routing and LMC tables for FT(2;M0,M1)",
      sarcli::SetupFors},
+    {"replay",
+     "replay a job history (SWF, trace, sacct) and reroute at every job change, per engine",
+     sarcli::SetupReplay},
     {"fors-schedule", "one host's send/receive order in its alltoall job's FORS schedule",
      sarcli::SetupForsSchedule},
 };

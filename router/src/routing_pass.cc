@@ -402,21 +402,18 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
                       ValidationReport* report, const AnalysisOptions& also,
                       AnalysisResult* analysis, std::vector<ForsJobPlan>* fors) {
   *report = ValidationReport();
-  // SAR's own tables, kept only while FORS entries may have to be taken back.
-  LftSet sar_tables;
-  std::vector<ForsJobPlan> plans;
   if (inputs.options.migration) {
-    // Migration mode routes base LIDs (engine) and highLIDs (Up*/Down*) itself; no FORS overlay
-    // on top (not combined yet: FORS entries would change base entries outside the epoch's plan).
     SAR_RETURN_IF_ERROR(RouteMigration(inputs, engine, out));
   } else {
-    const RoutingInput in = inputs.EngineInput();
-    SAR_RETURN_IF_ERROR(engine.Route(in, out));
-    bool any_alltoall = false;
-    for (const ResolvedJob& j : inputs.jobs) any_alltoall |= j.pattern == JobPattern::kAllToAll;
-    if (any_alltoall) sar_tables = out->lfts;
-    ApplyFors(inputs, out, &plans);
+    SAR_RETURN_IF_ERROR(engine.Route(inputs.EngineInput(), out));
   }
+  // SAR's own tables, kept only while FORS entries may have to be taken back.
+  LftSet sar_tables;
+  bool any_alltoall = false;
+  for (const ResolvedJob& j : inputs.jobs) any_alltoall |= j.pattern == JobPattern::kAllToAll;
+  if (any_alltoall) sar_tables = out->lfts;
+  std::vector<ForsJobPlan> plans;
+  ApplyFors(inputs, out, &plans);
   AnalysisResult own;
   Status s = ValidateRouting(
       *inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr, out->num_layers,

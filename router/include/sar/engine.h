@@ -2,7 +2,9 @@
 // OpenSM. An engine turns a fabric with LIDs into linear forwarding tables for every switch and,
 // if it needs them for deadlock freedom, a virtual layer for every endpoint-to-endpoint route.
 //
-// Engines: "minhop", "updn" (Up*/Down*), "dfsssp", "sar" (scheduling-aware DFSSSP).
+// Engines: "minhop", "updn" (Up*/Down*), "dfsssp", "sar" (scheduling-aware DFSSSP), "dmodk",
+// "dmodc" (closed-form fat-tree routing, Gliksberg et al. 2020), "sar-dmodc" (dmodc with
+// job-local node indices).
 // Every engine routes every LID of the fabric: each LID of each cabled HCA port (all 2^LMC of
 // them) and each switch's port-0 LID, from every switch. Engines never print; they report
 // through RoutingOutput and Status.
@@ -65,6 +67,9 @@ class RoutingEngine {
  public:
   virtual ~RoutingEngine() = default;
   virtual std::string_view name() const = 0;
+  /// Whether the tables depend on RoutingInput::jobs. An engine that says false routes the same
+  /// tables for every job set, so a trace replay routes it once and only re-measures.
+  virtual bool uses_jobs() const { return false; }
 
   /// Computes the tables. First checks the input, the same way for every engine, with
   /// messages that do not depend on the engine:

@@ -16,12 +16,17 @@ struct EngineEntry {
 };
 
 // One line per engine; the order is the order RoutingEngineNames() lists.
+// clang-format off
 const EngineEntry kEngines[] = {
     {"minhop", internal::NewMinHopEngine},
     {"updn", internal::NewUpDownEngine},
     {"dfsssp", internal::NewDfssspEngine},
     {"sar", internal::NewSarEngine},
+    {"dmodk", internal::NewDmodkEngine},
+    {"dmodc", internal::NewDmodcEngine},
+    {"sar-dmodc", internal::NewSarDmodcEngine},
 };
+// clang-format on
 
 double MsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

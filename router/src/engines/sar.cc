@@ -74,6 +74,7 @@ void PlanSar(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* 
 class SarEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "sar"; }
+  bool uses_jobs() const override { return true; }
 
  protected:
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {

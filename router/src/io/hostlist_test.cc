@@ -1,14 +1,13 @@
-#include "hostlist.h"
+#include "sar/io/hostlist.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-#ifdef SAR_HAVE_SLURM
-#include <slurm/slurm.h>
-#endif
+// The check against libslurm's own expander is filterd/hostlist_slurm_test.cc (libslurm is
+// linked there, not into libsar's tests).
 
-namespace sar::filterd {
+namespace sar {
 namespace {
 
 std::vector<std::string> Expand(const std::string& expr) {
@@ -78,23 +77,5 @@ TEST(Hostlist, OdometerOrderWithSeveralRangesPerGroup) {
   EXPECT_EQ(Expand("r[1,5]n[1,3-4]"), want);
 }
 
-#ifdef SAR_HAVE_SLURM
-// Second truth: SLURM's own expander, on the forms squeue and topology.conf use.
-TEST(Hostlist, AgreesWithLibslurm) {
-  for (const char* expr : {"n[001-016]", "n[008-016,033-043]", "a1,b[2-3],c", "x[09-11]",
-                           "rack[1-2]node[1-2]", "n[1-3,7,10-11]"}) {
-    std::vector<std::string> want;
-    hostlist_t hl = slurm_hostlist_create(expr);
-    ASSERT_NE(hl, nullptr);
-    while (char* h = slurm_hostlist_shift(hl)) {
-      want.emplace_back(h);
-      free(h);
-    }
-    slurm_hostlist_destroy(hl);
-    EXPECT_EQ(Expand(expr), want) << expr;
-  }
-}
-#endif
-
 }  // namespace
-}  // namespace sar::filterd
+}  // namespace sar

@@ -1,11 +1,11 @@
-#include "hostlist.h"
+#include "sar/io/hostlist.h"
 
 #include <charconv>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace sar::filterd {
+namespace sar {
 namespace {
 
 // Splits at commas that are not inside brackets.
@@ -145,4 +145,4 @@ Status ExpandHostlist(std::string_view expr, std::vector<std::string>* out, size
   return Status::OK();
 }
 
-}  // namespace sar::filterd
+}  // namespace sar

@@ -1,6 +1,6 @@
-#include "admin_comment.h"
+#include "sar/io/admin_comment.h"
 
-namespace sar::filterd {
+namespace sar {
 
 JobPattern PatternFromAdminComment(std::string_view admin_comment) {
   constexpr std::string_view kKey = "sar-pattern=";
@@ -21,4 +21,4 @@ JobPattern PatternFromAdminComment(std::string_view admin_comment) {
   return JobPattern::kDefault;
 }
 
-}  // namespace sar::filterd
+}  // namespace sar

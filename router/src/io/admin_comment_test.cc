@@ -1,4 +1,4 @@
-#include "admin_comment.h"
+#include "sar/io/admin_comment.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace sar::filterd {
+namespace sar {
 namespace {
 
 TEST(AdminComment, FindsThePatternWordAmongOthers) {
@@ -52,4 +52,4 @@ TEST(AdminComment, UnknownNamesAndEmptyCommentsAreDefault) {
 }
 
 }  // namespace
-}  // namespace sar::filterd
+}  // namespace sar

@@ -1,0 +1,178 @@
+// Scale benchmark for dmodc (issue 16): full reroute of a large degraded PGFT, then a reroute
+// after one more failed cable, with median times over repetitions and the process's peak RSS.
+// Not a test: it prints figures (docs/benchmarks.md).
+//
+//   build/bench/dmodc_bench [--spec pgft:3;32,32,44;1,32,32;1,1,1] [--fail-pct 1] [--reps 5]
+//                           [--engine dmodc] [--threads 0] [--validate]
+//
+// "route" is RoutingEngine::Route: the engine's input checks, Procedure 1, the validity pass
+// (every leaf pair at finite cost) and the tables of every switch for every LID. --validate also
+// times the project's ValidateRouting once (every pair traced, the channel dependency graph).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sar/engine.h"
+#include "sar/failures.h"
+#include "sar/generate.h"
+#include "sar/lids.h"
+#include "sar/routing_pass.h"
+
+namespace {
+
+double Ms(std::chrono::steady_clock::time_point a) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+}
+
+double CpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+long PeakRssMb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
+
+void Die(const std::string& what, const sar::Status& s) {
+  std::fprintf(stderr, "dmodc_bench: %s: %s\n", what.c_str(), s.ToString().c_str());
+  std::exit(1);
+}
+
+// Median Route wall time over `reps` runs (and in *cpu_ms the median CPU time, all threads:
+// the machine may be shared); the last output is kept in *out.
+double TimeRoute(const sar::RoutingEngine& engine, const sar::RoutingInput& in, int reps,
+                 sar::RoutingOutput* out, double* cpu_ms) {
+  std::vector<double> ms, cpu;
+  for (int i = 0; i < reps; ++i) {
+    *out = sar::RoutingOutput();  // freeing the previous tables is not the engine's time
+    const auto t = std::chrono::steady_clock::now();
+    const double c = CpuMs();
+    const sar::Status s = engine.Route(in, out);
+    ms.push_back(Ms(t));
+    cpu.push_back(CpuMs() - c);
+    if (!s.ok()) Die("route", s);
+  }
+  *cpu_ms = Median(cpu);
+  return Median(ms);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string spec_text = "pgft:3;32,32,44;1,32,32;1,1,1";
+  std::string engine_name = "dmodc";
+  double fail_pct = 1.0;
+  int reps = 5, threads = 0;
+  bool validate = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "dmodc_bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--spec")
+      spec_text = next();
+    else if (a == "--fail-pct")
+      fail_pct = std::atof(next().c_str());
+    else if (a == "--reps")
+      reps = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--engine")
+      engine_name = next();
+    else if (a == "--threads")
+      threads = std::atoi(next().c_str());
+    else if (a == "--validate")
+      validate = true;
+    else {
+      std::fprintf(stderr, "dmodc_bench: unknown argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  sar::PgftSpec spec;
+  sar::Fabric intact, degraded, more;
+  sar::Status s = sar::ParsePgftSpec(spec_text, &spec);
+  if (!s.ok()) Die("spec", s);
+  auto t = std::chrono::steady_clock::now();
+  if (!(s = sar::GeneratePgft(spec, {}, &intact)).ok()) Die("generate", s);
+  if (!(s = sar::AssignLids({}, &intact)).ok()) Die("lids", s);
+  int switch_cables = 0;
+  for (sar::PortId c = 0; c < intact.num_port_slots(); ++c)
+    switch_cables += intact.is_inter_switch(c);
+  switch_cables /= 2;
+  sar::RandomFailureOptions fo;
+  fo.num_links = static_cast<int>(switch_cables * fail_pct / 100.0 + 0.5);
+  fo.seed = 1;
+  sar::FailureSet fs;
+  if (!(s = sar::PickRandomFailures(intact, fo, &fs)).ok()) Die("failures", s);
+  if (!(s = sar::ApplyFailures(intact, fs, &degraded)).ok()) Die("failures", s);
+  std::printf(
+      "fabric %s: %zu hosts, %d switches, %d switch cables, %d failed (%.1f%%); built in %.0f ms\n",
+      spec_text.c_str(), intact.Endpoints().size(), intact.num_switches(), switch_cables,
+      fo.num_links, fail_pct, Ms(t));
+
+  const auto engine = sar::MakeRoutingEngine(engine_name);
+  if (engine == nullptr) {
+    std::fprintf(stderr, "dmodc_bench: no engine '%s'\n", engine_name.c_str());
+    return 2;
+  }
+  sar::RoutingInput in;
+  in.fabric = &degraded;
+  in.threads = threads;
+  sar::RoutingOutput out;
+  double cpu = 0;
+  const double full = TimeRoute(*engine, in, reps, &out, &cpu);
+  std::printf(
+      "%s full reroute (degraded): median %.1f ms wall, %.1f ms CPU (all threads) over %d runs\n",
+      engine_name.c_str(), full, cpu, reps);
+  for (const std::string& n : out.notes) std::printf("  note: %s\n", n.c_str());
+
+  // One more failed cable, rerouted from scratch (no incremental path).
+  sar::RandomFailureOptions one;
+  one.num_links = 1;
+  one.seed = 2;
+  sar::FailureSet fs1;
+  if (!(s = sar::PickRandomFailures(degraded, one, &fs1)).ok()) Die("one more failure", s);
+  if (!(s = sar::ApplyFailures(degraded, fs1, &more)).ok()) Die("one more failure", s);
+  in.fabric = &more;
+  sar::RoutingOutput out2;
+  const double again = TimeRoute(*engine, in, reps, &out2, &cpu);
+  size_t changed = 0;
+  for (int sw = 0; sw < more.num_switches(); ++sw) {
+    const uint8_t* a = out.lfts.row(sw);
+    const uint8_t* b = out2.lfts.row(sw);
+    for (sar::Lid l = 0; l <= more.max_lid(); ++l) changed += a[l] != b[l];
+  }
+  std::printf(
+      "%s reroute after one more failure (%s port %d): median %.1f ms wall, %.1f ms CPU, "
+      "%zu entries changed\n",
+      engine_name.c_str(), fs1.links[0].first.c_str(), fs1.links[0].second, again, cpu, changed);
+
+  if (validate) {
+    t = std::chrono::steady_clock::now();
+    sar::ValidationOptions vo;
+    vo.num_vls = 1;
+    vo.threads = threads;
+    sar::ValidationReport report;
+    s = sar::ValidateRouting(more, out2.lfts, nullptr, 1, vo, &report);
+    std::printf("ValidateRouting: %s in %.0f ms\n", s.ok() ? "valid" : s.ToString().c_str(), Ms(t));
+  }
+  std::printf("peak RSS %ld MB\n", PeakRssMb());
+  return 0;
+}

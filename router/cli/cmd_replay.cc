@@ -1,0 +1,274 @@
+// sar-route replay: a job history played on a fabric, rerouted by each engine at every change of
+// the multi-leaf job set (sar/replay.h does the work; this file reads options and prints).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "sar/engine.h"
+#include "sar/io/file_util.h"
+#include "sar/job_history.h"
+#include "sar/replay.h"
+#include "sar/report_html.h"
+
+namespace sarcli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct ReplayArgs {
+  FabricArgs fabric;
+  std::string swf, trace, sacct;
+  std::vector<std::string> engines = {"sar", "dfsssp"};
+  int machine_nodes = 0;
+  bool no_scale = false;
+  double from_days = 0, days = 0;
+  int vls = 8;
+  int threads = 0;
+  bool json = false;
+  std::string csv, html;
+  int heatmap_event = -1;
+  std::string progress = "auto";
+};
+
+// A one-line progress bar with ETA on stderr, redrawn at most five times a second.
+class ProgressBar {
+ public:
+  void Update(size_t done, size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double frac = total ? static_cast<double>(done) / total : 1;
+    const int width = 30, filled = static_cast<int>(frac * width);
+    const double eta = done ? elapsed * (total - done) / done : 0;
+    std::fprintf(stderr, "\r[%.*s%.*s] %3d%% %zu/%zu  %dm%02ds elapsed, ETA %dm%02ds ", filled,
+                 "##############################", width - filled, "..............................",
+                 static_cast<int>(100 * frac), done, total, static_cast<int>(elapsed) / 60,
+                 static_cast<int>(elapsed) % 60, static_cast<int>(eta) / 60,
+                 static_cast<int>(eta) % 60);
+    if (done == total) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
+
+Json SummaryJson(const sar::ReplaySummary& s) {
+  return {{"effective_efi_max_mean", s.eff_efi_mean},
+          {"effective_efi_max_p95", s.eff_efi_p95},
+          {"effective_efi_max_max", s.eff_efi_max},
+          {"effective_efi_max_mean_without_reroute", s.stale_eff_efi_mean},
+          {"dark_fiber_mean", s.dark_mean},
+          {"dark_fiber_p95", s.dark_p95},
+          {"worst_job_efi_mean", s.worst_job_efi_mean},
+          {"efi_max", s.efi_max},
+          {"reroutes", s.reroutes},
+          {"reroute_ms_mean", s.reroute_ms_mean},
+          {"reroute_ms_p95", s.reroute_ms_p95},
+          {"lft_changed_mean", s.lft_changed_mean}};
+}
+
+std::string Csv(const sar::ReplayResult& r) {
+  std::string out =
+      "event,time_s,running,busy_hosts,multi_leaf_jobs,engine,engine_used,effective_efi_max,"
+      "dark_fiber,worst_job_efi,efi_max,rerouted,reroute_ms,lft_changed,"
+      "stale_effective_efi_max\n";
+  char buf[512];
+  for (size_t e = 0; e < r.engines.size(); ++e) {
+    for (size_t k = 0; k < r.events.size(); ++k) {
+      const sar::ReplayEvent& ev = r.events[k];
+      const sar::ReplaySample& s = r.samples[e][k];
+      std::snprintf(buf, sizeof buf,
+                    "%zu,%.0f,%d,%d,%zu,%s,%s,%llu,%.6f,%llu,%llu,%d,%.3f,%llu,%llu\n", k,
+                    ev.time_s, ev.running, ev.busy_hosts, ev.jobs.size(), r.engines[e].c_str(),
+                    s.engine_used.c_str(), static_cast<unsigned long long>(s.effective_efi_max),
+                    s.dark_fiber, static_cast<unsigned long long>(s.worst_job_efi),
+                    static_cast<unsigned long long>(s.efi_max), s.rerouted ? 1 : 0, s.reroute_ms,
+                    static_cast<unsigned long long>(s.lft_changed),
+                    static_cast<unsigned long long>(s.stale_effective_efi_max));
+      out += buf;
+    }
+  }
+  return out;
+}
+
+int RunReplay(const ReplayArgs& a) {
+  const int sources = !a.swf.empty() + !a.trace.empty() + !a.sacct.empty();
+  if (sources != 1) {
+    return Fail(sar::Status::InvalidArgument("give exactly one of --swf, --trace, --sacct"));
+  }
+  sar::Fabric f;
+  sar::Status s = LoadFabric(a.fabric, &f);
+  if (!s.ok()) return Fail(s);
+  sar::JobHistory history;
+  if (!a.swf.empty()) s = sar::ReadJobHistory(a.swf, sar::HistoryFormat::kSwf, &history);
+  if (!a.trace.empty()) s = sar::ReadJobHistory(a.trace, sar::HistoryFormat::kTrace, &history);
+  if (!a.sacct.empty()) s = sar::ReadJobHistory(a.sacct, sar::HistoryFormat::kSacct, &history);
+  if (!s.ok()) return Fail(s);
+
+  sar::ReplayOptions o;
+  o.engines = a.engines;
+  o.num_vls = a.vls;
+  o.threads = a.threads;
+  o.machine_nodes = a.machine_nodes;
+  o.scale = !a.no_scale;
+  o.from_s = a.from_days * 86400.0;
+  if (a.days > 0) o.to_s = o.from_s + a.days * 86400.0;
+  const bool bar = a.progress == "on" || (a.progress == "auto" && isatty(STDERR_FILENO));
+  auto progress = std::make_shared<ProgressBar>();
+  if (bar) o.progress = [progress](size_t done, size_t total) { progress->Update(done, total); };
+  sar::ReplayResult r;
+  Stopwatch watch;
+  s = sar::Replay(f, history, o, &r);
+  if (!s.ok()) return Fail(s);
+  const double wall_ms = watch.Lap();
+
+  if (!a.csv.empty()) {
+    s = sar::WriteFileAtomic(a.csv, Csv(r));
+    if (!s.ok()) return Fail(s);
+  }
+  if (!a.html.empty()) {
+    sar::ReplayReportInput in;
+    in.title = "sar-route replay: " + (a.swf + a.trace + a.sacct) + " on " + a.fabric.topology;
+    in.result = &r;
+    in.fabric = &f;
+    // The heat map: the given event, else the first job-aware engine's reroute that lowered
+    // max effective EFI most (before = its previous tables on the new jobs), else its reroute
+    // that changed most LFT entries, else the event with the highest max effective EFI.
+    int event = a.heatmap_event;
+    size_t engine = 0;
+    for (size_t e = 0; e < r.engines.size(); ++e) {
+      if (sar::MakeRoutingEngine(r.engines[e])->uses_jobs()) {
+        engine = e;
+        break;
+      }
+    }
+    if (event < 0) {  // the reroute that lowered max effective EFI most
+      uint64_t most = 0;
+      for (size_t k = 1; k < r.events.size(); ++k) {
+        const sar::ReplaySample& x = r.samples[engine][k];
+        if (x.stale_effective_efi_max > x.effective_efi_max &&
+            x.stale_effective_efi_max - x.effective_efi_max > most) {
+          most = x.stale_effective_efi_max - x.effective_efi_max;
+          event = static_cast<int>(k);
+        }
+      }
+    }
+    if (event < 0) {  // none lowered it: the reroute that changed most LFT entries
+      uint64_t most = 0;
+      for (size_t k = 1; k < r.events.size(); ++k) {
+        if (r.samples[engine][k].lft_changed > most) {
+          most = r.samples[engine][k].lft_changed;
+          event = static_cast<int>(k);
+        }
+      }
+    }
+    if (event < 0) {  // no reroute changed anything (engines that ignore jobs): the worst event
+      uint64_t worst = 0;
+      for (size_t k = 1; k < r.events.size(); ++k) {
+        if (r.samples[engine][k].effective_efi_max > worst) {
+          worst = r.samples[engine][k].effective_efi_max;
+          event = static_cast<int>(k);
+        }
+      }
+    }
+    std::vector<uint64_t> before, after;
+    if (event > 0 && event < static_cast<int>(r.events.size())) {
+      s = sar::ReplayLinkLoads(f, r, o, r.engines[engine], event, &before, &after);
+      if (!s.ok()) return Fail(s);
+      in.heatmap_engine = r.engines[engine];
+      in.heatmap_event = event;
+      in.before = &before;
+      in.after = &after;
+    }
+    s = sar::WriteFileAtomic(a.html, sar::ReplayReportHtml(in));
+    if (!s.ok()) return Fail(s);
+  }
+
+  Json out;
+  out["topology"] = a.fabric.topology;
+  out["history_jobs"] = r.history_jobs;
+  out["skipped_records"] = history.skipped;
+  out["placed"] = r.placed;
+  out["zero_length"] = r.zero_length;
+  out["not_placed"] = r.not_placed;
+  out["unknown_hosts"] = r.unknown_hosts;
+  out["scale"] = r.scale;
+  out["fabric_hosts"] = r.fabric_hosts;
+  out["multi_leaf_jobs"] = r.jobs.size();
+  out["events"] = r.events.size();
+  out["wall_s"] = wall_ms / 1000.0;
+  Json engines = Json::array();
+  for (size_t e = 0; e < r.engines.size(); ++e) {
+    Json j = {{"engine", r.engines[e]}};
+    j.update(SummaryJson(sar::SummarizeReplay(r, e)));
+    engines.push_back(std::move(j));
+  }
+  out["engines"] = std::move(engines);
+  if (a.json) {
+    std::cout << out.dump(2) << "\n";
+    return kOk;
+  }
+  std::printf(
+      "%d jobs (%d skipped records, %d of no duration), %d placed, %d not placed, %d unknown "
+      "hosts; scale %.3f to %d hosts; %zu multi-leaf jobs; %zu events; %.1f s\n",
+      r.history_jobs, history.skipped, r.zero_length, r.placed, r.not_placed, r.unknown_hosts,
+      r.scale, r.fabric_hosts, r.jobs.size(), r.events.size(), wall_ms / 1000.0);
+  std::printf("%-10s %9s %9s %8s %9s %8s %8s %9s %7s %8s %9s %9s %10s\n", "engine", "effEFImean",
+              "effEFIp95", "effEFImax", "noRerMean", "dark%", "dark%p95", "jobEFImean", "EFImax",
+              "reroutes", "ms_mean", "ms_p95", "LFTchanged");
+  for (size_t e = 0; e < r.engines.size(); ++e) {
+    const sar::ReplaySummary x = sar::SummarizeReplay(r, e);
+    std::printf("%-10s %9.2f %9.0f %8llu %9.2f %8.1f %8.1f %9.2f %7llu %8d %9.1f %9.1f %10.0f\n",
+                r.engines[e].c_str(), x.eff_efi_mean, x.eff_efi_p95,
+                static_cast<unsigned long long>(x.eff_efi_max), x.stale_eff_efi_mean,
+                100 * x.dark_mean, 100 * x.dark_p95, x.worst_job_efi_mean,
+                static_cast<unsigned long long>(x.efi_max), x.reroutes, x.reroute_ms_mean,
+                x.reroute_ms_p95, x.lft_changed_mean);
+  }
+  return kOk;
+}
+
+}  // namespace
+
+std::function<int()> SetupReplay(CLI::App* c) {
+  auto a = std::make_shared<ReplayArgs>();
+  AddFabricOptions(c, &a->fabric);
+  c->add_option("--swf", a->swf,
+                "Standard Workload Format history (sizes only; placed by the tree best-fit "
+                "allocator; a pipe works: <(zcat x.swf.gz))");
+  c->add_option("--trace", a->trace,
+                "replay trace as sar-filterd reads it: <start_s> <end_s|-> <id> <hostlist> ...");
+  c->add_option("--sacct", a->sacct, "sacct --parsable2 output with JobID, Start, End, NodeList");
+  c->add_option("--engines,-e", a->engines,
+                "engines, comma separated (default sar,dfsssp; see route --engine list)")
+      ->delimiter(',');
+  c->add_option("--machine-nodes", a->machine_nodes,
+                "SWF: nodes of the recorded machine (default: its MaxNodes header)");
+  c->add_flag("--no-scale", a->no_scale, "SWF: place sizes as recorded, not scaled to the fabric");
+  c->add_option("--from-days", a->from_days, "window start, days after the first job start");
+  c->add_option("--days", a->days, "window length in days (default: to the end)");
+  c->add_option("--vls", a->vls, "virtual lanes for layered engines")->check(CLI::Range(1, 15));
+  c->add_option("--threads", a->threads, "worker threads (0 = all cores)");
+  c->add_flag("--json", a->json, "print one JSON object (the summary)");
+  c->add_option("--csv", a->csv, "write one row per event and engine");
+  c->add_option("--html", a->html, "write a self-contained HTML report with inline SVG");
+  c->add_option("--heatmap-event", a->heatmap_event,
+                "event of the report's before/after link-load heat map (default: the reroute "
+                "that lowered max effective EFI most)");
+  c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  return [a] { return RunReplay(*a); };
+}
+
+}  // namespace sarcli

@@ -1,0 +1,62 @@
+// The evidence as one self-contained page: HTML (well-formed XML, so it can be checked with any
+// XML parser) with inline SVG drawn here, no script, no external file, no plotting library.
+//
+//   - a table per engine (mean / p95 / max of max effective EFI, dark fiber, reroutes);
+//   - time series (SAR paper Fig. 7 style): max effective EFI and dark fiber per event, one
+//     <polyline class="series"> per engine and chart;
+//   - a leaf-to-upper-switch link-load heat map (SAR Fig. 2 style) before and after one reroute:
+//     one <rect class="cell"> per (leaf, upper switch) pair that a cable joins (grey
+//     <rect class="nocable"> where none does), its colour the
+//     larger effective EFI of the two directions (parallel cables summed);
+//   - optional extra tables (name, header, rows) from other analyses.
+// `sar-route compare --html` uses the same pieces: its table and one heat map per engine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sar/fabric.h"
+#include "sar/replay.h"
+
+namespace sar {
+
+struct ReportTable {
+  std::string caption;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+struct ReplayReportInput {
+  std::string title;
+  const Fabric* fabric = nullptr;
+  const ReplayResult* result = nullptr;
+  /// The heat map (omitted when before/after are null): effective EFI per PortId.
+  std::string heatmap_engine;
+  int heatmap_event = -1;
+  const std::vector<uint64_t>* before = nullptr;
+  const std::vector<uint64_t>* after = nullptr;
+  std::vector<ReportTable> tables;
+};
+
+/// (leaf, upper switch) pairs joined by a cable, in fabric order: the heat map's cells. A leaf
+/// is a switch with a cabled HCA; an upper switch is a switch without one.
+struct LeafUpperPair {
+  NodeId leaf, upper;
+};
+std::vector<LeafUpperPair> LeafUpperPairs(const Fabric& fabric);
+
+std::string ReplayReportHtml(const ReplayReportInput& in);
+
+// The pieces, for other reports (sar-route compare --html).
+/// A whole page around `body` (already HTML), with the report's style.
+std::string ReportPageHtml(const std::string& title, const std::string& body);
+std::string ReportTableHtml(const ReportTable& table);
+/// The heat map described above for one load vector (per PortId), colours scaled to `max`.
+std::string LinkLoadHeatmapSvg(const Fabric& fabric, const std::vector<uint64_t>& load,
+                               uint64_t max, const std::string& title);
+
+/// `text` with &, <, >, " escaped.
+std::string HtmlEscape(const std::string& text);
+
+}  // namespace sar

@@ -1,0 +1,397 @@
+#include "sar/replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "sar/analysis.h"
+#include "sar/engine.h"
+#include "sar/host_allocator.h"
+#include "sar/routing_pass.h"
+
+namespace sar {
+namespace {
+
+// A start or an end of a placed job on the timeline.
+struct Point {
+  double t;
+  bool start;
+  int job;  // index into the placed jobs
+};
+
+struct Placed {
+  ReplayJob job;
+  bool multi = false;
+};
+
+int CountLeaves(const HostAllocator& m, const std::vector<int>& hosts) {
+  std::set<int> leaves;
+  for (int h : hosts) leaves.insert(m.leaf_of(h));
+  return static_cast<int>(leaves.size());
+}
+
+// Step 1: every job that runs, with hosts, on the timeline of the history's first start.
+Status Place(const Fabric& fabric, const JobHistory& history, const ReplayOptions& o,
+             std::vector<Placed>* placed, ReplayResult* out) {
+  HostAllocator m(fabric);
+  out->fabric_hosts = m.total();
+  out->history_jobs = static_cast<int>(history.jobs.size());
+  if (history.jobs.empty()) return Status::OK();
+  double t0 = history.jobs[0].start_s;
+  bool sizes_only = false;
+  for (const HistoryJob& j : history.jobs) {
+    t0 = std::min(t0, j.start_s);
+    sizes_only = sizes_only || j.hosts.empty();
+  }
+  if (sizes_only) {
+    const int machine = o.machine_nodes > 0 ? o.machine_nodes : history.machine_nodes;
+    if (o.scale && machine <= 0) {
+      return Status::InvalidArgument(
+          "the history gives job sizes only and no machine size: give the machine's node count "
+          "(or do not scale)");
+    }
+    out->scale = o.scale ? static_cast<double>(m.total()) / machine : 1.0;
+    // Allocation in time order, ends before starts at equal times (a job's end frees its hosts
+    // for a job starting that second, as SLURM's scheduler would see it).
+    std::vector<Point> points;
+    for (size_t i = 0; i < history.jobs.size(); ++i) {
+      // A job that ends when it starts holds no host at any time (and placing it after its
+      // own end, by the ends-first order, would keep its hosts for ever).
+      if (!(history.jobs[i].end_s > history.jobs[i].start_s)) {
+        ++out->zero_length;
+        continue;
+      }
+      points.push_back({history.jobs[i].start_s, true, static_cast<int>(i)});
+      if (std::isfinite(history.jobs[i].end_s)) {
+        points.push_back({history.jobs[i].end_s, false, static_cast<int>(i)});
+      }
+    }
+    std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+      return a.t != b.t ? a.t < b.t : (!a.start && b.start);
+    });
+    std::vector<std::vector<int>> hosts(history.jobs.size());
+    std::vector<bool> is_placed(history.jobs.size(), false);
+    for (const Point& p : points) {
+      const HistoryJob& h = history.jobs[p.job];
+      if (!p.start) {
+        if (is_placed[p.job]) m.Release(hosts[p.job]);
+        continue;
+      }
+      const int size = std::max(
+          1, std::min(m.total(), static_cast<int>(std::floor(h.size * out->scale + 1e-9))));
+      if (!m.Place(size, &hosts[p.job])) {
+        ++out->not_placed;
+        continue;
+      }
+      is_placed[p.job] = true;
+      ++out->placed;
+      Placed pj;
+      pj.job.id = h.id;
+      pj.job.start_s = h.start_s - t0;
+      pj.job.end_s = h.end_s - t0;
+      for (int x : hosts[p.job]) pj.job.hosts.push_back(m.host(x));
+      pj.job.leaves = CountLeaves(m, hosts[p.job]);
+      pj.multi = pj.job.leaves >= 2;
+      placed->push_back(std::move(pj));
+    }
+    return Status::OK();
+  }
+  // Host lists: the hosts as recorded.
+  std::unordered_map<std::string, int> index;
+  for (int h = 0; h < m.total(); ++h) index.emplace(m.host(h), h);
+  for (const HistoryJob& h : history.jobs) {
+    if (!(h.end_s > h.start_s)) {
+      ++out->zero_length;
+      continue;
+    }
+    std::vector<int> hosts;
+    Placed pj;
+    for (const std::string& name : h.hosts) {
+      auto it = index.find(name);
+      if (it == index.end()) {
+        ++out->unknown_hosts;
+        continue;
+      }
+      hosts.push_back(it->second);
+      pj.job.hosts.push_back(name);
+    }
+    if (hosts.empty()) {
+      ++out->not_placed;
+      continue;
+    }
+    ++out->placed;
+    pj.job.id = h.id;
+    pj.job.pattern = h.pattern;
+    pj.job.start_s = h.start_s - t0;
+    pj.job.end_s = h.end_s - t0;
+    pj.job.leaves = CountLeaves(m, hosts);
+    pj.multi = pj.job.leaves >= 2;
+    placed->push_back(std::move(pj));
+  }
+  return Status::OK();
+}
+
+// Step 2.
+void MakeEvents(const std::vector<Placed>& placed, const ReplayOptions& o, ReplayResult* out) {
+  std::vector<Point> points;
+  std::vector<int> multi_index(placed.size(), -1);
+  for (size_t i = 0; i < placed.size(); ++i) {
+    if (placed[i].multi) {
+      multi_index[i] = static_cast<int>(out->jobs.size());
+      out->jobs.push_back(placed[i].job);
+    }
+    points.push_back({placed[i].job.start_s, true, static_cast<int>(i)});
+    if (std::isfinite(placed[i].job.end_s)) {
+      points.push_back({placed[i].job.end_s, false, static_cast<int>(i)});
+    }
+  }
+  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+    return a.t != b.t ? a.t < b.t : (!a.start && b.start);
+  });
+  std::set<int> multi;
+  int running = 0, busy = 0;
+  bool started = false;
+  std::vector<int> last;
+  auto emit = [&](double t) {
+    std::vector<int> now(multi.begin(), multi.end());
+    if (started && now == last) return;
+    started = true;
+    ReplayEvent e;
+    e.time_s = t;
+    e.running = running;
+    e.busy_hosts = busy;
+    e.jobs = now;
+    last = std::move(now);
+    out->events.push_back(std::move(e));
+  };
+  for (size_t i = 0; i < points.size();) {
+    const double t = points[i].t;
+    if (t >= o.to_s) break;
+    if (!started && t > o.from_s) emit(o.from_s);  // the state the window opens on
+    for (; i < points.size() && points[i].t == t; ++i) {
+      const Placed& p = placed[points[i].job];
+      const int sign = points[i].start ? 1 : -1;
+      running += sign;
+      busy += sign * static_cast<int>(p.job.hosts.size());
+      if (p.multi) {
+        if (points[i].start) {
+          multi.insert(multi_index[points[i].job]);
+        } else {
+          multi.erase(multi_index[points[i].job]);
+        }
+      }
+    }
+    if (t >= o.from_s) emit(t);
+  }
+  if (!started && o.from_s < o.to_s && std::isfinite(o.from_s)) emit(o.from_s);
+}
+
+JobMapping MappingAt(const ReplayResult& r, int event) {
+  JobMapping m;
+  for (int j : r.events[event].jobs) {
+    Job job;
+    job.id = r.jobs[j].id;
+    job.hosts = r.jobs[j].hosts;
+    job.pattern = r.jobs[j].pattern;
+    m.jobs.push_back(std::move(job));
+  }
+  return m;
+}
+
+RoutingOptions RoutingFor(const ReplayOptions& o, const std::string& engine) {
+  RoutingOptions ro;
+  ro.engine = engine;
+  ro.num_vls = o.num_vls;
+  ro.threads = o.threads;
+  return ro;
+}
+
+std::string EventName(const ReplayResult& r, int event) {
+  return "event " + std::to_string(event) +
+         " (t = " + std::to_string(static_cast<long long>(r.events[event].time_s)) + " s, " +
+         std::to_string(r.events[event].jobs.size()) + " multi-leaf jobs)";
+}
+
+// One routing pass at `event`; *analysis gets the metrics of the validating sweep.
+Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
+               const std::string& engine, int event, RoutingInputs* inputs, RoutingOutput* out,
+               AnalysisResult* analysis) {
+  SAR_RETURN_IF_ERROR(LoadRoutingInputs(f, RoutingFor(o, engine), MappingAt(r, event), inputs));
+  AnalysisOptions also;
+  also.what = kAnalyseMetrics;
+  also.jobs = &inputs->jobs;
+  ValidationReport report;
+  const Status s = RunRoutingPass(*inputs, out, &report, also, analysis);
+  if (s.code() == Status::Code::kFailed) {
+    return Status::Failed(engine + " at " + EventName(r, event) + ": " + s.message());
+  }
+  return s;
+}
+
+Status MeasureAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o, int event,
+                 const LftSet& lfts, AnalysisResult* analysis) {
+  const std::vector<ResolvedJob> jobs = ResolveJobs(f, MappingAt(r, event));
+  AnalysisOptions ao;
+  ao.what = kAnalyseMetrics;
+  ao.jobs = &jobs;
+  ao.threads = o.threads;
+  return AnalyseRouting(f, lfts, ao, analysis);
+}
+
+void Fill(const Metrics& m, ReplaySample* s) {
+  s->effective_efi_max = m.effective_efi.max;
+  s->dark_fiber = m.dark_fiber;
+  s->efi_max = m.efi.max;
+  s->worst_job_efi = 0;
+  for (const JobMetrics& j : m.jobs) s->worst_job_efi = std::max(s->worst_job_efi, j.efi_max);
+}
+
+uint64_t Changed(const LftSet& a, const LftSet& b) {
+  if (a.num_switches() != b.num_switches() || a.max_lid() != b.max_lid()) {
+    return static_cast<uint64_t>(b.num_switches()) * (b.max_lid() + 1);
+  }
+  uint64_t n = 0;
+  for (int s = 0; s < a.num_switches(); ++s) {
+    const uint8_t* x = a.row(s);
+    const uint8_t* y = b.row(s);
+    for (Lid l = 0; l <= a.max_lid(); ++l) n += x[l] != y[l];
+  }
+  return n;
+}
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Status PlanReplay(const Fabric& fabric, const JobHistory& history, const ReplayOptions& options,
+                  ReplayResult* out) {
+  *out = ReplayResult();
+  out->engines = options.engines;
+  std::vector<Placed> placed;
+  SAR_RETURN_IF_ERROR(Place(fabric, history, options, &placed, out));
+  MakeEvents(placed, options, out);
+  return Status::OK();
+}
+
+Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o,
+              ReplayResult* out) {
+  for (const std::string& e : o.engines) {
+    if (!MakeRoutingEngine(e)) {
+      return Status::InvalidArgument("unknown engine '" + e +
+                                     "'; known engines: " + RoutingEngineList());
+    }
+  }
+  SAR_RETURN_IF_ERROR(PlanReplay(f, history, o, out));
+  const int events = static_cast<int>(out->events.size());
+  const size_t total = o.engines.size() * events;
+  size_t done = 0;
+  out->samples.assign(o.engines.size(), std::vector<ReplaySample>(events));
+  for (size_t e = 0; e < o.engines.size(); ++e) {
+    const std::string& name = o.engines[e];
+    const bool per_event = MakeRoutingEngine(name)->uses_jobs();
+    LftSet previous;
+    for (int k = 0; k < events; ++k) {
+      ReplaySample& s = out->samples[e][k];
+      if (per_event || k == 0) {
+        RoutingInputs inputs;
+        RoutingOutput routed;
+        AnalysisResult analysis;
+        const auto t0 = std::chrono::steady_clock::now();
+        SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &inputs, &routed, &analysis));
+        s.reroute_ms = MsSince(t0);
+        s.rerouted = true;
+        s.engine_used = inputs.engine;
+        Fill(analysis.metrics, &s);
+        s.lft_changed = k == 0 ? 0 : Changed(previous, routed.lfts);
+        // What the reroute bought: the previous tables carrying this event's jobs.
+        s.stale_effective_efi_max = s.effective_efi_max;
+        if (k > 0) {
+          AnalysisResult stale;
+          SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &stale));
+          s.stale_effective_efi_max = stale.metrics.effective_efi.max;
+        }
+        previous = std::move(routed.lfts);
+      } else {
+        AnalysisResult analysis;
+        SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &analysis));
+        Fill(analysis.metrics, &s);
+        s.stale_effective_efi_max = s.effective_efi_max;
+        s.engine_used = out->samples[e][0].engine_used;
+      }
+      if (o.progress) o.progress(++done, total);
+    }
+  }
+  return Status::OK();
+}
+
+namespace {
+
+double P95(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(0.95 * static_cast<double>(v.size())));
+  return v[std::max<size_t>(rank, 1) - 1];
+}
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
+  ReplaySummary s;
+  std::vector<double> eff, dark, worst, ms, changed, stale;
+  for (size_t k = 0; k < r.samples[engine].size(); ++k) {
+    const ReplaySample& x = r.samples[engine][k];
+    eff.push_back(static_cast<double>(x.effective_efi_max));
+    stale.push_back(static_cast<double>(x.stale_effective_efi_max));
+    dark.push_back(x.dark_fiber);
+    worst.push_back(static_cast<double>(x.worst_job_efi));
+    s.eff_efi_max = std::max(s.eff_efi_max, x.effective_efi_max);
+    s.efi_max = std::max(s.efi_max, x.efi_max);
+    if (x.rerouted) {
+      ++s.reroutes;
+      ms.push_back(x.reroute_ms);
+      if (k > 0) changed.push_back(static_cast<double>(x.lft_changed));
+    }
+  }
+  s.eff_efi_mean = Mean(eff);
+  s.eff_efi_p95 = P95(eff);
+  s.stale_eff_efi_mean = Mean(stale);
+  s.dark_mean = Mean(dark);
+  s.dark_p95 = P95(dark);
+  s.worst_job_efi_mean = Mean(worst);
+  s.reroute_ms_mean = Mean(ms);
+  s.reroute_ms_p95 = P95(ms);
+  s.lft_changed_mean = Mean(changed);
+  return s;
+}
+
+Status ReplayLinkLoads(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
+                       const std::string& engine, int event, std::vector<uint64_t>* before,
+                       std::vector<uint64_t>* after) {
+  if (event <= 0 || event >= static_cast<int>(r.events.size())) {
+    return Status::InvalidArgument("event " + std::to_string(event) + " has no predecessor");
+  }
+  RoutingInputs in_prev, in_now;
+  RoutingOutput prev, now;
+  AnalysisResult a_prev, a_now;
+  SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event - 1, &in_prev, &prev, &a_prev));
+  SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event, &in_now, &now, &a_now));
+  AnalysisResult stale;
+  SAR_RETURN_IF_ERROR(MeasureAt(f, r, o, event, prev.lfts, &stale));
+  *before = std::move(stale.metrics.effective_efi_per_channel);
+  *after = std::move(a_now.metrics.effective_efi_per_channel);
+  return Status::OK();
+}
+
+}  // namespace sar
