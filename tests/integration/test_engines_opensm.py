@@ -136,7 +136,10 @@ def cli_checks(args):
     w, sr = os.path.join(args.workdir, "cli"), args.sar_route
     os.makedirs(w)
     p = sar_it.run([sr, "route", "--engine", "list"], expect=0)
-    check(p.stdout.split() == ALL_ENGINES.split(","), f"--engine list printed {p.stdout!r}")
+    # The registry's names, one per line, in its order: the four this test routes through
+    # OpenSM first, then the closed-form engines (test_dmodc_plugin.py covers those).
+    check(p.stdout.split() == ALL_ENGINES.split(",") + ["dmodk", "dmodc", "sar-dmodc"],
+          f"--engine list printed {p.stdout!r}")
     p = sar_it.run([sr, "route", "--engine", "nosuch", "-t", "x", "-o", "y"], expect=2)
     check("minhop" in p.stderr and "nosuch" in p.stderr, f"unknown engine: {p.stderr!r}")
     topo, lids = os.path.join(w, "f.topo"), os.path.join(w, "f.guid2lid")
