@@ -104,24 +104,48 @@ TEST(DaemonLoop, PollTimeoutNeverOverflows) {
   EXPECT_EQ(PollTimeoutMs(2.5), 2500);
 }
 
-TEST(DaemonLoop, SlowClientsDelayNeitherCyclesNorSigterm) {
-  TempDir dir;
-  sigset_t mask, old;
-  sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
-  pthread_sigmask(SIG_BLOCK, &mask, &old);  // before the daemon thread exists: it inherits it
+// SIGTERM/SIGINT/SIGHUP blocked in this thread (and the daemon thread made while it lives, which
+// inherits the mask), so a signal sent to the process waits for Run()'s signalfd.
+class BlockedLoopSignals {
+ public:
+  BlockedLoopSignals() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+    pthread_sigmask(SIG_BLOCK, &mask, &old_);
+  }
+  ~BlockedLoopSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
 
+ private:
+  sigset_t old_;
+};
+
+// A daemon config for the loop tests: no topology file, state under `dir`.
+Config LoopConfig(const TempDir& dir, double poll_interval_s) {
   Config config;
   config.fabric = "unused";
   config.state_dir = dir.Join("state");
-  config.poll_interval_s = 0.1;
+  config.poll_interval_s = poll_interval_s;
+  return config;
+}
+
+// One host on one leaf: the loop tests never look at placement.
+LeafMap OneHost() {
+  LeafMap leaves;
+  leaves.Add("n0", "leaf0");
+  return leaves;
+}
+
+TEST(DaemonLoop, SlowClientsDelayNeitherCyclesNorSigterm) {
+  TempDir dir;
+  BlockedLoopSignals blocked;  // before the daemon thread exists: it inherits the mask
+
+  Config config = LoopConfig(dir, 0.1);
   config.control_socket = dir.Join("ctl");
   const int port = FreeLoopbackPort();
   config.metrics_listen = "127.0.0.1:" + std::to_string(port);
   std::atomic<int> polls{0};
-  LeafMap leaves;
-  leaves.Add("n0", "leaf0");
-  Daemon daemon(config, {}, std::move(leaves), std::make_unique<CountingSource>(&polls),
+  Daemon daemon(config, {}, OneHost(), std::make_unique<CountingSource>(&polls),
                 std::make_unique<RecordingAction>());
   std::atomic<int> rc{-1};
   std::thread loop([&] { rc = daemon.Run(); });
@@ -155,28 +179,19 @@ TEST(DaemonLoop, SlowClientsDelayNeitherCyclesNorSigterm) {
   for (int fd : silent) close(fd);
   close(slow);
   close(late);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 // The shipped config names Debian's SlurmUser group "slurm". Where it does not exist the hooks
 // must still find a socket (owner-only), not none at all.
 TEST(DaemonLoop, UnknownSocketGroupStillOpensAnOwnerOnlySocket) {
   TempDir dir;
-  sigset_t mask, old;
-  sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
-  pthread_sigmask(SIG_BLOCK, &mask, &old);
+  BlockedLoopSignals blocked;  // before the daemon thread exists: it inherits the mask
 
-  Config config;
-  config.fabric = "unused";
-  config.state_dir = dir.Join("state");
-  config.poll_interval_s = 0.1;
+  Config config = LoopConfig(dir, 0.1);
   config.control_socket = dir.Join("ctl");
   config.control_socket_group = "no-such-group-sar";
   std::atomic<int> polls{0};
-  LeafMap leaves;
-  leaves.Add("n0", "leaf0");
-  Daemon daemon(config, {}, std::move(leaves), std::make_unique<CountingSource>(&polls),
+  Daemon daemon(config, {}, OneHost(), std::make_unique<CountingSource>(&polls),
                 std::make_unique<RecordingAction>());
   std::atomic<int> rc{-1};
   std::thread loop([&] { rc = daemon.Run(); });
@@ -201,23 +216,16 @@ TEST(DaemonLoop, UnknownSocketGroupStillOpensAnOwnerOnlySocket) {
   loop.join();
   EXPECT_EQ(rc, 0);
   if (fd >= 0) close(fd);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 // logrotate moves log_file away and reloads the unit (SIGHUP): the daemon writes to a new file
 // of the configured name from then on.
 TEST(DaemonLoop, SighupReopensAMovedLogFile) {
   TempDir dir;
-  sigset_t mask, old;
-  sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
-  pthread_sigmask(SIG_BLOCK, &mask, &old);
+  BlockedLoopSignals blocked;  // before the daemon thread exists: it inherits the mask
   const std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
 
-  Config config;
-  config.fabric = "unused";
-  config.state_dir = dir.Join("state");
-  config.poll_interval_s = 3600;
+  Config config = LoopConfig(dir, 3600);
   config.control_socket = "";
   config.log_file = dir.Join("sar-filterd.log");
   std::shared_ptr<spdlog::logger> logger;
@@ -225,9 +233,7 @@ TEST(DaemonLoop, SighupReopensAMovedLogFile) {
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
   std::atomic<int> polls{0};
-  LeafMap leaves;
-  leaves.Add("n0", "leaf0");
-  Daemon daemon(config, {}, std::move(leaves), std::make_unique<CountingSource>(&polls),
+  Daemon daemon(config, {}, OneHost(), std::make_unique<CountingSource>(&polls),
                 std::make_unique<RecordingAction>());
   std::atomic<int> rc{-1};
   std::thread loop([&] { rc = daemon.Run(); });
@@ -238,7 +244,6 @@ TEST(DaemonLoop, SighupReopensAMovedLogFile) {
   kill(getpid(), SIGTERM);
   loop.join();
   spdlog::set_default_logger(previous);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   EXPECT_EQ(rc, 0);
   std::ifstream fresh(config.log_file);
   std::stringstream text;
