@@ -33,7 +33,8 @@ import migration_nodes
 import sar_testbed
 from filterd_process import FilterdProcess
 from slurm_testbed import SlurmTestbed
-from testbed_common import ProcessError, StartStop, live_registry, tail, wait_gone
+from testbed_common import (ProcessError, StartStop, live_registry, socket_path, tail,
+                            wait_gone)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _live = live_registry()
@@ -199,7 +200,7 @@ class DayBed(StartStop):
         self.lft_file = os.path.join(self.workdir, "sar.lfts")
         self.mapping_file = os.path.join(self.workdir, "jobs.map")
         self.minhop_lfts = os.path.join(self.workdir, "minhop.switches.lfts")
-        self.control_socket = os.path.join(self.workdir, "filterd", "control.sock")
+        self.control_socket = socket_path(os.path.join(self.workdir, "filterd"), "control.sock")
         self.startup = {}  # step -> seconds
         self.tb = self.osm = self.slurm = self.filterd = None
         self.jobs = {}  # label -> Job (running now)

@@ -20,7 +20,8 @@ import os
 import subprocess
 import time
 
-from testbed_common import LoggedProcess, ProcessError, start_logged, with_parent_death_signal
+from testbed_common import (LoggedProcess, ProcessError, socket_path, start_logged,
+                            with_parent_death_signal)
 
 
 class AgentProcess(LoggedProcess):
@@ -37,7 +38,7 @@ class MigrationNode:
     def __init__(self, host, run_dir):
         self.host = host
         self.run_dir = run_dir
-        self.socket = os.path.join(run_dir, "migration.sock")
+        self.socket = socket_path(run_dir, "migration.sock")
         self.status_file = os.path.join(run_dir, "agent.json")
         self.agent_log = os.path.join(run_dir, "agent.log")
         self.agent = None

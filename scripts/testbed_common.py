@@ -322,3 +322,40 @@ def free_port_block(count, rng=None):
         if all(_port_free(p) for p in range(base, base + count)):
             return base
     raise OSError(f"no block of {count} free ports found")
+
+
+# sockaddr_un.sun_path holds 108 bytes with its NUL. Checkouts at deep paths (CI runners) give
+# work directories whose sockets would not fit: those go to one short private directory.
+SUN_PATH_MAX = 107
+_short_socket_dir = None
+
+
+def socket_path(directory, name):
+    """A UNIX socket path for `name` that belongs with `directory`: directory/name when it fits
+    in sun_path, else <short private dir>/<unique>-name, with a symlink directory/name -> it so a
+    person looking at the work directory still finds it. The private directory (mkdtemp, 0700)
+    is removed when the process exits."""
+    path = os.path.join(directory, name)
+    if len(path.encode()) <= SUN_PATH_MAX:
+        return path
+    global _short_socket_dir
+    if _short_socket_dir is None:
+        import tempfile
+        _short_socket_dir = tempfile.mkdtemp(prefix="sar-s-", dir="/tmp")
+        atexit.register(shutil.rmtree, _short_socket_dir, True)
+    fd, short = _mkstemp_name(_short_socket_dir, name)
+    os.close(fd)
+    os.unlink(short)  # the daemon binds it; only the unique name was wanted
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if os.path.lexists(path):
+            os.unlink(path)
+        os.symlink(short, path)
+    except OSError:
+        pass  # the symlink is only a signpost
+    return short
+
+
+def _mkstemp_name(directory, name):
+    import tempfile
+    return tempfile.mkstemp(prefix="", suffix="-" + name, dir=directory)

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 import sar_it  # noqa: E402  (beside this file)
 import filterd_process  # noqa: E402  (path set above)
 from sar_it import check  # noqa: E402  (the tests use it through this module too)
-from testbed_common import LoggedProcess, start_logged  # noqa: E402
+from testbed_common import LoggedProcess, socket_path, start_logged  # noqa: E402
 
 
 def parse_args(description):
@@ -143,7 +143,7 @@ def base_options(workdir, sb, opensm):
         "opensm_pid_file": opensm.pid_file,
         **opensm.filterd_options,
         "state_dir": os.path.join(workdir, "state"),
-        "control_socket": os.path.join(workdir, "control.sock"),
+        "control_socket": socket_path(workdir, "control.sock"),
         "metrics_textfile": os.path.join(workdir, "metrics.prom"),
     }
 

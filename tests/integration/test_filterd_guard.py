@@ -22,7 +22,7 @@ import fabric_gen
 import filterd_it as it
 from sar_it import sar_testbed
 from filterd_process import write_config
-from testbed_common import start_logged
+from testbed_common import socket_path, start_logged
 
 
 def options(w, pid_file, name):
@@ -46,7 +46,7 @@ def options(w, pid_file, name):
         "trigger": "signal",
         "opensm_pid_file": pid_file,
         "state_dir": os.path.join(d, "state"),
-        "control_socket": os.path.join(d, "control.sock"),
+        "control_socket": socket_path(d, "control.sock"),
         "metrics_textfile": os.path.join(d, "metrics.prom"),
     }
 

@@ -29,6 +29,7 @@ import time
 import filterd_it as it
 import sar_it
 from slurm_testbed import SlurmTestbed
+from testbed_common import socket_path
 
 MAX_BURST_CYCLES = 5
 
@@ -75,7 +76,7 @@ def prologs(workdir, job):
 
 def body(args):
     w = args.workdir
-    sock = os.path.join(w, "control.sock")
+    sock = socket_path(w, "control.sock")
     hook = write_hook(w, os.path.abspath(args.sar_notify), sock)
     with SlurmTestbed(os.path.join(w, "slurm"), num_nodes=128, nodes_per_leaf=16,
                       spank_plugin=args.spank_plugin, job_submit_lua=args.job_submit_lua,
