@@ -86,7 +86,8 @@ TEST(Preflight, UnknownSocketGroupFails) {
   TempDir dir;
   Config c = GoodConfig(dir);
   c.control_socket_group = "no-such-group-sar";
-  const PreflightItem* t = Find(RunPreflight(c, AcceptAll()), "control_socket");
+  const std::vector<PreflightItem> items1 = RunPreflight(c, AcceptAll());  // Find points into it
+  const PreflightItem* t = Find(items1, "control_socket");
   ASSERT_NE(t, nullptr);
   EXPECT_NE(t->status.message().find("no-such-group-sar"), std::string::npos);
 }
@@ -109,11 +110,13 @@ TEST(Preflight, UnwritableMappingPathFails) {
   // A parent that is a regular file fails for root too (permission bits would not).
   std::ofstream(dir.Join("plainfile")) << "x";
   c.mapping_file = dir.Join("plainfile") + "/jobs.map";
-  const PreflightItem* t = Find(RunPreflight(c, AcceptAll()), "mapping_file");
+  const std::vector<PreflightItem> items2 = RunPreflight(c, AcceptAll());  // Find points into it
+  const PreflightItem* t = Find(items2, "mapping_file");
   ASSERT_NE(t, nullptr);
   EXPECT_FALSE(t->status.ok());
   c.mapping_file = dir.Join("missing-dir") + "/jobs.map";
-  t = Find(RunPreflight(c, AcceptAll()), "mapping_file");
+  const std::vector<PreflightItem> items3 = RunPreflight(c, AcceptAll());  // Find points into it
+  t = Find(items3, "mapping_file");
   ASSERT_NE(t, nullptr);
   EXPECT_NE(t->status.message().find("missing-dir"), std::string::npos);
 }
@@ -148,7 +151,8 @@ TEST(Preflight, ConsoleIsReachedOnlyWhenItListens) {
   ASSERT_EQ(listen(fd, 4), 0);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   c.console_port = ntohs(addr.sin_port);
-  const PreflightItem* t = Find(RunPreflight(c, AcceptAll()), "trigger console");
+  const std::vector<PreflightItem> items4 = RunPreflight(c, AcceptAll());  // Find points into it
+  const PreflightItem* t = Find(items4, "trigger console");
   ASSERT_NE(t, nullptr);
   EXPECT_TRUE(t->status.ok()) << t->status.ToString();
   close(fd);  // now nothing listens there

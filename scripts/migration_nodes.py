@@ -20,6 +20,7 @@ import os
 import subprocess
 import time
 
+from sar_testbed import preload_sanitizers
 from testbed_common import (LoggedProcess, ProcessError, socket_path, start_logged,
                             with_parent_death_signal)
 
@@ -100,6 +101,7 @@ class MigrationNodes:
         node = MigrationNode(host, run_dir)
         env = self.tb.env(preload=True)
         env["SIM_HOST"] = host
+        preload_sanitizers(env, run_dir)  # a sanitized agent under umad2sim (ASan builds)
         argv = [self.agent_bin, "--test-ibsim-issm", "--socket", node.socket, "--status-file",
                 node.status_file, "--log-file", node.agent_log, *self.agent_args, *agent_args]
         # umad2sim leaves sys-<pid>/ in the working directory: keep it in the node's directory.
@@ -146,6 +148,7 @@ def inject(tb, inject_bin, host, args, cwd, timeout=20.0):
     """Runs sar-mig-inject on `host` (one ibsim client while it runs); returns its stdout."""
     env = tb.env(preload=True)
     env["SIM_HOST"] = host
+    preload_sanitizers(env, cwd)
     p = subprocess.run(with_parent_death_signal([os.path.abspath(inject_bin), *map(str, args)]),
                        env=env,
                        cwd=cwd, capture_output=True, text=True, timeout=timeout)

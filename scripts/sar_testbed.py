@@ -53,9 +53,10 @@ class IbsimProcess(LoggedProcess):
     error_class = TestbedError
 
 
-def _preload_sanitizers(env, run_dir):
+def preload_sanitizers(env, run_dir):
     """In sanitized builds (SAR_SANITIZE), a plugin built with ASan/UBSan can only load into
-    OpenSM if their runtimes come first: $SAR_TESTBED_PRELOAD (colon list, set by CTest) goes in
+    OpenSM, and our own sanitized MAD clients (sar-agent, sar-mig-inject) can only start under
+    umad2sim's LD_PRELOAD, if the sanitizer runtimes come first: $SAR_TESTBED_PRELOAD (colon list, set by CTest) goes in
     front of LD_PRELOAD. OpenSM's own leaks are not ours to report, and neither are the MAD
     path's libc calls (umad2sim's read() copying past its buffer, a use-after-free in
     umad_send's write(): seen on most starts, in code not ours); everything else still aborts."""
@@ -274,7 +275,7 @@ class Testbed(StartStop):
         env = self.env(preload=True)
         env["OSM_TMP_DIR"] = dump_dir
         env.update(env_extra or {})
-        _preload_sanitizers(env, run_dir)
+        preload_sanitizers(env, run_dir)
         return start_logged(cmd, os.path.join(run_dir, "opensm.out"), env=env, mode="wb",
                             cwd=self.workdir)
 
