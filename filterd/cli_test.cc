@@ -16,33 +16,17 @@
 #include <sstream>
 #include <string>
 
+#include "command_test_util.h"
 #include "sar/io/topology.h"
 #include "test_util.h"
 
 namespace sar::filterd {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testcmd::Outcome;
 
 Outcome RunFilterd(const TempDir& dir, const std::string& args, const std::string& env = "") {
-  const std::string cmd = env + " " + std::string(SAR_FILTERD_BIN) + " " + args + " >" +
-                          dir.Join("out") + " 2>" + dir.Join("err") + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  Outcome r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(dir.Join("out"));
-  r.err = Slurp(dir.Join("err"));
-  return r;
+  return testcmd::Run(env + " " + std::string(SAR_FILTERD_BIN) + " " + args, dir.path());
 }
 
 TEST(FilterdCli, VersionPrintsTheProjectVersion) {

@@ -65,7 +65,8 @@ Status ControlSocket::Open(const std::string& path, const std::string& group) {
   return Status::OK();
 }
 
-int ControlSocket::Handle(const std::vector<pollfd>& fds, const std::string& status) {
+int ControlSocket::Handle(const std::vector<pollfd>& fds,
+                          const std::function<std::string()>& status) {
   int polls = 0;
   conns_.Handle(fd_, fds, [&](std::string_view request) -> std::string {
     const std::string_view line = request.substr(0, request.find('\n'));
@@ -74,7 +75,7 @@ int ControlSocket::Handle(const std::vector<pollfd>& fds, const std::string& sta
       ++polls;
       return "ok\n";
     }
-    if (command == "status") return status + "\n";
+    if (command == "status") return status() + "\n";
     return "error: unknown command\n";
   });
   return polls;

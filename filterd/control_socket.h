@@ -8,6 +8,7 @@
 
 #include <poll.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,10 @@ class ControlSocket {
   /// The listening socket and the open connections, for the event loop's poll().
   void AddPollFds(std::vector<pollfd>* fds) const { conns_.AddPollFds(fd_, fds); }
   /// After poll(): accepts, reads and answers what is ready; never waits on a client (each has
-  /// 2 s and 1 KiB for its line). `status` is what "status" answers. Returns the number of poll
-  /// requests (poll, job-start, job-end) answered.
-  int Handle(const std::vector<pollfd>& fds, const std::string& status);
+  /// 2 s and 1 KiB for its line). `status()` is what "status" answers, made only when asked (the
+  /// loop wakes for every client byte). Returns the number of poll requests (poll, job-start,
+  /// job-end) answered.
+  int Handle(const std::vector<pollfd>& fds, const std::function<std::string()>& status);
   IoClock::time_point NextDeadline() const { return conns_.NextDeadline(); }
   const RequestServer& connections() const { return conns_; }
 

@@ -44,7 +44,7 @@ int Turn(ControlSocket* sock, const std::string& status, double* handle_s = null
   sock->AddPollFds(&fds);
   poll(fds.data(), fds.size(), 10);
   const auto t0 = std::chrono::steady_clock::now();
-  const int polls = sock->Handle(fds, status);
+  const int polls = sock->Handle(fds, [&status] { return status; });
   if (handle_s)
     *handle_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return polls;

@@ -452,7 +452,7 @@ int Daemon::Run() {
     try {
       http.Handle(fds, [this] { return MetricsText(); });
       // A burst of hooks is one batch of requests and, through `events`, one poll.
-      if (const int requests = control.Handle(fds, StatusLine()); requests > 0) {
+      if (const int requests = control.Handle(fds, [this] { return StatusLine(); }); requests > 0) {
         for (int i = 0; i < requests; ++i) events.Request(MonotonicSeconds());
         metrics_.control_requests += requests;
         spdlog::info("control socket: {} poll request(s); polling in {:.0f} ms", requests,

@@ -695,19 +695,18 @@ static void mig_run_actions(osmsar_t* p) {
         mig_plan(p, a.epoch);
         break;
       case SAR_MIG_ACT_UNPATH:
-        m.kind = SAR_MIG_UNPATH;
-        m.phase = 1;
-        m.deadline_ms = a.deadline_ms;
+      case SAR_MIG_ACT_REPATH: {
+        /* UnPath starts phase 1 with the agents' deadline; RePath starts phase 4 (flags:
+         * "stay" after an abort). */
+        const int unpath = a.kind == SAR_MIG_ACT_UNPATH;
+        m.kind = unpath ? SAR_MIG_UNPATH : SAR_MIG_REPATH;
+        m.phase = unpath ? 1 : 4;
+        m.deadline_ms = unpath ? a.deadline_ms : 0;
+        m.flags = unpath ? 0 : a.flags;
         m.sent_ns = now_ms() * 1000000u;
-        mig_notice(p, SAR_MIG_TRAP_UNPATH, &m);
+        mig_notice(p, unpath ? SAR_MIG_TRAP_UNPATH : SAR_MIG_TRAP_REPATH, &m);
         break;
-      case SAR_MIG_ACT_REPATH:
-        m.kind = SAR_MIG_REPATH;
-        m.phase = 4;
-        m.flags = a.flags;
-        m.sent_ns = now_ms() * 1000000u;
-        mig_notice(p, SAR_MIG_TRAP_REPATH, &m);
-        break;
+      }
       case SAR_MIG_ACT_RELEASE:
         pthread_mutex_lock(&p->mutex);
         p->released_epoch = a.epoch;

@@ -141,15 +141,12 @@ class MigrationNodes:
 
     def stop(self):
         """Stops consumers, then agents (SIGTERM); returns {host: agent exit status}."""
-        # Sanitized builds (SAR_TESTBED_PRELOAD set) run LeakSanitizer's check at exit, which on
-        # a loaded 2-core machine has taken longer than the usual 3 s grace.
-        grace = 20.0 if os.environ.get("SAR_TESTBED_PRELOAD") else 3.0
         codes = {}
         for node in self.nodes.values():
             for proc, _, _ in node.consumers:
-                proc.stop(grace=grace)
+                proc.stop()
             if node.agent:
-                codes[node.host] = node.agent.stop(grace=grace)
+                codes[node.host] = node.agent.stop()
         return codes
 
 

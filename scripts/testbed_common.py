@@ -5,6 +5,7 @@ start/stop as a context manager, log tails for error messages, turning terminati
 clean exits, stopping every live test bed when the interpreter exits, and free TCP ports."""
 
 import atexit
+import itertools
 import os
 import random
 import re
@@ -12,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import weakref
 
@@ -328,11 +330,12 @@ def free_port_block(count, rng=None):
 # work directories whose sockets would not fit: those go to one short private directory.
 SUN_PATH_MAX = 107
 _short_socket_dir = None
+_short_socket_count = itertools.count()
 
 
 def socket_path(directory, name):
     """A UNIX socket path for `name` that belongs with `directory`: directory/name when it fits
-    in sun_path, else <short private dir>/<unique>-name, with a symlink directory/name -> it so a
+    in sun_path, else <short private dir>/<n>-name, with a symlink directory/name -> it so a
     person looking at the work directory still finds it. The private directory (mkdtemp, 0700)
     is removed when the process exits."""
     path = os.path.join(directory, name)
@@ -340,12 +343,9 @@ def socket_path(directory, name):
         return path
     global _short_socket_dir
     if _short_socket_dir is None:
-        import tempfile
         _short_socket_dir = tempfile.mkdtemp(prefix="sar-s-", dir="/tmp")
         atexit.register(shutil.rmtree, _short_socket_dir, True)
-    fd, short = _mkstemp_name(_short_socket_dir, name)
-    os.close(fd)
-    os.unlink(short)  # the daemon binds it; only the unique name was wanted
+    short = os.path.join(_short_socket_dir, f"{next(_short_socket_count)}-{name}")
     try:
         os.makedirs(directory, exist_ok=True)
         if os.path.lexists(path):
@@ -354,8 +354,3 @@ def socket_path(directory, name):
     except OSError:
         pass  # the symlink is only a signpost
     return short
-
-
-def _mkstemp_name(directory, name):
-    import tempfile
-    return tempfile.mkstemp(prefix="", suffix="-" + name, dir=directory)

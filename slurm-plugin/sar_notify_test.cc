@@ -16,19 +16,11 @@
 #include <string>
 #include <thread>
 
+#include "command_test_util.h"
+
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using sar::testcmd::Outcome;
 
 class SarNotifyCli : public ::testing::Test {
  protected:
@@ -53,16 +45,9 @@ class SarNotifyCli : public ::testing::Test {
   // Runs sar-notify with `env` (e.g. "SLURM_SCRIPT_CONTEXT=prolog_slurmctld") and `args`.
   // The socket comes from the environment unless the args name one.
   Outcome Run(const std::string& env, const std::string& args) {
-    const std::string cmd =
-        "env -u SLURM_SCRIPT_CONTEXT -u SLURM_JOB_ID SAR_FILTERD_SOCKET=" + socket_path_ + " " +
-        env + " " + SAR_NOTIFY_BIN + " " + args + " >" + dir_ + "/out 2>" + dir_ +
-        "/err </dev/null";
-    const int status = std::system(cmd.c_str());
-    Outcome r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(dir_ + "/out");
-    r.err = Slurp(dir_ + "/err");
-    return r;
+    return sar::testcmd::Run("env -u SLURM_SCRIPT_CONTEXT -u SLURM_JOB_ID SAR_FILTERD_SOCKET=" +
+                                 socket_path_ + " " + env + " " + SAR_NOTIFY_BIN + " " + args,
+                             dir_);
   }
 
   // Serves one connection in the background: reads one line into *request, answers `reply`.

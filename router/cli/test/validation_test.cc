@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "command_test_util.h"
 #include "invalid_tables_test_util.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/layers_file.h"
@@ -23,17 +24,7 @@
 namespace sar {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testcmd::Outcome;
 
 class SarRouteCli : public ::testing::Test {
  protected:
@@ -53,14 +44,7 @@ class SarRouteCli : public ::testing::Test {
   }
 
   Outcome SarRoute(const std::string& args) {
-    const std::string cmd =
-        std::string(SAR_ROUTE_BIN) + " " + args + " >" + Path("out") + " 2>" + Path("err");
-    const int status = std::system(cmd.c_str());
-    Outcome r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(Path("out"));
-    r.err = Slurp(Path("err"));
-    return r;
+    return testcmd::Run(std::string(SAR_ROUTE_BIN) + " " + args, dir_);
   }
 
   std::string dir_;

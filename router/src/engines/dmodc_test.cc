@@ -17,11 +17,8 @@ namespace {
 using enginetest::BadSwitchRoutes;
 using enginetest::Pgft;
 using enginetest::RouteOk;
+using enginetest::Spec;
 using enginetest::Trace;
-
-PgftSpec Spec(int h, std::vector<int> m, std::vector<int> w, std::vector<int> p) {
-  return PgftSpec{h, std::move(m), std::move(w), std::move(p)};
-}
 
 // Intact PGFTs with single-homed hosts (w_1 = p_1 = 1), the paper's Fig. 1 among them.
 std::vector<PgftSpec> IntactSpecs() {

@@ -28,6 +28,11 @@ inline Fabric Pgft(const PgftSpec& spec, int lmc) {
 }
 
 /// A small random PGFT (height 2 or 3, a few children and parents, some parallel cables).
+/// A PgftSpec from its four parts, as the tests write them: Spec(2, {4, 4}, {1, 4}, {1, 1}).
+inline PgftSpec Spec(int h, std::vector<int> m, std::vector<int> w, std::vector<int> p) {
+  return PgftSpec{h, std::move(m), std::move(w), std::move(p)};
+}
+
 inline PgftSpec RandomSpec(std::mt19937_64* rng) {
   auto pick = [rng](int lo, int hi) { return lo + static_cast<int>((*rng)() % (hi - lo + 1)); };
   PgftSpec s;

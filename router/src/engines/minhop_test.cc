@@ -16,11 +16,8 @@ namespace {
 using enginetest::BadSwitchRoutes;
 using enginetest::Pgft;
 using enginetest::RouteOk;
+using enginetest::Spec;
 using enginetest::Trace;
-
-PgftSpec Spec(int h, std::vector<int> m, std::vector<int> w, std::vector<int> p) {
-  return PgftSpec{h, std::move(m), std::move(w), std::move(p)};
-}
 
 TEST(MinHop, IntactFatTreesDeliverEveryLidOnShortestPaths) {
   const std::vector<PgftSpec> specs = {

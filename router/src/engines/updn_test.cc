@@ -13,11 +13,8 @@ namespace {
 using enginetest::BadSwitchRoutes;
 using enginetest::Pgft;
 using enginetest::RouteOk;
+using enginetest::Spec;
 using enginetest::Trace;
-
-PgftSpec Spec(int h, std::vector<int> m, std::vector<int> w, std::vector<int> p) {
-  return PgftSpec{h, std::move(m), std::move(w), std::move(p)};
-}
 
 // The root names from the engine's note "updn: N root(s), how: a b c".
 std::vector<NodeId> RootsFromNotes(const Fabric& f, const std::vector<std::string>& notes) {

@@ -1,0 +1,38 @@
+// The CLI tests' one way to run a real binary: a shell command line, stdout and stderr into
+// files of a scratch directory, stdin from /dev/null; the exit code and both texts back.
+// Used by sar-route's, sar-filterd's and sar-notify's command-line tests.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace sar::testcmd {
+
+struct Outcome {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out, err;
+};
+
+inline std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Runs `command` (shell syntax) with its output in <dir>/out and <dir>/err.
+inline Outcome Run(const std::string& command, const std::string& dir) {
+  const std::string cmd = command + " >" + dir + "/out 2>" + dir + "/err </dev/null";
+  const int status = std::system(cmd.c_str());
+  Outcome r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(dir + "/out");
+  r.err = Slurp(dir + "/err");
+  return r;
+}
+
+}  // namespace sar::testcmd
