@@ -155,7 +155,10 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
     row->unused_channels += f.is_inter_switch(c) && row->metrics.efi_per_channel[c] == 0;
   }
   sar::ObliviousResult obl;
-  if (sar::ComputeObliviousRatio(f, lfts, sar::ObliviousOptions(), &obl).ok()) {
+  sar::ObliviousOptions oo;
+  // osrm2/osrm3: each source's route is to the LID of its group.
+  if (layers != nullptr) oo.source_lid_offset = &layers->source_lid_offset;
+  if (sar::ComputeObliviousRatio(f, lfts, oo, &obl).ok()) {
     row->oblivious = obl.max_disjoint;
   }
   row->ok = true;
