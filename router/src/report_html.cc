@@ -221,21 +221,24 @@ std::string ReportTableHtml(const ReportTable& table) { return Table(table); }
 std::string ScatterChartSvg(const std::string& title, const std::string& xlabel,
                             const std::string& ylabel, const std::vector<ChartSeries>& series) {
   const double w = 760, h = 300, left = 70, right = 140, top = 30, bottom = 40;
-  double xmin = 0, xmax = 0, ymax = 0;
+  double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
   bool first = true;
   for (const ChartSeries& c : series) {
     for (const auto& [px, py] : c.points) {
       xmin = first ? px : std::min(xmin, px);
       xmax = first ? px : std::max(xmax, px);
-      ymax = std::max(ymax, py);
+      ymin = first ? py : std::min(ymin, py);
+      ymax = first ? py : std::max(ymax, py);
       first = false;
     }
   }
-  if (ymax <= 0) ymax = 1;
-  ymax *= 1.05;
+  // The y range is the data's (not from 0): degradation of a few percent must be visible.
+  const double pad = ymax > ymin ? (ymax - ymin) * 0.08 : std::max(1.0, std::abs(ymax) * 0.05);
+  ymin = std::max(0.0, ymin - pad);
+  ymax += pad;
   if (xmax <= xmin) xmax = xmin + 1;
   auto x = [&](double v) { return left + (v - xmin) / (xmax - xmin) * (w - left - right); };
-  auto y = [&](double v) { return top + (1 - v / ymax) * (h - top - bottom); };
+  auto y = [&](double v) { return top + (1 - (v - ymin) / (ymax - ymin)) * (h - top - bottom); };
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"" + Num(w, 0) +
                   "\" height=\"" + Num(h, 0) + "\">\n";
   s += "<text x=\"" + Num(left, 0) + "\" y=\"18\" font-weight=\"bold\">" + HtmlEscape(title) +
@@ -245,9 +248,10 @@ std::string ScatterChartSvg(const std::string& title, const std::string& xlabel,
   s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
        Num(h - bottom) + "\" stroke=\"black\"/>\n";
   for (int i = 0; i <= 4; ++i) {
-    const double v = ymax * i / 4, t = xmin + (xmax - xmin) * i / 4;
+    const double v = ymin + (ymax - ymin) * i / 4, t = xmin + (xmax - xmin) * i / 4;
     s += "<text x=\"" + Num(left - 5) + "\" y=\"" + Num(y(v) + 4) +
-         "\" text-anchor=\"end\" font-size=\"11\">" + Num(v, ymax >= 10 ? 0 : 2) + "</text>\n";
+         "\" text-anchor=\"end\" font-size=\"11\">" + Num(v, ymax - ymin >= 10 ? 0 : 2) +
+         "</text>\n";
     s += "<text x=\"" + Num(x(t)) + "\" y=\"" + Num(h - bottom + 15) +
          "\" text-anchor=\"middle\" font-size=\"11\">" + Num(t, xmax - xmin >= 8 ? 0 : 1) +
          "</text>\n";

@@ -66,7 +66,8 @@ struct ChartSeries {
 };
 /// A scatter chart: per series one <g class="points" data-series="name"> holding a
 /// <circle class="point"> per point, and its <line class="fit"> if has_line (drawn over the
-/// x range of the points). Colours per series as in the other charts.
+/// x range of the points). Colours per series as in the other charts; the y axis spans the
+/// data (not from 0), so small degradations show.
 std::string ScatterChartSvg(const std::string& title, const std::string& xlabel,
                             const std::string& ylabel, const std::vector<ChartSeries>& series);
 
