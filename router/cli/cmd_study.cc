@@ -103,7 +103,9 @@ int RunStudy(const StudyArgs& a) {
     out["cluster_sizes"] = r.cluster_sizes;
     Json engines = Json::array();
     for (size_t e = 0; e < r.engines.size(); ++e) {
-      Json j = {{"engine", r.engines[e]}, {"alltoall", FitJson(r.fit_alltoall[e])}};
+      Json j = {{"engine", r.engines[e]},
+                {"alltoall", FitJson(r.fit_alltoall[e])},
+                {"exchange", FitJson(r.fit_exchange[e])}};
       Json cl = Json::array();
       for (const sar::LinearFit& c : r.fit_clustered[e]) cl.push_back(FitJson(c));
       j["clustered"] = std::move(cl);
@@ -119,11 +121,9 @@ int RunStudy(const StudyArgs& a) {
       } else {
         Json cells = Json::array();
         for (const sar::StudyCell& c : pt.cells) {
-          Json jc = {{"routed", c.routed},
-                     {"disconnected_before", c.disconnected_before},
-                     {"alltoall", c.alltoall},
-                     {"clustered", c.clustered},
-                     {"route_ms", c.route_ms}};
+          Json jc = {{"routed", c.routed},       {"disconnected_before", c.disconnected_before},
+                     {"alltoall", c.alltoall},   {"exchange", c.exchange},
+                     {"clustered", c.clustered}, {"route_ms", c.route_ms}};
           if (!c.routed) jc["error"] = c.error;
           cells.push_back(std::move(jc));
         }
@@ -137,7 +137,8 @@ int RunStudy(const StudyArgs& a) {
   }
   std::printf("%zu endpoints, %zu draws; throughput in link bandwidths (all-to-all at most %zu)\n",
               r.endpoints, r.points.size(), r.endpoints);
-  std::printf("%-10s %7s %10s %8s %5s", "engine", "routed", "intercept", "slope", "R2");
+  std::printf("%-10s %7s %10s %8s %5s   %9s %8s %5s", "engine", "routed", "intercept", "slope",
+              "R2", "exchange", "slope", "R2");
   for (int c : r.cluster_sizes) std::printf("   c%-3d intercept   slope    R2", c);
   std::printf("\n");
   for (size_t e = 0; e < r.engines.size(); ++e) {
@@ -147,8 +148,9 @@ int RunStudy(const StudyArgs& a) {
       routed += pt.drawn && pt.cells[e].routed;
     }
     const sar::LinearFit& x = r.fit_alltoall[e];
-    std::printf("%-10s %3d/%-3d %10.2f %8.3f %5.2f", r.engines[e].c_str(), routed, drawn,
-                x.intercept, x.slope, x.r2);
+    const sar::LinearFit& xx = r.fit_exchange[e];
+    std::printf("%-10s %3d/%-3d %10.2f %8.3f %5.2f   %9.2f %8.3f %5.2f", r.engines[e].c_str(),
+                routed, drawn, x.intercept, x.slope, x.r2, xx.intercept, xx.slope, xx.r2);
     for (const sar::LinearFit& c : r.fit_clustered[e]) {
       std::printf("   %14.2f %7.3f %5.2f", c.intercept, c.slope, c.r2);
     }

@@ -190,10 +190,19 @@ uint64_t DisconnectedPairs(const Fabric& f, const LftSet& lfts, const std::vecto
 
 namespace {
 
+// The max-min sum; *exchange (if given): flows / the busiest channel's flow count.
 double Throughput(const Fabric& f, const RoutingOutput& out, const std::vector<Flow>& flows,
-                  uint64_t* undelivered) {
+                  uint64_t* undelivered, double* exchange = nullptr) {
   std::vector<std::vector<int32_t>> paths;
   TraceFlows(f, out.lfts, out.source_lid_offset, flows, &paths, undelivered);
+  if (exchange != nullptr) {
+    std::vector<uint32_t> load(f.num_port_slots(), 0);
+    uint32_t busiest = 0;
+    for (const std::vector<int32_t>& p : paths) {
+      for (int32_t c : p) busiest = std::max(busiest, ++load[c]);
+    }
+    *exchange = busiest ? static_cast<double>(paths.size()) / busiest : 0;
+  }
   const std::vector<double> rates = MaxMinFairRates(paths, f.num_port_slots());
   return std::accumulate(rates.begin(), rates.end(), 0.0);
 }
@@ -313,7 +322,7 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
                   .count();
           if (!cell.routed) continue;
           uint64_t lost = 0;
-          cell.alltoall = Throughput(degraded, routed, alltoall, &lost);
+          cell.alltoall = Throughput(degraded, routed, alltoall, &lost, &cell.exchange);
           for (const std::vector<Flow>& flows : clustered) {
             uint64_t l = 0;
             cell.clustered.push_back(Throughput(degraded, routed, flows, &l));
@@ -331,17 +340,20 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
   }
   // Lines per engine over the draws it routed; x = failed cables + failed switches.
   r.fit_alltoall.resize(ne);
+  r.fit_exchange.resize(ne);
   r.fit_clustered.assign(ne, std::vector<LinearFit>(o.cluster_sizes.size()));
   for (size_t e = 0; e < ne; ++e) {
-    std::vector<double> x, y;
+    std::vector<double> x, y, yx;
     std::vector<std::vector<double>> yc(o.cluster_sizes.size());
     for (const StudyPoint& pt : r.points) {
       if (!pt.drawn || !pt.cells[e].routed) continue;
       x.push_back(pt.links + pt.switches);
       y.push_back(pt.cells[e].alltoall);
+      yx.push_back(pt.cells[e].exchange);
       for (size_t c = 0; c < yc.size(); ++c) yc[c].push_back(pt.cells[e].clustered[c]);
     }
     r.fit_alltoall[e] = FitLine(x, y);
+    r.fit_exchange[e] = FitLine(x, yx);
     for (size_t c = 0; c < yc.size(); ++c) r.fit_clustered[e][c] = FitLine(x, yc[c]);
   }
   *out = std::move(r);
@@ -366,14 +378,18 @@ std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
        "every channel of capacity 1, HCA links included), the sum of the rates in link "
        "bandwidths; all-to-all can reach at most " +
        std::to_string(r.endpoints) +
-       ". Clustered: random groups, all-to-all within each (Yuan et al. Sec. 5). "
+       ". Exchange: all-to-all as equal messages, flows over the busiest channel's flow count "
+       "(the pattern's completion-time bound; fail-in-place paper Eq. 7). Clustered: random "
+       "groups, all-to-all within each (Yuan et al. Sec. 5). "
        "Disconnected before rerouting: pairs whose route in the intact fabric's tables crosses "
        "a failed cable or switch.</p>\n";
   ReportTable fit;
   fit.caption =
       "Linear regression of throughput over failed components (cables + switches), "
       "per engine (fail-in-place paper, Table V)";
-  fit.header = {"engine", "routed draws", "all-to-all intercept", "slope", "R^2"};
+  fit.header = {"engine", "routed draws", "all-to-all intercept",
+                "slope",  "R^2",          "exchange intercept",
+                "slope",  "R^2"};
   for (int size : r.cluster_sizes) {
     const std::string k = "clusters of " + std::to_string(size);
     fit.header.insert(fit.header.end(), {k + " intercept", "slope", "R^2"});
@@ -394,6 +410,7 @@ std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
       }
     };
     add(r.fit_alltoall[e]);
+    add(r.fit_exchange[e]);
     for (const LinearFit& f : r.fit_clustered[e]) add(f);
     fit.rows.push_back(std::move(row));
   }
@@ -403,8 +420,8 @@ std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
   steps.caption = "Per step (means over the draws; routed = draws the engine routed)";
   steps.header = {"failed cables", "failed switches", "draws"};
   for (const std::string& e : r.engines) {
-    steps.header.insert(steps.header.end(),
-                        {e + " routed", e + " disconnected before", e + " all-to-all"});
+    steps.header.insert(steps.header.end(), {e + " routed", e + " disconnected before",
+                                             e + " all-to-all", e + " exchange"});
   }
   for (size_t i = 0; i < r.points.size();) {
     size_t j = i;
@@ -416,7 +433,7 @@ std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
                                     std::to_string(r.points[i].switches), std::to_string(j - i)};
     for (size_t e = 0; e < r.engines.size(); ++e) {
       int routed = 0, drawn = 0;
-      double disc = 0, thr = 0;
+      double disc = 0, thr = 0, exch = 0;
       for (size_t k = i; k < j; ++k) {
         if (!r.points[k].drawn) continue;
         ++drawn;
@@ -424,11 +441,13 @@ std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
         if (r.points[k].cells[e].routed) {
           ++routed;
           thr += r.points[k].cells[e].alltoall;
+          exch += r.points[k].cells[e].exchange;
         }
       }
       row.push_back(std::to_string(routed) + "/" + std::to_string(drawn));
       row.push_back(!r.intact_error[e].empty() || drawn == 0 ? "-" : Fixed(disc / drawn, 0));
       row.push_back(routed ? Fixed(thr / routed, 2) : "-");
+      row.push_back(routed ? Fixed(exch / routed, 2) : "-");
     }
     steps.rows.push_back(std::move(row));
     i = j;
@@ -441,10 +460,14 @@ std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
       c.name = r.engines[e];
       for (const StudyPoint& pt : r.points) {
         if (!pt.drawn || !pt.cells[e].routed) continue;
-        const double y = cluster < 0 ? pt.cells[e].alltoall : pt.cells[e].clustered[cluster];
+        const double y = cluster == -1   ? pt.cells[e].alltoall
+                         : cluster == -2 ? pt.cells[e].exchange
+                                         : pt.cells[e].clustered[cluster];
         c.points.push_back({static_cast<double>(pt.links + pt.switches), y});
       }
-      const LinearFit& f = cluster < 0 ? r.fit_alltoall[e] : r.fit_clustered[e][cluster];
+      const LinearFit& f = cluster == -1   ? r.fit_alltoall[e]
+                           : cluster == -2 ? r.fit_exchange[e]
+                                           : r.fit_clustered[e][cluster];
       c.has_line = f.n > 0;
       c.intercept = f.intercept;
       c.slope = f.slope;
@@ -454,7 +477,8 @@ std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
                            series);
   };
   s += "<h2>Degradation</h2>\n";
-  s += chart("All-to-all throughput", -1);
+  s += chart("All-to-all throughput (max-min fair sum)", -1);
+  s += chart("All-to-all as an exchange (flows / busiest channel)", -2);
   for (size_t c = 0; c < r.cluster_sizes.size(); ++c) {
     s += chart("Clustered traffic, groups of " + std::to_string(r.cluster_sizes[c]),
                static_cast<int>(c));

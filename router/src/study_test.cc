@@ -166,6 +166,9 @@ TEST(Study, SmallStudyEndToEnd) {
     EXPECT_EQ(r.points[0].cells[e].disconnected_before, 0u);
   }
   EXPECT_NEAR(r.points[0].cells[1].alltoall, 16.0, 1e-9);
+  // Exchange: 240 flows, the busiest channels are the HCA links with 15 each (a leaf's 4 x 12
+  // remote flows spread 12 per up-link): 16.
+  EXPECT_NEAR(r.points[0].cells[1].exchange, 16.0, 1e-9);
   // Degraded: dmodk refuses (it needs an intact PGFT), dfsssp routes; cut cables cut pairs.
   for (int k = 1; k <= 2; ++k) {
     EXPECT_TRUE(r.points[k].cells[0].routed) << r.points[k].cells[0].error;
@@ -176,11 +179,11 @@ TEST(Study, SmallStudyEndToEnd) {
   EXPECT_EQ(r.fit_alltoall[0].n, 3);
   EXPECT_EQ(r.fit_alltoall[1].n, 1);
   const std::string html = StudyReportHtml("t", r);
-  // One point per routed draw and cluster chart: (3 + 1) * 2 charts.
+  // One point per routed draw and chart (all-to-all, exchange, clusters of 4): (3 + 1) * 3.
   const std::regex point("class=\"point\"");
   EXPECT_EQ(
       std::distance(std::sregex_iterator(html.begin(), html.end(), point), std::sregex_iterator()),
-      8);
+      12);
   EXPECT_NE(html.find("class=\"fit\""), std::string::npos);
   // Mismatched step lists are refused.
   o.switches = {0};

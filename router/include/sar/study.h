@@ -9,7 +9,8 @@
 //   - throughput of all-to-all and of clustered traffic (Yuan et al. Sec. 5: hosts in random
 //     groups of a given size, all-to-all within each group) under a max-min fair fluid model:
 //     every flow follows its single route, every channel (HCA links included) has capacity 1,
-//     rates by progressive filling. Throughput = the sum of the rates, in link bandwidths.
+//     rates by progressive filling. Throughput = the sum of the rates, in link bandwidths; and
+//     for all-to-all also as an exchange (flows over the busiest channel's flow count).
 // Then per engine a least-squares line throughput = intercept + slope * failed cables over the
 // steps it routed (the paper's Tables V-VII), with R^2.
 // Routes are to the LID each source uses (RoutingOutput::source_lid_offset), so osrm2/osrm3 are
@@ -82,7 +83,12 @@ struct StudyCell {  // one engine at one (step, draw)
   bool routed = false;
   std::string error;  // why not
   uint64_t disconnected_before = 0;
-  double alltoall = 0;
+  double alltoall = 0;  // max-min fair: the sum of the rates
+  /// All-to-all as an exchange of equal messages: flows / the largest number of flows on one
+  /// channel, i.e. data over the pattern's completion-time bound (the fail-in-place paper's
+  /// Eq. 7 throughput, in link bandwidths). The max-min sum rewards flows that stay within a
+  /// leaf; this one is set by the busiest channel, as an exchange's runtime is.
+  double exchange = 0;
   std::vector<double> clustered;  // per cluster size
   double route_ms = 0;
 };
@@ -104,6 +110,7 @@ struct StudyResult {
   /// Per engine: the intact fabric routed? (else no disconnection counts for it)
   std::vector<std::string> intact_error;
   std::vector<LinearFit> fit_alltoall;                // per engine, x = failed cables
+  std::vector<LinearFit> fit_exchange;                // per engine
   std::vector<std::vector<LinearFit>> fit_clustered;  // [engine][cluster size]
 };
 
