@@ -86,7 +86,7 @@ TEST(OsmsarConfig, BadLinesNameFileAndLine) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"engine sar\nbogus_key 1\n", ":2: unknown key 'bogus_key'"},
       {"engine ftree\n",
-       ":1: engine must be one of minhop, updn, dfsssp, sar, dmodk, dmodc, sar-dmodc, not 'ftree'"},
+       ":1: engine must be one of minhop, updn, dfsssp, sar, dmodk, dmodc, sar-dmodc, osrm2, osrm3, not 'ftree'"},
       {"\nnum_vls 16\n", ":2: num_vls must be an integer in 1..15, not '16'"},
       {"num_vls x\n", ":1: num_vls must be an integer in 1..15, not 'x'"},
       {"mapping_file\n", ":1: expected '<key> <value>', got 'mapping_file'"},

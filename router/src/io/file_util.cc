@@ -159,6 +159,24 @@ Status ReadFileToString(const std::string& path, const ReadOptions& options, std
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
+  struct stat existing {};
+  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
+      !S_ISLNK(existing.st_mode)) {
+    if (!S_ISCHR(existing.st_mode)) {
+      const char* what = S_ISFIFO(existing.st_mode)   ? "a FIFO"
+                         : S_ISSOCK(existing.st_mode) ? "a socket"
+                         : S_ISDIR(existing.st_mode)  ? "a directory"
+                                                      : "a block device";
+      return Status::IOError("'" + path + "': " + what + ", not a regular file; not replaced");
+    }
+    // O_NONBLOCK: a terminal or other device that would block fails instead of hanging.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return PosixError("cannot open", path, errno);
+    const bool ok = WriteAll(fd, data);
+    const int err = errno;
+    ::close(fd);
+    return ok ? Status::OK() : PosixError("cannot write", path, err);
+  }
   // The temporary file must live in the same directory so that rename() is atomic (same file
   // system); mkstemp gives it a unique name so concurrent writers do not collide.
   std::string tmp = path + ".tmp.XXXXXX";

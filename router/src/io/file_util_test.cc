@@ -67,5 +67,27 @@ TEST(FileUtilTest, FailedRenameLeavesTargetAndNoTemp) {
   EXPECT_EQ(CountEntries(dir), 1);
 }
 
+// `sar-route route -o /dev/null` as root used to rename a temporary file over /dev/null,
+// leaving a regular file where the device was (and every later reader of /dev/null broken).
+TEST(FileUtilTest, ACharacterDeviceIsWrittenInPlaceNeverReplaced) {
+  ASSERT_TRUE(WriteFileAtomic("/dev/null", "tables\n").ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "/dev/null is no longer a character device";
+}
+
+TEST(FileUtilTest, AFifoIsRefusedWithoutBlockingAndKept) {
+  const std::string dir = io::testing::MakeTempDir();
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Status s = WriteFileAtomic(fifo, "data");  // no reader: an open would block for ever
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find("a FIFO, not a regular file"), std::string::npos) << s.message();
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(CountEntries(dir), 1);  // no temporary left behind
+}
+
 }  // namespace
 }  // namespace sar

@@ -49,7 +49,10 @@ Status ReadFileToString(const std::string& path, const ReadOptions& options, std
                         FileInfo* info = nullptr);
 /// Writes `data` to a temporary file beside `path`, fsyncs it, and renames it over `path`, so a
 /// reader sees either the old file or the whole new one. On failure `path` is untouched. The new
-/// file keeps the mode of the one it replaces (0644 if there was none).
+/// file keeps the mode of the one it replaces (0644 if there was none). A symbolic link at
+/// `path` is replaced, not followed. A character device (`-o /dev/null`) is written in place:
+/// renaming over it would, as root, replace the device node itself. A FIFO, socket, directory
+/// or block device is refused (IOError naming what it is) and left alone.
 Status WriteFileAtomic(const std::string& path, std::string_view data);
 
 }  // namespace sar
