@@ -21,6 +21,7 @@
 #include "metrics_http.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
+#include "test_stop.h"
 
 #ifdef SAR_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -193,6 +194,7 @@ bool Daemon::RunCycle(double now_s) {
     WriteMetrics();
     return false;
   }
+  TestStopPoint("poll");
   FilterResult filtered = FilterJobs(jobs, leaves_, config_.filter);
   ReportUnknownHosts(filtered.unknown_hosts);
   const JobSetDiff vs_router = DiffJobSets(state_.router_set, filtered.jobs);
@@ -312,6 +314,7 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
     if (new_write_failures == 0 && !action_->mapping_file().empty()) RestoreMapping();
     return false;
   }
+  TestStopPoint("signal");
   mapping_stale_ = false;
   ++metrics_.reroutes;
   state_.router_set = set;

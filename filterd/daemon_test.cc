@@ -61,7 +61,7 @@ class DaemonTest : public ::testing::Test {
     config_.fabric = "unused";
     config_.mapping_file = dir_.Join("jobs.map");
     config_.state_dir = dir_.Join("state");
-    config_.opensm_pid_file = dir_.Join("opensm.pid");
+    config_.opensm_pid_files = {dir_.Join("opensm.pid")};
     config_.verify_sm_process = false;  // the stand-in for OpenSM is this test process
     config_.poll_retries = 1;
     config_.retry_backoff_s = 0;
@@ -187,7 +187,7 @@ TEST_F(DaemonTest, RestartDoesNotRerouteNeedlessly) {
 }
 
 TEST_F(DaemonTest, MissingSubnetManagerIsRetriedNotLost) {
-  config_.opensm_pid_file = dir_.Join("absent.pid");
+  config_.opensm_pid_files = {dir_.Join("absent.pid")};
   FlakySource* src = nullptr;
   auto d = MakeDaemon(&src);
   now_ = 12;
