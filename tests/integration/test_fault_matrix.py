@@ -211,6 +211,26 @@ class Matrix:
         self.times.append((what, took, time.monotonic() - t0))
         print(f"{what}: converged {took:.1f} s after the fault (case {time.monotonic() - t0:.1f} s)")
 
+    def unsent_mapping_read(self):
+        """sar-filterd killed between the mapping write and the signal; while it is down OpenSM
+        restarts (and so routes with that mapping) and the job set returns to what sar-filterd
+        last told the router. The restarted sar-filterd must not only put the old mapping back
+        but also have OpenSM route with it: OpenSM has read the other one."""
+        what = "unsent mapping read by OpenSM, job set back"
+        t0 = time.monotonic()
+        path = self.arm("mapping", "filterd")
+        self.change_jobs()
+        self.wait_held(path, self.bed.filterd.pid, what)
+        self.kill("filterd")
+        self.bed.osm.stop()
+        self.bed.restart_sm()  # routes with the mapping sar-filterd wrote but never signalled
+        self.change_jobs()  # back to the set sar-filterd's state says the router has
+        self.bed.restart_filterd()
+        took = self.converge(what)
+        self.alive_all(what)
+        self.times.append((what, took, time.monotonic() - t0))
+        print(f"{what}: converged {took:.1f} s after sar-filterd's restart")
+
     def opensm_restart(self):
         """OpenSM stopped cleanly while the job set changes (sar-filterd's signals fail and are
         retried), then started again."""
@@ -285,6 +305,8 @@ def body(args):
             for stage in STAGES:
                 for fault in ("kill", "stop"):
                     m.case(target, fault, stage)
+            if target == "filterd":
+                m.unsent_mapping_read()
             if target == "opensm":
                 m.opensm_restart()
                 m.link_down_in_pass()
