@@ -298,7 +298,7 @@ def body(args):
     m = Matrix(args)
     conf = None
     try:
-        m.bed.start()
+        m.bed.start(reference=False)  # the minhop reference is the day's, not needed here
         conf = m.bed.slurm.conf
         m.converge("start")
         for target in args.targets.split(","):
