@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "sar/io/job_file.h"
+#include "test_stop.h"
 
 namespace sar::filterd {
 namespace {
@@ -27,12 +28,15 @@ Status Action::Apply(const ActionRequest& request) {
     // The mapping must be whole on disk before the subnet manager is told to read it.
     ++stats_.mapping_write_failed;
     spdlog::error("reroute: mapping not written, not triggering: {}", s.ToString());
-  } else if (!(s = DoApply(request)).ok()) {
-    spdlog::error("reroute: mapping written ({} jobs) but trigger '{}' failed: {}",
-                  request.jobs.size(), name(), s.ToString());
   } else {
-    spdlog::info("reroute: wrote {} multi-switch jobs to {}, triggered '{}'", request.jobs.size(),
-                 mapping_file_, name());
+    TestStopPoint("mapping");
+    if (!(s = DoApply(request)).ok()) {
+      spdlog::error("reroute: mapping written ({} jobs) but trigger '{}' failed: {}",
+                    request.jobs.size(), name(), s.ToString());
+    } else {
+      spdlog::info("reroute: wrote {} multi-switch jobs to {}, triggered '{}'", request.jobs.size(),
+                   mapping_file_, name());
+    }
   }
   stats_.last_seconds = Seconds() - t0;
   stats_.total_seconds += stats_.last_seconds;
@@ -45,13 +49,13 @@ std::unique_ptr<Action> MakeAction(const Config& config, bool dry_run,
   if (dry_run) return MakeDryRunAction(config.mapping_file, config.trigger, std::move(planner));
   switch (config.trigger) {
     case Trigger::kSignal:
-      return MakeSignalAction(config.mapping_file, config.opensm_pid_file,
+      return MakeSignalAction(config.mapping_file, config.opensm_pid_files,
                               config.verify_sm_process ? RealSmProcessCheck(true) : nullptr);
     case Trigger::kConsole:
       return MakeConsoleAction(config.mapping_file, config.console_host, config.console_port, 2.0);
     case Trigger::kFile:
       // Stock OpenSM's file engine: SIGHUP is OpenSM's own, no plugin involved.
-      return MakeFileAction(config.mapping_file, config.lft_file, config.opensm_pid_file,
+      return MakeFileAction(config.mapping_file, config.lft_file, config.opensm_pid_files,
                             std::move(planner),
                             config.verify_sm_process ? RealSmProcessCheck(false) : nullptr);
     case Trigger::kNone:

@@ -81,13 +81,13 @@ std::unique_ptr<Action> MakeAction(const Config& config, bool dry_run,
 
 // The actions one by one (MakeAction's parts, and tests').
 /// `check` (null: none, tests' stand-ins) vets the pid before each signal (sm_process.h).
-std::unique_ptr<Action> MakeSignalAction(std::string mapping_file, std::string pid_file,
-                                         SmProcessCheck check);
+std::unique_ptr<Action> MakeSignalAction(std::string mapping_file,
+                                         std::vector<std::string> pid_files, SmProcessCheck check);
 std::unique_ptr<Action> MakeConsoleAction(std::string mapping_file, std::string host, int port,
                                           double timeout_s);
 std::unique_ptr<Action> MakeFileAction(std::string mapping_file, std::string lft_file,
-                                       std::string pid_file, std::unique_ptr<RoutePlanner> planner,
-                                       SmProcessCheck check);
+                                       std::vector<std::string> pid_files,
+                                       std::unique_ptr<RoutePlanner> planner, SmProcessCheck check);
 std::unique_ptr<Action> MakeNullAction(std::string mapping_file);
 /// Reports what `trigger` would do, and with a planner the EFI and dark fiber before and after.
 std::unique_ptr<Action> MakeDryRunAction(std::string mapping_file, Trigger trigger,
@@ -99,6 +99,12 @@ Status ReadPidFile(const std::string& pid_file, pid_t* pid);
 /// naming the file, if the file is missing or malformed or the process is gone, and, without
 /// sending anything, if `check` (when set) refuses the pid.
 Status SignalPidFile(const std::string& pid_file, int signum, const SmProcessCheck& check);
+/// SignalPidFile for each of `pid_files` (a master and standby subnet managers): OK when at
+/// least one was signalled (a standby that is down, or a master that died and left its pid
+/// file, must not block the reroute: whichever runs is told); the others' errors are logged as
+/// warnings. Fails, with every file's error, when none was signalled.
+Status SignalPidFiles(const std::vector<std::string>& pid_files, int signum,
+                      const SmProcessCheck& check);
 /// Connects to OpenSM's console on host:port (console "loopback" mode) and sends "reroute".
 Status ConsoleReroute(const std::string& host, int port, double timeout_s);
 

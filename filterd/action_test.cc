@@ -55,6 +55,47 @@ TEST(Action, MissingOrBadPidFileOrDeadProcess) {
   EXPECT_FALSE(SignalPidFile(dir.Join("dead.pid"), 0, nullptr).ok());
 }
 
+// Master and standby subnet managers: each listed pid is signalled; one that is down (no pid
+// file, a dead pid) does not fail the reroute, while none reachable does, naming every file.
+TEST(Action, SignalPidFilesTellsEveryRunningSm) {
+  TempDir dir;
+  sigset_t usr2, old;
+  sigemptyset(&usr2);
+  sigaddset(&usr2, SIGUSR2);
+  sigprocmask(SIG_BLOCK, &usr2, &old);
+  pid_t children[2];
+  for (pid_t& child : children) {
+    child = fork();
+    if (child == 0) {
+      timespec timeout{5, 0};
+      _exit(sigtimedwait(&usr2, nullptr, &timeout) == SIGUSR2 ? 42 : 1);
+    }
+  }
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  std::ofstream(dir.Join("master.pid")) << children[0] << "\n";
+  std::ofstream(dir.Join("standby.pid")) << children[1] << "\n";
+  std::ofstream(dir.Join("dead.pid")) << dead << "\n";
+  Status s = SignalPidFiles(
+      {dir.Join("dead.pid"), dir.Join("master.pid"), dir.Join("none.pid"), dir.Join("standby.pid")},
+      SIGUSR2, nullptr);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 42);
+  }
+  s = SignalPidFiles({dir.Join("dead.pid"), dir.Join("none.pid")}, 0, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("dead.pid"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("none.pid"), std::string::npos) << s.message();
+  // One file: its own error, as before.
+  s = SignalPidFiles({dir.Join("none.pid")}, 0, nullptr);
+  EXPECT_EQ(s.message().find("no subnet manager"), std::string::npos) << s.message();
+}
+
 TEST(Action, ConsoleGetsReroute) {
   // A listener standing in for OpenSM's console: what arrives must start with "reroute".
   const int srv = socket(AF_INET, SOCK_STREAM, 0);

@@ -116,7 +116,27 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
          return Status::Corruption(Where(source, n.Mark()) + "'" + k + "' must be one of: " +
                                    "signal, console, file, none (not '" + name + "')");
        })},
-      {"opensm_pid_file", str(&c.opensm_pid_file)},
+      {"opensm_pid_file",
+       Setter([&source, f = &c.opensm_pid_files](const YAML::Node& n, const std::string& k) {
+         // A path, or a list of them (master and standby subnet managers).
+         std::vector<std::string> files;
+         if (n.IsScalar()) {
+           files.emplace_back();
+           SAR_RETURN_IF_ERROR(Get(n, k, source, &files.back()));
+         } else {
+           SAR_RETURN_IF_ERROR(Get(n, k, source, &files));
+         }
+         for (const std::string& p : files) {
+           if (!p.empty()) continue;
+           return Status::Corruption(Where(source, n.Mark()) + "'" + k + "': empty path");
+         }
+         if (files.empty()) {
+           return Status::Corruption(Where(source, n.Mark()) + "'" + k +
+                                     "' must name at least one pid file");
+         }
+         *f = std::move(files);
+         return Status::OK();
+       })},
       {"verify_sm_process", flag(&c.verify_sm_process)},
       {"console_host", str(&c.console_host)},
       {"console_port", integer(&c.console_port, 65535)},

@@ -48,7 +48,9 @@ struct Config {
   // action
   std::string mapping_file = "/var/lib/sar/jobs.map";
   Trigger trigger = Trigger::kSignal;  // parsed once here; the daemon holds its Action
-  std::string opensm_pid_file = "/run/opensm.pid";
+  // One pid file, or several (a master and standby OpenSMs on this host): each is signalled,
+  // a standby ignores the reroute and reads the mapping when it takes over (docs/operations.md).
+  std::vector<std::string> opensm_pid_files = {"/run/opensm.pid"};
   // Before a signal: the pid is OpenSM (and, trigger "signal", has libosmsar.so mapped).
   // Test-only switch: false lets a stand-in that is not OpenSM be signalled.
   bool verify_sm_process = true;

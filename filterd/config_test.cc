@@ -44,6 +44,24 @@ TEST(Config, ValuesAndDefaults) {
   EXPECT_EQ(c.trigger, Trigger::kNone);
   EXPECT_EQ(c.poll_interval_s, Config().poll_interval_s);
   EXPECT_TRUE(c.verify_sm_process);  // safe by default; false is for test stand-ins only
+  EXPECT_EQ(c.opensm_pid_files, (std::vector<std::string>{"/run/opensm.pid"}));
+}
+
+// opensm_pid_file: one path, or a list (master and standby OpenSMs); never empty.
+TEST(Config, OneOrSeveralOpenSmPidFiles) {
+  Config c;
+  const std::string base = "topology_conf: /t\n";
+  ASSERT_TRUE(ParseConfig(base + "opensm_pid_file: /run/a.pid\n", "x.yaml", &c).ok());
+  EXPECT_EQ(c.opensm_pid_files, (std::vector<std::string>{"/run/a.pid"}));
+  ASSERT_TRUE(ParseConfig(base + "opensm_pid_file: [/run/a.pid, /run/b.pid]\n", "x.yaml", &c).ok());
+  EXPECT_EQ(c.opensm_pid_files, (std::vector<std::string>{"/run/a.pid", "/run/b.pid"}));
+  for (const char* bad : {"opensm_pid_file: []\n", "opensm_pid_file: [/a, \"\"]\n",
+                          "opensm_pid_file: \"\"\n", "opensm_pid_file: {a: b}\n"}) {
+    Config d;
+    const Status s = ParseConfig(base + bad, "x.yaml", &d);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("x.yaml:2"), std::string::npos) << s.message();
+  }
 }
 
 TEST(Config, LargestAcceptedValues) {

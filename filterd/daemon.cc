@@ -21,6 +21,7 @@
 #include "metrics_http.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
+#include "test_stop.h"
 
 #ifdef SAR_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -100,9 +101,12 @@ void Daemon::CheckMappingOnDisk() {
   JobMapping on_disk;
   const Status s = ReadJobMapping(action_->mapping_file(), &on_disk);
   if (s.ok() && !DiffJobSets(state_.router_set, FromJobMapping(on_disk)).changed()) return;
-  spdlog::warn("mapping: {} does not hold the set the router was last told ({}); rewriting it",
-               action_->mapping_file(), s.ok() ? "it differs" : s.ToString());
+  spdlog::warn(
+      "mapping: {} does not hold the set the router was last told ({}); the subnet manager may "
+      "have routed with it: rewriting it and rerouting",
+      action_->mapping_file(), s.ok() ? "it differs" : s.ToString());
   mapping_stale_ = true;
+  router_unsure_ = true;
 }
 
 void Daemon::RestoreMapping() {
@@ -193,6 +197,7 @@ bool Daemon::RunCycle(double now_s) {
     WriteMetrics();
     return false;
   }
+  TestStopPoint("poll");
   FilterResult filtered = FilterJobs(jobs, leaves_, config_.filter);
   ReportUnknownHosts(filtered.unknown_hosts);
   const JobSetDiff vs_router = DiffJobSets(state_.router_set, filtered.jobs);
@@ -215,7 +220,8 @@ bool Daemon::RunCycle(double now_s) {
   for (const MultiSwitchJob& j : vs_router.removed) spdlog::info("  - {}", Describe(j));
 
   bool rerouted = false;
-  const RerouteGate::Decision decision = gate_.Decide(vs_router.changed(), moved, now_s);
+  const RerouteGate::Decision decision =
+      gate_.Decide(vs_router.changed() || router_unsure_, moved, now_s);
   waiting_ = decision == RerouteGate::Decision::kWaitSettle ||
              decision == RerouteGate::Decision::kWaitInterval;
   switch (decision) {
@@ -312,7 +318,9 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
     if (new_write_failures == 0 && !action_->mapping_file().empty()) RestoreMapping();
     return false;
   }
+  TestStopPoint("signal");
   mapping_stale_ = false;
+  router_unsure_ = false;
   ++metrics_.reroutes;
   state_.router_set = set;
   state_.has_router_set = true;

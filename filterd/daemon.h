@@ -85,6 +85,10 @@ class Daemon {
   // The mapping file may hold a set the router was not told (a failed trigger, a crash between
   // write and state save): rewritten with state_.router_set at the next cycle without reroute.
   bool mapping_stale_ = false;
+  // Found at start: the mapping on disk was not the router's set, and the subnet manager may
+  // have routed with it while sar-filterd was down (its own sweep, a restart). Rewriting the
+  // file is then not enough: the next cycle reroutes even if the job set equals the router's.
+  bool router_unsure_ = false;
 };
 
 /// poll()'s timeout for a wait of `wait_s` seconds: 0..3,600,000 ms, for any double (huge,

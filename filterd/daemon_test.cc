@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -61,7 +62,7 @@ class DaemonTest : public ::testing::Test {
     config_.fabric = "unused";
     config_.mapping_file = dir_.Join("jobs.map");
     config_.state_dir = dir_.Join("state");
-    config_.opensm_pid_file = dir_.Join("opensm.pid");
+    config_.opensm_pid_files = {dir_.Join("opensm.pid")};
     config_.verify_sm_process = false;  // the stand-in for OpenSM is this test process
     config_.poll_retries = 1;
     config_.retry_backoff_s = 0;
@@ -186,8 +187,34 @@ TEST_F(DaemonTest, RestartDoesNotRerouteNeedlessly) {
   EXPECT_EQ(DrainSignals(), 0);
 }
 
+// Issue 19 fault matrix: sar-filterd killed between the mapping write and the signal; while it
+// is down the subnet manager routes with that mapping (a restart, its own sweep) and the job set
+// returns to the router's. The restarted daemon must have the router route again with the
+// router's set, not only rewrite the file (the switches kept tables for the unsent mapping).
+TEST_F(DaemonTest, AMappingTheRouterWasNotToldIsRewrittenAndRerouted) {
+  FlakySource* src = nullptr;
+  {
+    auto d = MakeDaemon(&src);
+    now_ = 10;
+    ASSERT_TRUE(d->RunCycle(now_));  // the router has the multi-leaf job
+  }
+  EXPECT_EQ(DrainSignals(), 1);
+  // The crash: a newer mapping on disk (the job ended, the write done, no signal, no state).
+  ASSERT_TRUE(WriteJobMapping(config_.mapping_file, JobMapping{}).ok());
+  now_ = 25;  // back to the set the state says the router has ("again": same hosts)
+  auto d = MakeDaemon(&src);
+  // Start() marks the last reroute on the monotonic clock: the gate's time must be on it too.
+  const double mono =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  EXPECT_TRUE(d->RunCycle(mono)) << "must reroute: the router may have read the other mapping";
+  EXPECT_EQ(DrainSignals(), 1);
+  EXPECT_EQ(MappedHosts(), (std::vector<std::string>{"n2", "n3", "n4", "n5"}));
+  EXPECT_FALSE(d->RunCycle(mono + 1)) << "once told, no more reroutes";
+  EXPECT_EQ(DrainSignals(), 0);
+}
+
 TEST_F(DaemonTest, MissingSubnetManagerIsRetriedNotLost) {
-  config_.opensm_pid_file = dir_.Join("absent.pid");
+  config_.opensm_pid_files = {dir_.Join("absent.pid")};
   FlakySource* src = nullptr;
   auto d = MakeDaemon(&src);
   now_ = 12;

@@ -18,11 +18,11 @@ double Seconds() {
 
 class FileAction : public Action {
  public:
-  FileAction(std::string mapping_file, std::string lft_file, std::string pid_file,
+  FileAction(std::string mapping_file, std::string lft_file, std::vector<std::string> pid_files,
              std::unique_ptr<RoutePlanner> planner, SmProcessCheck check)
       : Action(std::move(mapping_file), false),
         lft_file_(std::move(lft_file)),
-        pid_file_(std::move(pid_file)),
+        pid_files_(std::move(pid_files)),
         planner_(std::move(planner)),
         check_(std::move(check)) {}
   const char* name() const override { return "file"; }
@@ -44,7 +44,7 @@ class FileAction : public Action {
     // signal (WriteLftDump replaces it atomically).
     SAR_RETURN_IF_ERROR(WriteLftDump(lft_file_, planner_->fabric(), tables));
     const double t2 = Seconds();
-    SAR_RETURN_IF_ERROR(SignalPidFile(pid_file_, SIGHUP, check_));
+    SAR_RETURN_IF_ERROR(SignalPidFiles(pid_files_, SIGHUP, check_));
     // The stage times let an operator (and scripts/day_latency.py) split a reroute's latency.
     spdlog::info(
         "file mode: new tables in {}: max effective EFI {}, dark fiber {:.3f} (routing and "
@@ -55,7 +55,7 @@ class FileAction : public Action {
 
  private:
   std::string lft_file_;
-  std::string pid_file_;
+  std::vector<std::string> pid_files_;
   std::unique_ptr<RoutePlanner> planner_;
   SmProcessCheck check_;
 };
@@ -63,10 +63,11 @@ class FileAction : public Action {
 }  // namespace
 
 std::unique_ptr<Action> MakeFileAction(std::string mapping_file, std::string lft_file,
-                                       std::string pid_file, std::unique_ptr<RoutePlanner> planner,
+                                       std::vector<std::string> pid_files,
+                                       std::unique_ptr<RoutePlanner> planner,
                                        SmProcessCheck check) {
   return std::make_unique<FileAction>(std::move(mapping_file), std::move(lft_file),
-                                      std::move(pid_file), std::move(planner), std::move(check));
+                                      std::move(pid_files), std::move(planner), std::move(check));
 }
 
 }  // namespace sar::filterd

@@ -26,19 +26,31 @@ std::string DirOf(const std::string& path) {
 }
 
 // The pid file names a live subnet manager that will take `signum`.
-Status CheckSm(const Config& config, int signum, const SmProcessCheck& check, std::string* detail) {
+Status CheckOneSm(const std::string& pid_file, int signum, const SmProcessCheck& check,
+                  std::string* detail) {
   pid_t pid = 0;
-  SAR_RETURN_IF_ERROR(ReadPidFile(config.opensm_pid_file, &pid));
+  SAR_RETURN_IF_ERROR(ReadPidFile(pid_file, &pid));
   if (kill(pid, 0) != 0 && errno == ESRCH) {
-    return Status::Failed(config.opensm_pid_file + ": pid " + std::to_string(pid) +
+    return Status::Failed(pid_file + ": pid " + std::to_string(pid) +
                           " is not running (a stale pid file: is OpenSM up?)");
   }
   if (check) {
     const Status s = check(pid, signum);
-    if (!s.ok()) return Status::Failed(config.opensm_pid_file + ": " + s.message());
+    if (!s.ok()) return Status::Failed(pid_file + ": " + s.message());
   }
-  *detail = "pid " + std::to_string(pid) + " from " + config.opensm_pid_file +
+  *detail = "pid " + std::to_string(pid) + " from " + pid_file +
             (signum == SIGUSR2 ? " is OpenSM with libosmsar.so" : " is OpenSM");
+  return Status::OK();
+}
+
+// Every listed pid file (master and standbys) names such a subnet manager: preflight is run
+// when the deployment is set up, so a standby that is down is reported too.
+Status CheckSm(const Config& config, int signum, const SmProcessCheck& check, std::string* detail) {
+  for (const std::string& f : config.opensm_pid_files) {
+    std::string one;
+    SAR_RETURN_IF_ERROR(CheckOneSm(f, signum, check, &one));
+    *detail += (detail->empty() ? "" : "; ") + one;
+  }
   return Status::OK();
 }
 

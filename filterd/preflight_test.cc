@@ -34,8 +34,8 @@ SmProcessCheck AcceptAll() {
 Config GoodConfig(const TempDir& dir) {
   Config c;
   c.trigger = Trigger::kSignal;
-  c.opensm_pid_file = dir.Join("opensm.pid");
-  std::ofstream(c.opensm_pid_file) << getpid() << "\n";
+  c.opensm_pid_files = {dir.Join("opensm.pid")};
+  std::ofstream(c.opensm_pid_files[0]) << getpid() << "\n";
   c.mapping_file = dir.Join("jobs.map");
   c.state_dir = dir.Join("state");
   c.control_socket = dir.Join("ctl.sock");
@@ -64,7 +64,7 @@ TEST(Preflight, DeadOpensmPidFails) {
   const pid_t child = fork();
   if (child == 0) _exit(0);
   waitpid(child, nullptr, 0);  // reaped: the pid names no process now
-  std::ofstream(c.opensm_pid_file) << child << "\n";
+  std::ofstream(c.opensm_pid_files[0]) << child << "\n";
   const auto items = RunPreflight(c, AcceptAll());
   const PreflightItem* t = Find(items, "trigger signal");
   ASSERT_NE(t, nullptr);

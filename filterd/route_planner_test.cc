@@ -181,7 +181,7 @@ class FileModeTest : public ::testing::Test {
     config_.mapping_file = dir_.Join("jobs.map");
     config_.lft_file = dir_.Join("lfts.dump");
     config_.state_dir = dir_.Join("state");
-    config_.opensm_pid_file = dir_.Join("opensm.pid");
+    config_.opensm_pid_files = {dir_.Join("opensm.pid")};
     config_.verify_sm_process = false;  // this test process stands in for OpenSM
     config_.poll_retries = 0;
     config_.min_reroute_interval_s = 0;

@@ -1,6 +1,7 @@
-// Trigger "signal": SIGUSR2 to OpenSM, whose osmsar plugin then rereads the mapping and
-// reroutes (opensm-patch/).
+// Trigger "signal": SIGUSR2 to OpenSM (each listed: master and standbys), whose osmsar plugin then
+// rereads the mapping and reroutes (opensm-patch/).
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <charconv>
@@ -39,31 +40,50 @@ Status SignalPidFile(const std::string& pid_file, int signum, const SmProcessChe
   return Status::OK();
 }
 
+Status SignalPidFiles(const std::vector<std::string>& pid_files, int signum,
+                      const SmProcessCheck& check) {
+  std::vector<Status> errors;
+  for (const std::string& f : pid_files) {
+    Status s = SignalPidFile(f, signum, check);
+    if (!s.ok()) errors.push_back(std::move(s));
+  }
+  if (errors.size() < pid_files.size()) {
+    // Whichever subnet manager runs was told; a standby that is down (or a dead master's
+    // stale pid file) is worth a warning, not a failed reroute.
+    for (const Status& e : errors) spdlog::warn("trigger: {} (another was signalled)", e.message());
+    return Status::OK();
+  }
+  if (errors.size() == 1) return errors.front();
+  std::string all;
+  for (const Status& e : errors) all += (all.empty() ? "" : "; ") + e.message();
+  return Status::Failed("no subnet manager signalled: " + all);
+}
+
 namespace {
 
 class SignalAction : public Action {
  public:
-  SignalAction(std::string mapping_file, std::string pid_file, SmProcessCheck check)
+  SignalAction(std::string mapping_file, std::vector<std::string> pid_files, SmProcessCheck check)
       : Action(std::move(mapping_file), false),
-        pid_file_(std::move(pid_file)),
+        pid_files_(std::move(pid_files)),
         check_(std::move(check)) {}
   const char* name() const override { return "signal"; }
 
  protected:
   Status DoApply(const ActionRequest&) override {
-    return SignalPidFile(pid_file_, SIGUSR2, check_);
+    return SignalPidFiles(pid_files_, SIGUSR2, check_);
   }
 
  private:
-  std::string pid_file_;
+  std::vector<std::string> pid_files_;
   SmProcessCheck check_;
 };
 
 }  // namespace
 
-std::unique_ptr<Action> MakeSignalAction(std::string mapping_file, std::string pid_file,
-                                         SmProcessCheck check) {
-  return std::make_unique<SignalAction>(std::move(mapping_file), std::move(pid_file),
+std::unique_ptr<Action> MakeSignalAction(std::string mapping_file,
+                                         std::vector<std::string> pid_files, SmProcessCheck check) {
+  return std::make_unique<SignalAction>(std::move(mapping_file), std::move(pid_files),
                                         std::move(check));
 }
 

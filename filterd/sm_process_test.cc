@@ -103,7 +103,7 @@ TEST(SmProcess, ASleepNamedInThePidFileSurvives) {
 
   // Through the signal action too: it fails, counts the failure, and the mapping was written.
   auto action =
-      MakeSignalAction(dir.Join("jobs.map"), dir.Join("opensm.pid"), RealSmProcessCheck(true));
+      MakeSignalAction(dir.Join("jobs.map"), {dir.Join("opensm.pid")}, RealSmProcessCheck(true));
   const std::vector<MultiSwitchJob> jobs = {{"7", {"h0", "h2"}, 2, JobPattern::kDefault}};
   const JobMapping mapping = ToJobMapping(jobs);
   const std::vector<MultiSwitchJob> none;

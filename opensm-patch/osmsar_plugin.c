@@ -55,6 +55,26 @@
 #define OSMSAR_NO_HOLD 0
 #endif
 
+/* Test only (tests/integration/test_fault_matrix.py): a routing pass lasts milliseconds, too
+ * short to SIGSTOP or SIGKILL OpenSM in a chosen stage from outside. If $OSMSAR_TEST_STOP_FILE
+ * names a file holding `stage` ("signal": SIGUSR2 taken, before the reroute is asked for;
+ * "routing": in the routing callback, before routing; "push": at the first acknowledged LFT
+ * block), the file is removed and OpenSM stops itself (SIGSTOP), exactly as a SIGSTOP from
+ * outside at that point would; the test then sends SIGCONT or SIGKILL. One-shot per arming.
+ * Unset (any production OpenSM), it costs one getenv() per stage. */
+static void test_stop_point(osm_opensm_t* osm, const char* stage) {
+  const char* path = getenv("OSMSAR_TEST_STOP_FILE");
+  char buf[16] = {0};
+  FILE* f;
+  if (!path || !*path || !(f = fopen(path, "re"))) return;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ')) buf[--n] = 0;
+  if (strcmp(buf, stage) != 0 || unlink(path) != 0) return;
+  OSM_LOG(&osm->log, OSM_LOG_INFO, "osmsar: test stop point '%s': SIGSTOP\n", stage);
+  raise(SIGSTOP);
+}
+
 /* An event for the plugin's thread, queued by report() or the routing callback. */
 typedef struct mig_event {
   enum { EV_ACK, EV_ROUTING_DONE, EV_TOPOLOGY } kind;
@@ -151,6 +171,7 @@ static void* osmsar_thread(void* arg) {
     if (memchr(buf, 'q', (size_t)n)) break;
     OSM_LOG(&p->osm->log, OSM_LOG_INFO,
             "osmsar: SIGUSR2: rerouting with the current job mapping\n");
+    test_stop_point(p->osm, "signal");
     p->osm->subn.force_reroute = TRUE;
     osm_opensm_sweep(p->osm);
   }
@@ -444,6 +465,7 @@ static int osmsar_build_fwd_tables(void* context) {
   char* err = NULL;
   int have_old, switches;
 
+  test_stop_point(p->osm, "routing");
   if (flat_build(subn, &flat) != 0) {
     flat_free(&flat);
     OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: out of memory copying the subnet\n");
@@ -984,6 +1006,7 @@ static void osmsar_report(void* data, osm_epi_event_id_t id, void* event) {
   OSM_LOG(&p->osm->log, OSM_LOG_INFO,
           "osmsar: LFT block %u of switch 0x%016" PRIx64 " changed (%lu since load)\n",
           e->block_num, cl_ntoh64(osm_node_get_node_guid(e->p_sw->p_node)), p->lft_blocks);
+  test_stop_point(p->osm, "push");
 }
 
 #if OSM_EVENT_PLUGIN_INTERFACE_VER != 2

@@ -175,7 +175,8 @@ class DayBed(StartStop):
 
     def __init__(self, workdir, fabric="ft2:16,16", sm=None, hooks=None, sar_route=None,
                  sar_filterd=None, build_dir=None, poll_interval_s=1.0, num_vls=8,
-                 progress=None, migration=False, migration_agents=8, drain_ms=50):
+                 progress=None, migration=False, migration_agents=8, drain_ms=50,
+                 extra_env=None):
         self.workdir = os.path.abspath(workdir)
         self.fabric_spec = fabric
         self.build_dir = os.path.abspath(build_dir or os.path.join(REPO, "build"))
@@ -186,6 +187,8 @@ class DayBed(StartStop):
         self.poll_interval_s = poll_interval_s
         self.num_vls = num_vls
         self.progress = progress or (lambda msg: None)
+        # Added to OpenSM's and sar-filterd's environment (the fault matrix's stop files).
+        self.extra_env = dict(extra_env or {})
         # Migration mode (docs/migration.md): LMC 1, the plugin's coordinator, sar-agent and a
         # reference consumer on `migration_agents` hosts (ibsim takes 10 clients: OpenSM, the
         # agents and dump_fts).
@@ -284,19 +287,26 @@ class DayBed(StartStop):
                                       guid2lid=self.guid2lid, lmc=self.lmc)
         self.tb.start()
         self.pids.append(self.tb.ibsim_pid)
-        setup = sm_setup(self.sm, self, self.tb.workdir)
+        self.sm_setup = sm_setup(self.sm, self, self.tb.workdir)
+        self.restart_sm()
+        self.current_lfts = self.readback("start")
+        return f"OpenSM pid {self.osm.pid}, mode '{self.sm}', engine '{self.sm_setup['engine']}'"
+
+    def restart_sm(self):
+        """Starts the long-running OpenSM (again, after a crash or a stop: same config, same run
+        directory, a new pid file at the same path) and waits for its first SUBNET UP."""
+        setup = self.sm_setup
         self.osm = self.tb.start_opensm(setup["engine"], extra_conf=setup["extra_conf"],
-                                        env_extra=setup["env_extra"],
+                                        env_extra=dict(setup["env_extra"], **self.extra_env),
                                         lfts_file=setup["lfts_file"], name="opensm")
         self.pids.append(self.osm.pid)
         if self.sm == "plugin":
-            # Until its first heavy sweep OpenSM resends every LFT block on a reroute; a live
-            # OpenSM has long had one (docs/opensm-plugin.md).
+            # Until its first heavy sweep OpenSM resends every LFT block on a reroute (and
+            # reports no LFT_CHANGE); a live OpenSM has long had one (docs/opensm-plugin.md).
             off = self.osm.log_offset()
             self.osm.signal(signal.SIGHUP)
             self.osm.wait_log(r"-> SUBNET UP\s*$", off, 60.0)
-        self.current_lfts = self.readback("start")
-        return f"OpenSM pid {self.osm.pid}, mode '{self.sm}', engine '{setup['engine']}'"
+        return self.osm
 
     def _start_agents(self):
         if self.sm != "plugin":
@@ -370,11 +380,28 @@ class DayBed(StartStop):
             options["migration_status_file"] = self.migration_status
         options.update(filterd_trigger(self.sm, self))
         options.update(self.hook_options)
-        self.filterd = FilterdProcess(self.sar_filterd, fd, options, self.slurm.env())
-        self.pids.append(self.filterd.pid)
-        self.filterd.wait_polls(1)
+        self.filterd_options = options
+        self.filterd_runs = 0
+        self.restart_filterd()
         return (f"pid {self.filterd.pid}, polls SLURM every {options['poll_interval_s']} s"
                 + (", and when a hook asks" if self.hooks else ""))
+
+    def restart_filterd(self):
+        """Starts sar-filterd (again, after a crash: same config and state dir, a new log) and
+        waits for its first poll."""
+        self.filterd_runs += 1
+        options = dict(self.filterd_options)
+        name = "sar-filterd"
+        if self.filterd_runs > 1:  # its own log and counters (a new process counts from 0)
+            name = f"sar-filterd-{self.filterd_runs}"
+            options["metrics_textfile"] = options["metrics_textfile"].replace(
+                ".prom", f"-{self.filterd_runs}.prom")
+        self.filterd = FilterdProcess(self.sar_filterd, os.path.join(self.workdir, "filterd"),
+                                      options,
+                                      dict(self.slurm.env(), **self.extra_env), name=name)
+        self.pids.append(self.filterd.pid)
+        self.filterd.wait_polls(1)
+        return self.filterd
 
     # --- jobs ---------------------------------------------------------------------------------
 

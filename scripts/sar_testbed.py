@@ -356,13 +356,14 @@ class Testbed(StartStop):
             time.sleep(0.01)
 
     def start_opensm(self, engine, extra_conf=None, env_extra=None, console_port=None,
-                     lfts_file=None, timeout=60.0, name=None):
+                     lfts_file=None, timeout=60.0, name=None, ready=r"-> SUBNET UP\s*$"):
         """Starts OpenSM as a daemon (no -o) with routing engine `engine` and waits for its
         first SUBNET UP. Returns an OpenSMDaemon; stop() it (the bed's stop() does too).
 
         `extra_conf` lines go into opensm.conf (e.g. "event_plugin_name osmsar"); `env_extra`
         adds environment (e.g. LD_LIBRARY_PATH for a plugin). With `console_port`, the console
         listens on 127.0.0.1 only. For engine "file", `lfts_file` is loaded with no fallback.
+        `ready`: the log line waited for (a standby SM logs "Entering STANDBY state" instead).
         """
         self._check_ibsim()
         self._runs += 1
@@ -378,7 +379,7 @@ class Testbed(StartStop):
         daemon = OpenSMDaemon(self, proc, run_dir, log, dump_dir)
         self._daemons.append(daemon)
         try:
-            daemon.wait_log(r"-> SUBNET UP\s*$", 0, timeout)
+            daemon.wait_log(ready, 0, timeout)
         except TestbedError:
             daemon.stop()
             raise
