@@ -17,6 +17,8 @@ PACKAGES=(
   slurmctld slurmd slurm-client libslurm-dev slurmrestd libsystemd-dev
   python3
   libcadical-dev  # FORS: SAT solver for the exact spine assignment
+  # man pages (help2man at build time) and the Debian packages' test (cpack -G DEB)
+  help2man dpkg-dev lintian file
 )
 
 missing=()
