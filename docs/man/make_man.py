@@ -39,7 +39,7 @@ def roff_literal(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for a in ("--help2man", "--binary", "--name", "--section", "--version", "--what",
-              "--include", "--epoch", "-o"):
+              "--include", "-o"):
         ap.add_argument(a, required=True)
     args = ap.parse_args()
     include = open(args.include).read()
@@ -48,6 +48,9 @@ def main():
         include += "\n[SUBCOMMANDS]\n"
         for s in subs:
             include += (f".SS {s}\n.nf\n{roff_literal(help_text([args.binary, s]))}\n.fi\n")
+    # The page's date: SOURCE_DATE_EPOCH if the build sets it (reproducible builds), else when
+    # the program was built.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH") or str(int(os.stat(args.binary).st_mtime))
     with tempfile.TemporaryDirectory() as tmp:
         inc = os.path.join(tmp, "include.h2m")
         with open(inc, "w") as f:
@@ -57,7 +60,7 @@ def main():
                             f"--section={args.section}", f"--name={args.what}",
                             f"--version-string={args.version}", f"--include={inc}",
                             "-o", page, args.binary], capture_output=True, text=True,
-                           timeout=120, env=dict(os.environ, SOURCE_DATE_EPOCH=args.epoch))
+                           timeout=120, env=dict(os.environ, SOURCE_DATE_EPOCH=epoch))
         if p.returncode != 0:
             sys.exit(f"make_man: help2man {args.binary}: exit {p.returncode}\n{p.stderr}")
         data = open(page, "rb").read()
