@@ -50,7 +50,9 @@ std::unique_ptr<Action> MakeAction(const Config& config, bool dry_run,
   switch (config.trigger) {
     case Trigger::kSignal:
       return MakeSignalAction(config.mapping_file, config.opensm_pid_files,
-                              config.verify_sm_process ? RealSmProcessCheck(true) : nullptr);
+                              config.verify_sm_process
+                                  ? RealSmProcessCheck(true, PluginReadyFile(config.mapping_file))
+                                  : nullptr);
     case Trigger::kConsole:
       return MakeConsoleAction(config.mapping_file, config.console_host, config.console_port, 2.0);
     case Trigger::kFile:

@@ -115,9 +115,11 @@ int RunCheck(const Config& config, JobSource* source) {
       ++failed;
     }
   };
-  for (const PreflightItem& item : RunPreflight(
-           config, config.verify_sm_process ? RealSmProcessCheck(config.trigger == Trigger::kSignal)
-                                            : SmProcessCheck()))
+  for (const PreflightItem& item :
+       RunPreflight(config, config.verify_sm_process
+                                ? RealSmProcessCheck(config.trigger == Trigger::kSignal,
+                                                     PluginReadyFile(config.mapping_file))
+                                : SmProcessCheck()))
     print(item.what, item.detail, item.status);
   std::vector<SourceJob> jobs;
   const Status polled = source->Poll(&jobs);

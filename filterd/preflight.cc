@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -103,6 +104,10 @@ Status CheckWritableDirOf(const std::string& file_path) {
   return Status::OK();
 }
 
+bool MayChownToGroup(uid_t euid, gid_t egid, const std::vector<gid_t>& groups, gid_t gid) {
+  return euid == 0 || egid == gid || std::find(groups.begin(), groups.end(), gid) != groups.end();
+}
+
 std::vector<PreflightItem> RunPreflight(const Config& config, const SmProcessCheck& check) {
   std::vector<PreflightItem> items;
   auto add = [&](std::string what, std::string detail, Status s) {
@@ -144,9 +149,19 @@ std::vector<PreflightItem> RunPreflight(const Config& config, const SmProcessChe
     Status s = CheckWritableDirOf(config.control_socket);
     std::string detail = "socket directory " + DirOf(config.control_socket) + " is writable";
     if (s.ok() && !config.control_socket_group.empty()) {
-      if (getgrnam(config.control_socket_group.c_str()) == nullptr) {
+      const group* gr = getgrnam(config.control_socket_group.c_str());
+      std::vector<gid_t> groups(static_cast<size_t>(std::max(getgroups(0, nullptr), 0)));
+      if (!groups.empty())
+        groups.resize(static_cast<size_t>(
+            std::max(getgroups(static_cast<int>(groups.size()), groups.data()), 0)));
+      if (gr == nullptr) {
         s = Status::InvalidArgument("control_socket_group '" + config.control_socket_group +
                                     "' does not exist (hooks run by SlurmUser would get EACCES)");
+      } else if (!MayChownToGroup(geteuid(), getegid(), groups, gr->gr_gid)) {
+        s = Status::InvalidArgument(
+            "control_socket_group '" + config.control_socket_group +
+            "': this user is not a member, so it cannot hand the socket to that group (adduser " +
+            "<sar-filterd's user> " + config.control_socket_group + ")");
       } else {
         detail += ", group " + config.control_socket_group + " exists";
       }

@@ -6,6 +6,8 @@
 // write checks create and remove a temporary file.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -29,5 +31,11 @@ std::vector<PreflightItem> RunPreflight(const Config& config, const SmProcessChe
 /// OK if a file can be created in the directory that holds `file_path` (tried with a temporary
 /// file, removed again).
 Status CheckWritableDirOf(const std::string& file_path);
+
+/// Whether a process with these credentials may chown() its own file to group `gid`: root, or
+/// `gid` is its effective or a supplementary group. The control socket is handed to
+/// control_socket_group this way, so the system user must be in that group
+/// (`adduser sar-filterd slurm`).
+bool MayChownToGroup(uid_t euid, gid_t egid, const std::vector<gid_t>& groups, gid_t gid);
 
 }  // namespace sar::filterd

@@ -92,6 +92,15 @@ TEST(Preflight, UnknownSocketGroupFails) {
   EXPECT_NE(t->status.message().find("no-such-group-sar"), std::string::npos);
 }
 
+// Under the packaged unit sar-filterd is the system user sar-filterd: it can give its socket
+// to control_socket_group only as a member of it.
+TEST(Preflight, SocketGroupNeedsMembershipUnlessRoot) {
+  EXPECT_TRUE(MayChownToGroup(0, 0, {}, 64));           // root
+  EXPECT_TRUE(MayChownToGroup(998, 64, {}, 64));        // its primary group
+  EXPECT_TRUE(MayChownToGroup(998, 998, {5, 64}, 64));  // a supplementary group
+  EXPECT_FALSE(MayChownToGroup(998, 998, {5, 7}, 64));  // not a member: chown would fail
+}
+
 TEST(Preflight, UnbindableMetricsAddressFails) {
   TempDir dir;
   MetricsHttpServer taken;

@@ -56,17 +56,47 @@ bool Catches(const std::string& status_path, int signum, bool* readable) {
   return false;
 }
 
-Status CheckPluginMapped(pid_t pid, const std::string& dir) {
-  std::ifstream maps(dir + "/maps");
-  if (!maps) {
-    return Status::Failed("pid " + std::to_string(pid) + ": " + dir +
-                          "/maps unreadable: cannot tell whether the osmsar plugin is loaded; "
+// The plugin's ready file names `pid`: "osmsar <pid>" (any trailing whitespace).
+Status CheckReadyFile(pid_t pid, const std::string& maps_path, const std::string& ready_file) {
+  const std::string why = maps_path + " unreadable (sar-filterd is not root: fine)";
+  if (ready_file.empty()) {
+    return Status::Failed("pid " + std::to_string(pid) + ": " + why +
+                          " and no ready file to tell whether the osmsar plugin is loaded; "
                           "refusing to signal it");
   }
+  std::ifstream in(ready_file);
+  std::string word;
+  long named = 0;
+  if (!(in >> word >> named)) {
+    return Status::Failed("pid " + std::to_string(pid) + ": " + why +
+                          ", and the plugin's ready "
+                          "file " +
+                          ready_file +
+                          " is missing or unreadable (OpenSM without "
+                          "libosmsar.so, or /var/lib/sar missing when it started?): "
+                          "refusing to signal it");
+  }
+  if (word != "osmsar" || named != static_cast<long>(pid)) {
+    return Status::Failed("pid " + std::to_string(pid) + ": " + why +
+                          ", and the plugin's ready "
+                          "file " +
+                          ready_file + " names " + Quote(word) + " pid " + std::to_string(named) +
+                          " (another OpenSM's, or a stale one): "
+                          "refusing to signal it");
+  }
+  return Status::OK();
+}
+
+Status CheckPluginMapped(pid_t pid, const std::string& dir, const std::string& ready_file) {
+  std::ifstream maps(dir + "/maps");
   std::string line;
-  for (int i = 0; i < kMaxMapsLines && std::getline(maps, line); ++i) {
+  int lines = 0;
+  for (; maps && lines < kMaxMapsLines && std::getline(maps, line); ++lines) {
     if (MapsPlugin(line)) return Status::OK();
   }
+  // Unreadable (EACCES without ptrace rights, at open or at the first read): every live
+  // process has mappings, so none read means none could be.
+  if (lines == 0) return CheckReadyFile(pid, dir + "/maps", ready_file);
   return Status::Failed("pid " + std::to_string(pid) + " is opensm without " + kPluginFileName +
                         " loaded (plugin not registered in osmsar.conf / event_plugin_name?): "
                         "SIGUSR2 would kill it; refusing to signal it");
@@ -74,7 +104,8 @@ Status CheckPluginMapped(pid_t pid, const std::string& dir) {
 
 }  // namespace
 
-Status CheckSmProcess(pid_t pid, int signum, bool need_plugin, const std::string& proc_root) {
+Status CheckSmProcess(pid_t pid, int signum, bool need_plugin, const std::string& proc_root,
+                      const std::string& ready_file) {
   const std::string dir = proc_root + "/" + std::to_string(pid);
   std::string comm;
   {
@@ -92,7 +123,7 @@ Status CheckSmProcess(pid_t pid, int signum, bool need_plugin, const std::string
     return Status::Failed("pid " + std::to_string(pid) + " is " + Quote(comm) +
                           ", not opensm: refusing to signal it (stale pid file?)");
   }
-  if (need_plugin) SAR_RETURN_IF_ERROR(CheckPluginMapped(pid, dir));
+  if (need_plugin) SAR_RETURN_IF_ERROR(CheckPluginMapped(pid, dir, ready_file));
   bool readable = false;
   if (!Catches(dir + "/status", signum, &readable)) {
     return Status::Failed("pid " + std::to_string(pid) + " (opensm) " +
@@ -103,8 +134,14 @@ Status CheckSmProcess(pid_t pid, int signum, bool need_plugin, const std::string
   return Status::OK();
 }
 
-SmProcessCheck RealSmProcessCheck(bool need_plugin) {
-  return [need_plugin](pid_t pid, int signum) { return CheckSmProcess(pid, signum, need_plugin); };
+std::string PluginReadyFile(const std::string& mapping_file) {
+  return mapping_file.empty() ? "" : mapping_file + ".ready";
+}
+
+SmProcessCheck RealSmProcessCheck(bool need_plugin, std::string ready_file) {
+  return [need_plugin, ready_file = std::move(ready_file)](pid_t pid, int signum) {
+    return CheckSmProcess(pid, signum, need_plugin, "/proc", ready_file);
+  };
 }
 
 }  // namespace sar::filterd

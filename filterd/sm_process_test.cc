@@ -80,6 +80,46 @@ TEST(SmProcess, RefusesWhatIsNotOpenSmWithThePlugin) {
 }
 
 // The real check against a real process: a stale pid file naming `sleep` must not kill it.
+// A sar-filterd running as its system user (CAP_KILL, no ptrace rights) cannot read root's
+// /proc/<pid>/maps: the plugin's ready file "<mapping_file>.ready" must then name the pid.
+TEST(SmProcess, UnreadableMapsFallBackToThePluginsReadyFile) {
+  TempDir proc, lib;
+  FakeProc(proc, 300, "opensm", kCatchesHupAndUsr2, kPluginMaps);
+  unlink(proc.Join("300/maps").c_str());  // as open() fails with EACCES
+  const std::string ready = PluginReadyFile(lib.Join("jobs.map"));
+  EXPECT_EQ(ready, lib.Join("jobs.map.ready"));
+
+  Status s = CheckSmProcess(300, SIGUSR2, true, proc.path(), ready);  // no ready file yet
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("ready file " + ready + " is missing"), std::string::npos)
+      << s.message();
+  s = CheckSmProcess(300, SIGUSR2, true, proc.path(), "");  // no ready file configured
+  EXPECT_NE(s.message().find("no ready file"), std::string::npos) << s.message();
+
+  std::ofstream(ready) << "osmsar 300\n";
+  s = CheckSmProcess(300, SIGUSR2, true, proc.path(), ready);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+
+  // Another OpenSM's (or a previous one's) file does not vouch for this pid.
+  std::ofstream(ready) << "osmsar 299\n";
+  s = CheckSmProcess(300, SIGUSR2, true, proc.path(), ready);
+  EXPECT_NE(s.message().find("names 'osmsar' pid 299"), std::string::npos) << s.message();
+
+  // Readable maps decide: no plugin mapped fails even with a matching ready file.
+  FakeProc(proc, 301, "opensm", kCatchesHupAndUsr2, kNoPluginMaps);
+  std::ofstream(ready) << "osmsar 301\n";
+  s = CheckSmProcess(301, SIGUSR2, true, proc.path(), ready);
+  EXPECT_NE(s.message().find("without libosmsar.so"), std::string::npos) << s.message();
+
+  // The ready file says nothing about the signal: SigCgt is still checked (status is
+  // world-readable).
+  FakeProc(proc, 302, "opensm", kCatchesHupOnly, kPluginMaps);
+  unlink(proc.Join("302/maps").c_str());
+  std::ofstream(ready) << "osmsar 302\n";
+  s = CheckSmProcess(302, SIGUSR2, true, proc.path(), ready);
+  EXPECT_NE(s.message().find("does not catch signal 12"), std::string::npos) << s.message();
+}
+
 TEST(SmProcess, ASleepNamedInThePidFileSurvives) {
   TempDir dir;
   const pid_t child = fork();

@@ -110,8 +110,36 @@ typedef struct osmsar {
   struct sigaction old_usr2;
   int handler_installed;
   unsigned long lft_blocks; /* LFT_CHANGE events with a changed block, since load */
-  uint32_t notice_seq;      /* the plugin's thread: sequence number of its notices */
+  /* "<mapping_file>.ready": says this OpenSM (pid) has the plugin and catches SIGUSR2, for a
+   * sar-filterd that may not read OpenSM's /proc/<pid>/maps (a system user: docs/operations.md).
+   * Guarded by mutex: written at load and retried by routing passes until it succeeds. */
+  char ready_file[OSMSAR_PATH_MAX + 8];
+  int ready_written;
+  uint32_t notice_seq; /* the plugin's thread: sequence number of its notices */
 } osmsar_t;
+
+/* Writes p->ready_file ("osmsar <pid>\n", 0644, atomically) if not yet done; logs a failure once
+ * per attempt at level `level`. Caller holds p->mutex or is the only thread. */
+static void write_ready_file_locked(osmsar_t* p, int level) {
+  char tmp[sizeof p->ready_file + 16], text[64];
+  int fd, len, ok;
+  if (p->ready_written || !p->ready_file[0] || !p->handler_installed) return;
+  snprintf(tmp, sizeof tmp, "%s.tmp", p->ready_file);
+  len = snprintf(text, sizeof text, "osmsar %ld\n", (long)getpid());
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ok = fd >= 0 && write(fd, text, (size_t)len) == len;
+  if (fd >= 0 && close(fd) != 0) ok = 0;
+  if (ok && rename(tmp, p->ready_file) == 0) {
+    p->ready_written = 1;
+    OSM_LOG(&p->osm->log, OSM_LOG_INFO, "osmsar: ready file %s written\n", p->ready_file);
+    return;
+  }
+  OSM_LOG(&p->osm->log, level,
+          "osmsar: cannot write the ready file %s: %s (a sar-filterd that cannot read "
+          "/proc/%ld/maps will not signal this OpenSM; retried at each routing pass)\n",
+          p->ready_file, strerror(errno), (long)getpid());
+  if (fd >= 0) unlink(tmp);
+}
 
 /* The write end of the self-pipe, for the signal handler (which gets no context argument). */
 static volatile sig_atomic_t osmsar_signal_fd = -1;
@@ -466,6 +494,12 @@ static int osmsar_build_fwd_tables(void* context) {
   int have_old, switches;
 
   test_stop_point(p->osm, "routing");
+
+  /* The mapping's directory may have appeared since load (sar-filterd's unit makes it). */
+  pthread_mutex_lock(&p->mutex);
+  write_ready_file_locked(p, OSM_LOG_VERBOSE);
+  pthread_mutex_unlock(&p->mutex);
+
   if (flat_build(subn, &flat) != 0) {
     flat_free(&flat);
     OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: out of memory copying the subnet\n");
@@ -923,6 +957,12 @@ static void* osmsar_create(osm_opensm_t* osm) {
     p->handler_installed = 1;
   else
     OSM_LOG(&osm->log, OSM_LOG_ERROR, "osmsar: sigaction(SIGUSR2): %s\n", strerror(errno));
+  if (p->config.mapping_file[0]) {
+    snprintf(p->ready_file, sizeof p->ready_file, "%s.ready", p->config.mapping_file);
+    pthread_mutex_lock(&p->mutex);
+    write_ready_file_locked(p, OSM_LOG_ERROR);
+    pthread_mutex_unlock(&p->mutex);
+  }
   OSM_LOG(&osm->log, OSM_LOG_INFO,
           "osmsar: routing engine '%s' registered (config %s: engine %s, mapping_file %s, "
           "num_vls %d, threads %d); SIGUSR2 reroutes\n",
@@ -945,6 +985,8 @@ static void osmsar_delete(void* data) {
   osmsar_t* p = data;
   if (!p) return;
   if (p->handler_installed) sigaction(SIGUSR2, &p->old_usr2, NULL);
+  /* This OpenSM no longer catches SIGUSR2 for sar. */
+  if (p->ready_written) unlink(p->ready_file);
   osmsar_signal_fd = -1;
   if (p->thread_started) {
     const char c = 'q';

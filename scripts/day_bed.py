@@ -21,6 +21,7 @@ Every process is started here and stopped here by PID (also on errors and signal
 beds register themselves for interpreter exit, and sar-filterd runs with a parent-death signal).
 """
 
+import glob
 import json
 import os
 import re
@@ -77,14 +78,63 @@ def read_host_leaves(topology):
 # --- the three switches between modes -----------------------------------------------------
 
 
-def plugin_dir(build_dir):
-    return os.path.join(build_dir, "opensm-patch")
+class Binaries:
+    """Where sar's programs are: a build tree (from_build) or an installed tree such as the
+    packages unpacked with `dpkg-deb -x` (from_root, the /usr layout of docs/operations.md)."""
+
+    def __init__(self, sar_route, sar_filterd, plugin, sar_notify, spank, lua, agent, consumer,
+                 where):
+        self.sar_route = sar_route
+        self.sar_filterd = sar_filterd
+        self.plugin = plugin  # libosmsar.so
+        self.sar_notify = sar_notify
+        self.spank = spank  # sar_pattern.so
+        self.lua = lua  # job_submit.lua
+        self.agent = agent
+        self.consumer = consumer
+        self.where = where
+
+    @classmethod
+    def from_build(cls, build_dir):
+        b = os.path.abspath(build_dir)
+        return cls(os.path.join(b, "router", "sar-route"),
+                   os.path.join(b, "filterd", "sar-filterd"),
+                   os.path.join(b, "opensm-patch", "libosmsar.so"),
+                   os.path.join(b, "slurm-plugin", "sar-notify"),
+                   os.path.join(b, "slurm-plugin", "sar_pattern.so"),
+                   os.path.join(REPO, "slurm-plugin", "job_submit.lua"),
+                   os.path.join(b, "opensm-patch", "agent", "sar-agent"),
+                   os.path.join(b, "opensm-patch", "libsarmig", "sar-migconsumer"),
+                   f"build tree {b}")
+
+    @classmethod
+    def from_root(cls, root):
+        """An installed tree under `root` (prefix /usr, Debian's multiarch library directory)."""
+        r = os.path.abspath(root)
+        usr = os.path.join(r, "usr")
+        libdirs = [d for d in sorted(glob.glob(os.path.join(usr, "lib", "*-linux-gnu*")))
+                   if os.path.isdir(d)] or [os.path.join(usr, "lib")]
+        lib = libdirs[0]
+        return cls(os.path.join(usr, "bin", "sar-route"),
+                   os.path.join(usr, "bin", "sar-filterd"),
+                   os.path.join(lib, "libosmsar.so"),
+                   os.path.join(usr, "sbin", "sar-notify"),
+                   os.path.join(lib, "slurm-wlm", "sar_pattern.so"),
+                   os.path.join(usr, "share", "sar", "slurm", "job_submit.lua"),
+                   os.path.join(usr, "bin", "sar-agent"),
+                   os.path.join(usr, "bin", "sar-migconsumer"),
+                   f"installed tree {r}")
+
+    def plugin_dir(self):
+        return os.path.dirname(self.plugin)
+
+    def hook_files(self):
+        return self.sar_notify, self.spank, self.lua
 
 
-def default_sm(build_dir):
+def default_sm(bins):
     """The plugin when it is built, else stock OpenSM's file engine."""
-    return "plugin" if os.path.exists(os.path.join(plugin_dir(build_dir), "libosmsar.so")) \
-        else "file"
+    return "plugin" if os.path.exists(bins.plugin) else "file"
 
 
 def sm_setup(mode, bed, run_dir):
@@ -96,7 +146,7 @@ def sm_setup(mode, bed, run_dir):
              bed.guid2lid, "--vls", bed.num_vls, "-o", bed.lft_file])
         return dict(engine="file", lfts_file=bed.lft_file, extra_conf=[], env_extra={})
     if mode == "plugin":
-        lib = os.path.join(plugin_dir(bed.build_dir), "libosmsar.so")
+        lib = bed.bins.plugin
         if not os.path.exists(lib):
             raise DayError(f"--sm plugin: {lib} is not built (opensm-patch/)")
         conf = os.path.join(run_dir, "osmsar.conf")
@@ -114,7 +164,7 @@ def sm_setup(mode, bed, run_dir):
         return dict(engine="sar", lfts_file=None,
                     extra_conf=["event_plugin_name osmsar", f"event_plugin_options {conf}",
                                 "qos TRUE", f"qos_max_vls {bed.num_vls}"],
-                    env_extra={"LD_LIBRARY_PATH": plugin_dir(bed.build_dir)})
+                    env_extra={"LD_LIBRARY_PATH": bed.bins.plugin_dir()})
     raise DayError(f"unknown subnet manager mode '{mode}'")
 
 
@@ -126,14 +176,8 @@ def filterd_trigger(mode, bed):
     return dict(trigger="signal", opensm_pid_file=bed.osm.pid_file)
 
 
-def _hook_files(build_dir):
-    d = os.path.join(build_dir, "slurm-plugin")
-    return (os.path.join(d, "sar-notify"), os.path.join(d, "sar_pattern.so"),
-            os.path.join(REPO, "slurm-plugin", "job_submit.lua"))
-
-
-def hooks_available(build_dir):
-    return all(os.path.exists(f) for f in _hook_files(build_dir))
+def hooks_available(bins):
+    return all(os.path.exists(f) for f in bins.hook_files())
 
 
 def hooks_setup(enabled, bed):
@@ -143,7 +187,7 @@ def hooks_setup(enabled, bed):
     Without them sar-filterd finds job changes by polling alone."""
     if not enabled:
         return {}, {}
-    notify, spank, lua = _hook_files(bed.build_dir)
+    notify, spank, lua = bed.bins.hook_files()
     for f in (notify, spank, lua):
         if not os.path.exists(f):
             raise DayError(f"--hooks on: {f} is not built (slurm-plugin/)")
@@ -176,14 +220,15 @@ class DayBed(StartStop):
     def __init__(self, workdir, fabric="ft2:16,16", sm=None, hooks=None, sar_route=None,
                  sar_filterd=None, build_dir=None, poll_interval_s=1.0, num_vls=8,
                  progress=None, migration=False, migration_agents=8, drain_ms=50,
-                 extra_env=None):
+                 extra_env=None, bins=None):
         self.workdir = os.path.abspath(workdir)
         self.fabric_spec = fabric
-        self.build_dir = os.path.abspath(build_dir or os.path.join(REPO, "build"))
-        self.sm = sm or default_sm(self.build_dir)
-        self.hooks = hooks_available(self.build_dir) if hooks is None else hooks
-        self.sar_route = sar_route or os.path.join(self.build_dir, "router", "sar-route")
-        self.sar_filterd = sar_filterd or os.path.join(self.build_dir, "filterd", "sar-filterd")
+        # `bins`: the programs' layout (Binaries); else those of `build_dir` (default build/).
+        self.bins = bins or Binaries.from_build(build_dir or os.path.join(REPO, "build"))
+        self.sm = sm or default_sm(self.bins)
+        self.hooks = hooks_available(self.bins) if hooks is None else hooks
+        self.sar_route = sar_route or self.bins.sar_route
+        self.sar_filterd = sar_filterd or self.bins.sar_filterd
         self.poll_interval_s = poll_interval_s
         self.num_vls = num_vls
         self.progress = progress or (lambda msg: None)
@@ -311,8 +356,7 @@ class DayBed(StartStop):
     def _start_agents(self):
         if self.sm != "plugin":
             raise DayError("--migration on needs the OpenSM plugin (--sm plugin)")
-        agent = os.path.join(self.build_dir, "opensm-patch", "agent", "sar-agent")
-        consumer = os.path.join(self.build_dir, "opensm-patch", "libsarmig", "sar-migconsumer")
+        agent, consumer = self.bins.agent, self.bins.consumer
         for tool in (agent, consumer):
             if not os.access(tool, os.X_OK):
                 raise DayError(f"--migration on: {tool} is not built")

@@ -18,6 +18,8 @@ table ends the run; every process it started is stopped, also on errors and Ctrl
 Subnet manager modes (--sm): "file" (stock OpenSM's file engine fed by sar-filterd's file mode)
 or "plugin" (OpenSM loads the sar plugin from build/opensm-patch). --hooks adds SLURM's
 controller hooks and --sar-pattern (build/slurm-plugin); "auto" uses them when built.
+--bin-root DIR takes every program from an installed tree instead (DIR/usr/bin/sar-filterd,
+DIR/usr/lib/<multiarch>/libosmsar.so, ...: the Debian packages unpacked with dpkg-deb -x).
 --migration on (with --sm plugin): LMC 1 and the plugin's baseLID/highLID coordinator; sar-agent
 and a reference consumer run on 8 hosts spread over the leaves (ibsim's 10 clients: OpenSM, 8
 agents, dump_fts); per reroute the epoch's outcome, acks and phase times, and whether any
@@ -428,6 +430,10 @@ def main(argv=None):
                     help="sar-filterd's poll interval in seconds (default 1)")
     ap.add_argument("--build", default=os.path.join(day_bed.REPO, "build"),
                     help="build directory with sar-route and sar-filterd (default build/)")
+    ap.add_argument("--bin-root", metavar="DIR",
+                    help="take every program from an installed tree instead of --build: DIR/usr/"
+                         "bin/sar-filterd, DIR/usr/lib/<multiarch>/libosmsar.so, ... (e.g. the "
+                         "Debian packages unpacked with dpkg-deb -x)")
     ap.add_argument("--out", help="keep every file here (default: a temp dir, removed)")
     ap.add_argument("--html", help="write the day as one self-contained HTML page (time series "
                                    "of max effective EFI per event, heat map before/after a "
@@ -449,10 +455,12 @@ def main(argv=None):
     sm = None if args.sm == "auto" else args.sm
     bed = day_bed.DayBed(os.path.join(root, "day"), fabric=args.fabric, sm=sm, hooks=hooks,
                          build_dir=args.build, poll_interval_s=args.poll_interval, progress=say,
+                         bins=day_bed.Binaries.from_root(args.bin_root) if args.bin_root else None,
                          migration=args.migration == "on")
     code = 0
     pids = []
     try:
+        say(f"programs from the {bed.bins.where}")
         say("starting: fabric, OpenSM, SLURM, sar-filterd ...")
         bed.start()
         print(flush=True)

@@ -5,6 +5,7 @@
 # switches, sar against OpenSM's minhop; a summary table; nothing left running.
 #   scripts/demo.sh [--fabric ft2:16,16] [--sm file|plugin] [--hooks auto|on|off] [--seed N]
 #                   [--short] [--poll-interval S] [--migration on|off] [--out DIR]  (--help)
+#                   [--bin-root DIR]  (programs from an installed/unpacked tree, not build/)
 # The engine comparison (one job mix, every engine through real OpenSM, scripts/demo.py):
 #   scripts/demo.sh engines [--fabric ft2:20,18] [--engines ftree,updn,minhop,dfsssp] [--out DIR]
 # Installs what is missing and builds first.

@@ -16,7 +16,8 @@ scripts/install-deps.sh
 step() { echo; echo "=== $*"; }
 
 step "build (RelWithDebInfo) in build/"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Prefix /usr: the Debian packages (install.packages) are made from this build.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j "$JOBS"
 
 step "tests (unit + integration) in build/"
