@@ -153,6 +153,14 @@ class DeltaKeeper {
     }
   }
 
+  // Whether the current tree leads s to the root (false only where some switch has no route).
+  bool Delivers(int s, int root) const {
+    for (int u = s; u != root; u = g_.arc_to[next_[u]]) {
+      if (next_[u] < 0) return false;
+    }
+    return true;
+  }
+
   void Revert(int e, Lid lid, int root, bool count, DeltaKeepStats* stats) {
     BuildTree(e, lid, root);
     const bool loaded = Loaded(e, lid);
@@ -164,6 +172,7 @@ class DeltaKeeper {
       if (next_[s] < 0 || p == LftSet::kNoRoute) continue;
       const int b = ArcOf(s, p);
       if (b < 0 || hops_[g_.arc_to[b]] != hops_[s] - 1) continue;  // min-hop only
+      if (!Delivers(s, root)) continue;
       if (loaded && (acc_all_[s] > 0 || acc_job_[s] > 0)) {
         // The arcs the moved routes newly take must stay within both caps.
         ++stamp_;
@@ -178,6 +187,10 @@ class DeltaKeeper {
           const int u = g_.arc_to[a];
           if (u == root) break;
           a = next_[u];
+          if (a < 0) {  // no route onward (a disconnected part): keep the new entry
+            fits = false;
+            break;
+          }
         }
         if (!fits) continue;
         const int64_t all = acc_all_[s], job = acc_job_[s];
