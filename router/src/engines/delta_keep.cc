@@ -172,7 +172,7 @@ class DeltaKeeper {
       if (next_[s] < 0 || p == LftSet::kNoRoute) continue;
       const int b = ArcOf(s, p);
       if (b < 0 || hops_[g_.arc_to[b]] != hops_[s] - 1) continue;  // min-hop only
-      if (!Delivers(s, root)) continue;
+      if (!Delivers(s, root) || !Delivers(g_.arc_to[b], root)) continue;
       if (loaded && (acc_all_[s] > 0 || acc_job_[s] > 0)) {
         // The arcs the moved routes newly take must stay within both caps.
         ++stamp_;
