@@ -6,6 +6,9 @@ namespace sar::internal {
 namespace {
 
 constexpr int kPortSlots = 256;  // port numbers are uint8_t
+// Per-job channel loads (jobs x arcs counters) only up to this many: beyond, only the summed
+// effective EFI and the all-pairs EFI are kept within the full recompute's (noted).
+constexpr size_t kMaxJobArcCounters = size_t{1} << 24;
 
 class DeltaKeeper {
  public:
@@ -46,6 +49,11 @@ class DeltaKeeper {
     }
     load_all_.assign(g.arc_to.size(), 0);
     load_job_.assign(g.arc_to.size(), 0);
+    per_job_ = members_.size() * g.arc_to.size() <= kMaxJobArcCounters;
+    if (per_job_) {
+      load_of_job_.assign(members_.size(), std::vector<int32_t>(g.arc_to.size(), 0));
+      cap_of_job_.assign(members_.size(), 0);
+    }
     mark_.assign(g.arc_to.size(), 0);
     next_.assign(n, -1);
     acc_all_.assign(n, 0);
@@ -62,14 +70,22 @@ class DeltaKeeper {
         if (next_[s] < 0) continue;
         load_all_[next_[s]] += acc_all_[s];
         load_job_[next_[s]] += acc_job_[s];
+        if (!per_job_) continue;
+        for (size_t x = 0; x < jobs_of_dest_[e].size(); ++x) {
+          load_of_job_[jobs_of_dest_[e][x]][next_[s]] += static_cast<int32_t>(acc_of_job_[x][s]);
+        }
       }
     });
     for (size_t a = 0; a < load_all_.size(); ++a) {
       cap_all_ = std::max(cap_all_, load_all_[a]);
       cap_job_ = std::max(cap_job_, load_job_[a]);
     }
+    for (size_t j = 0; per_job_ && j < members_.size(); ++j) {
+      for (int32_t v : load_of_job_[j]) cap_of_job_[j] = std::max<int64_t>(cap_of_job_[j], v);
+    }
     stats->efi_cap = cap_all_;
     stats->effective_efi_cap = cap_job_;
+    stats->per_job = per_job_;
     for (int sweep = 0; sweep < 2; ++sweep) {
       ForEachLid([&](int e, Lid lid, int root) { Revert(e, lid, root, sweep == 0, stats); });
     }
@@ -126,31 +142,62 @@ class DeltaKeeper {
     for (int o : dests_of_node_[d.node]) {
       if (g_.dests[o].sw >= 0 && hops_[g_.dests[o].sw] >= 0) --acc_all_[g_.dests[o].sw];
     }
-    for (int j : jobs_of_dest_[e]) {
-      for (int m : members_[j]) {
+    const size_t njobs = per_job_ ? jobs_of_dest_[e].size() : 0;
+    if (acc_of_job_.size() < njobs) acc_of_job_.resize(njobs);
+    for (size_t x = 0; x < njobs; ++x) {
+      acc_of_job_[x].assign(g_.num_switches, 0);
+    }
+    for (size_t x = 0; x < jobs_of_dest_[e].size(); ++x) {
+      for (int m : members_[jobs_of_dest_[e][x]]) {
         const Destination& src = g_.dests[m];
-        if (src.node != d.node && src.sw >= 0 && hops_[src.sw] >= 0) ++acc_job_[src.sw];
+        if (src.node == d.node || src.sw < 0 || hops_[src.sw] < 0) continue;
+        ++acc_job_[src.sw];
+        if (x < njobs) ++acc_of_job_[x][src.sw];
       }
     }
     for (size_t i = order_.size(); i-- > 1;) {
       const int s = order_[i];
       if (next_[s] < 0) continue;
-      acc_all_[g_.arc_to[next_[s]]] += acc_all_[s];
-      acc_job_[g_.arc_to[next_[s]]] += acc_job_[s];
+      const int t = g_.arc_to[next_[s]];
+      acc_all_[t] += acc_all_[s];
+      acc_job_[t] += acc_job_[s];
+      for (size_t x = 0; x < njobs; ++x) acc_of_job_[x][t] += acc_of_job_[x][s];
     }
   }
 
-  // Adds (sign +1) or removes (-1) x routes of switch s along its path from arc `first`.
-  void Move(int first, int root, int64_t all, int64_t job, int sign) {
+  // Adds (sign +1) or removes (-1) the routes below switch s (destination e) along the path
+  // from arc `first`.
+  void Move(int e, int s, int first, int root, int sign) {
+    const int64_t all = acc_all_[s], job = acc_job_[s];
+    moved_.clear();
+    for (size_t x = 0; per_job_ && x < jobs_of_dest_[e].size(); ++x) {
+      moved_.push_back(acc_of_job_[x][s]);
+    }
     for (int a = first;;) {
       const int u = g_.arc_to[a];
       load_all_[a] += sign * all;
       load_job_[a] += sign * job;
       acc_all_[u] += sign * all;
       acc_job_[u] += sign * job;
+      for (size_t x = 0; x < moved_.size(); ++x) {
+        load_of_job_[jobs_of_dest_[e][x]][a] += static_cast<int32_t>(sign * moved_[x]);
+        acc_of_job_[x][u] += sign * moved_[x];
+      }
       if (u == root) return;
       a = next_[u];
     }
+  }
+
+  // Whether arc a can take the routes below switch s (destination e) within every cap.
+  bool Fits(int e, int s, int a) const {
+    if (load_all_[a] + acc_all_[s] > cap_all_ || load_job_[a] + acc_job_[s] > cap_job_) {
+      return false;
+    }
+    for (size_t x = 0; per_job_ && x < jobs_of_dest_[e].size(); ++x) {
+      const int j = jobs_of_dest_[e][x];
+      if (load_of_job_[j][a] + acc_of_job_[x][s] > cap_of_job_[j]) return false;
+    }
+    return true;
   }
 
   // Whether the current tree leads s to the root (false only where some switch has no route).
@@ -179,8 +226,7 @@ class DeltaKeeper {
         for (int u = s; u != root; u = g_.arc_to[next_[u]]) mark_[next_[u]] = stamp_;
         bool fits = true;
         for (int a = b;;) {
-          if (mark_[a] != stamp_ &&
-              (load_all_[a] + acc_all_[s] > cap_all_ || load_job_[a] + acc_job_[s] > cap_job_)) {
+          if (mark_[a] != stamp_ && !Fits(e, s, a)) {
             fits = false;
             break;
           }
@@ -193,10 +239,9 @@ class DeltaKeeper {
           }
         }
         if (!fits) continue;
-        const int64_t all = acc_all_[s], job = acc_job_[s];
-        Move(next_[s], root, all, job, -1);
+        Move(e, s, next_[s], root, -1);
         next_[s] = b;
-        Move(b, root, all, job, +1);
+        Move(e, s, b, root, +1);
       } else {
         next_[s] = b;
       }
@@ -215,6 +260,11 @@ class DeltaKeeper {
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<int64_t> load_all_, load_job_;  // per arc: all-pairs and effective EFI
   int64_t cap_all_ = 0, cap_job_ = 0;
+  bool per_job_ = false;                           // each job's own max EFI kept too
+  std::vector<std::vector<int32_t>> load_of_job_;  // [job][arc]: the job's own routes
+  std::vector<int64_t> cap_of_job_;
+  std::vector<std::vector<int64_t>> acc_of_job_;  // [k-th job of the destination][switch]
+  std::vector<int64_t> moved_;
   // Per root / per LID scratch.
   std::vector<int> hops_, order_all_, order_, next_;
   std::vector<int64_t> acc_all_, acc_job_;

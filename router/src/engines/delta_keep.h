@@ -9,8 +9,10 @@
 //    are); the destination's own switch is never changed;
 //  - moving the routes through that switch (its subtree of the destination's tree) back onto the
 //    previous path must not raise any channel's effective EFI above the full recompute's max
-//    effective EFI, nor any channel's all-pairs EFI above the full recompute's max EFI (both as
-//    metrics.h defines them). So neither max ever rises: "equal quality" by construction.
+//    effective EFI, any channel's all-pairs EFI above the full recompute's max EFI, nor (unless
+//    jobs x channels exceed 2^24 counters) any job's own load on a channel above that job's max
+//    EFI in the full recompute (all as metrics.h defines them). So no maximum ever rises, not
+//    even a single job's: "equal quality" by construction.
 // Destinations are visited switch by switch, nearest switches of each tree first; two sweeps, as
 // a revert refused in the first may fit once other routes moved back.
 // Virtual layers are assigned after this stage, so deadlock freedom is decided on the final
@@ -31,6 +33,7 @@ struct DeltaKeepStats {
   uint64_t differing = 0;  // entries of the full recompute that differ from the previous tables
   uint64_t kept = 0;       // of those, set back to the previous port
   uint64_t effective_efi_cap = 0, efi_cap = 0;  // the full recompute's maxima (the bounds kept)
+  bool per_job = false;  // each job's own max EFI was kept too (false: too many jobs x channels)
 };
 
 /// Sets entries of *lfts (a full recompute on `fabric`, `g` its switch graph) back to `previous`

@@ -110,6 +110,10 @@ TEST(DeltaKeep, KeepsRoutesValidMinHopAndNeverWorse) {
           const Metrics md = Measure(f, delta.lfts, after), mf = Measure(f, full.lfts, after);
           EXPECT_LE(md.effective_efi.max, mf.effective_efi.max);
           EXPECT_LE(md.efi.max, mf.efi.max);
+          ASSERT_EQ(md.jobs.size(), mf.jobs.size());
+          for (size_t j = 0; j < md.jobs.size(); ++j) {
+            EXPECT_LE(md.jobs[j].efi_max, mf.jobs[j].efi_max) << "job " << md.jobs[j].id;
+          }
         }
       }
     }

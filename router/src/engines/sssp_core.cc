@@ -221,11 +221,11 @@ void KeepPrevious(const RoutingInput& in, const SwitchGraph& g, RoutingOutput* o
   }
   DeltaKeepStats st;
   KeepPreviousEntries(*in.fabric, g, in.jobs, *in.previous, &out->lfts, &st);
-  out->notes.push_back("delta: kept " + std::to_string(st.kept) + " of " +
-                       std::to_string(st.differing) +
-                       " entries the full recompute changed (its max effective EFI " +
-                       std::to_string(st.effective_efi_cap) + " and max EFI " +
-                       std::to_string(st.efi_cap) + " not exceeded)");
+  out->notes.push_back(
+      "delta: kept " + std::to_string(st.kept) + " of " + std::to_string(st.differing) +
+      " entries the full recompute changed (its max effective EFI " +
+      std::to_string(st.effective_efi_cap) + ", max EFI " + std::to_string(st.efi_cap) +
+      (st.per_job ? " and every job's max EFI" : "") + " not exceeded)");
 }
 
 }  // namespace
