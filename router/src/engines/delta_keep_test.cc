@@ -41,14 +41,14 @@ std::vector<ResolvedJob> NextJobs(const Fabric& f, const std::vector<ResolvedJob
   std::mt19937_64 rng(seed);
   std::vector<ResolvedJob> next;
   std::vector<PortRef> free;
-  std::set<PortRef> busy;
+  std::set<PortId> busy;
   for (const ResolvedJob& j : jobs) {
     if (rng() % 3 == 0) continue;  // ends
     next.push_back(j);
-    busy.insert(j.endpoints.begin(), j.endpoints.end());
+    for (const PortRef& e : j.endpoints) busy.insert(f.port_id(e));
   }
   for (const PortRef& e : f.Endpoints()) {
-    if (!busy.count(e)) free.push_back(e);
+    if (!busy.count(f.port_id(e))) free.push_back(e);
   }
   std::shuffle(free.begin(), free.end(), rng);
   for (size_t at = 0; at + 2 <= free.size() / 2; at += 4) {
@@ -68,7 +68,8 @@ std::vector<Case> Cases() {
   for (auto [m0, m1] : {std::pair{6, 5}, {8, 4}, {5, 9}}) {
     cases.push_back({GenFatTree2(m0, m1), true});
   }
-  for (uint64_t seed = 1; seed <= 12; ++seed) cases.push_back({RandomIrregular(seed, 3, 10)});
+  for (uint64_t seed = 1; seed <= 12; ++seed)
+    cases.push_back({testfab::RandomIrregular(seed, 3, 10)});
   return cases;
 }
 
