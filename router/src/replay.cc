@@ -440,6 +440,8 @@ Status ReplayLinkLoads(const Fabric& f, const ReplayResult& r, const ReplayOptio
   RoutingOutput prev, now;
   AnalysisResult a_prev, a_now;
   SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event - 1, &in_prev, &prev, &a_prev));
+  // With options.delta the reroute starts from `prev` (a full recompute of event - 1), not from
+  // the replay's delta chain: close to, but not always equal to, the replay's own tables.
   SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event, &in_now, &now, &a_now, &prev.lfts));
   AnalysisResult stale;
   SAR_RETURN_IF_ERROR(MeasureAt(f, r, o, event, prev.lfts, &stale));
