@@ -15,8 +15,10 @@
 //      measures: an engine whose tables depend on the jobs (RoutingEngine::uses_jobs) is rerouted
 //      at every event; any other is routed once and re-measured per event. Per event and
 //      engine: max effective EFI, dark fiber, worst per-job EFI, all-pairs max EFI, reroute time
-//      and LFT entries changed against the previous event's tables; for rerouted engines also
-//      the max effective EFI the previous tables would have given (what the reroute bought).
+//      and LFT entries and 64-LID blocks changed against the previous event's tables, and which
+//      continuing jobs had their own routes changed (stability); for rerouted engines also the
+//      max effective EFI the previous tables would have given (what the reroute bought). With
+//      ReplayOptions::delta each reroute starts from the previous event's tables.
 // Thread-safety: pure functions of their arguments (the engines use options.threads).
 #pragma once
 
