@@ -124,10 +124,11 @@ class Fabric:
         sar_it.run(cmd, expect=0)
         return self.restrict(sar_it.parse_lfts(out)), layers
 
-    def check_sar_tables(self, tag, what):
-        """The switches hold sar-route's sar tables for the current mapping, and eval finds them
-        valid and deadlock-free with sar-route's layers. Returns (offline tables, layers path)."""
-        offline, layers_path = self.offline("sar", tag)
+    def check_sar_tables(self, tag, what, previous=None):
+        """The switches hold sar-route's sar tables for the current mapping (incremental from the
+        LFT dump `previous` if given), and eval finds them valid and deadlock-free with
+        sar-route's layers. Returns (offline tables, layers path)."""
+        offline, layers_path = self.offline("sar", tag, previous=previous)
         rb = self.check_equal(offline, what)
         ev = sar_it.sar_route_eval(self.args.sar_route, self.live_topo, rb, self.lids,
                                    extra=["--layers", layers_path])
