@@ -69,6 +69,7 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
   };
   if (key == "allow_disconnected") return bool_value(&c->allow_disconnected);
   if (key == "migration") return bool_value(&c->migration);
+  if (key == "delta") return bool_value(&c->delta);
   if (key == "ack_timeout_ms") return int_value(1, 600000, &c->ack_timeout_ms);
   if (key == "repath_timeout_ms") return int_value(1, 600000, &c->repath_timeout_ms);
   if (key == "exclude_after") return int_value(1, 1000, &c->exclude_after);
@@ -118,6 +119,7 @@ void OsmsarConfigInit(OsmsarConfig* config) {
   std::memset(config, 0, sizeof *config);
   CopyString("sar", config->engine, sizeof config->engine);
   config->num_vls = 8;
+  config->delta = 1;
   config->ack_timeout_ms = 2000;
   config->repath_timeout_ms = 2000;
   config->exclude_after = 3;
@@ -148,6 +150,7 @@ sar_options_t* OsmsarOptions(const OsmsarConfig* c) {
   sar_options_set_threads(o, c->threads);
   sar_options_set_allow_disconnected(o, c->allow_disconnected);
   sar_options_set_migration(o, c->migration);
+  sar_options_set_delta(o, c->delta);
   return o;
 }
 

@@ -59,6 +59,17 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
   EXPECT_EQ(c.ack_scope_changed, 0);
 }
 
+TEST(OsmsarConfig, DeltaKey) {
+  OsmsarConfig c;
+  OsmsarConfigInit(&c);
+  EXPECT_EQ(c.delta, 1);  // on by default
+  ASSERT_EQ(Read(TempFile("delta.conf", "delta false\n"), &c), "");
+  EXPECT_EQ(c.delta, 0);
+  ASSERT_EQ(Read(TempFile("delta2.conf", "delta on\n"), &c), "");
+  EXPECT_EQ(c.delta, 1);
+  EXPECT_NE(Read(TempFile("delta3.conf", "delta sometimes\n"), &c).find(":1:"), std::string::npos);
+}
+
 TEST(OsmsarConfig, MigrationKeys) {
   OsmsarConfig c;
   const std::string path = TempFile("mig.conf",

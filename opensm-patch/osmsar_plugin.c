@@ -398,6 +398,48 @@ static sar_result_t* route_flat(osmsar_t* p, const flat_subnet_t* flat, char** e
   return result;
 }
 
+/* Routes the flat subnet given the tables its switches hold now (sw->lft, what OpenSM last set
+ * and will diff new_lft against), so libsar keeps what costs no quality (config `delta`).
+ * REQUIRES: OpenSM's lock held (the routing callback holds it); nothing here waits. */
+static sar_result_t* route_flat_delta(osmsar_t* p, const flat_subnet_t* flat, char** err) {
+  sar_result_t* result = NULL;
+  sar_fabric_t* fabric = NULL;
+  const uint8_t** rows = calloc((size_t)flat->num_nodes + 1, sizeof *rows);
+  uint8_t* buf = NULL;
+  uint32_t max_lid = 0, width;
+  int i, switches = 0;
+  for (i = 0; i < flat->num_ports; i++) {
+    const sar_port_t* bp = &flat->ports[i];
+    uint32_t top = bp->base_lid ? bp->base_lid + (1u << bp->lmc) - 1 : 0;
+    if (top > max_lid) max_lid = top;
+  }
+  width = max_lid + 1;
+  for (i = 0; i < flat->num_nodes; i++) switches += flat->nodes[i].is_switch;
+  buf = malloc((size_t)switches * width + 1);
+  if (!rows || !buf) {
+    free(rows);
+    free(buf);
+    return route_flat(p, flat, err); /* out of memory: a full recompute still routes */
+  }
+  switches = 0;
+  for (i = 0; i < flat->num_nodes; i++) {
+    const osm_switch_t* sw = flat->osm_nodes[i]->sw;
+    uint8_t* row;
+    if (!flat->nodes[i].is_switch || !sw || !sw->lft) continue;
+    row = buf + (size_t)switches++ * width;
+    memset(row, OSM_NO_PATH, width);
+    memcpy(row, sw->lft, sw->lft_size < width ? sw->lft_size : width);
+    rows[i] = row;
+  }
+  fabric = sar_fabric_create(flat->nodes, flat->num_nodes, flat->ports, flat->num_ports,
+                             flat->links, flat->num_links, err);
+  if (fabric) result = sar_route_from(fabric, p->options, max_lid, rows, err);
+  sar_fabric_destroy(fabric);
+  free(rows);
+  free(buf);
+  return result;
+}
+
 static void log_result(osmsar_t* p, const sar_result_t* result, int switches, const char* what) {
   int i;
   for (i = 0; i < sar_result_num_notes(result); i++)
@@ -515,7 +557,7 @@ static int osmsar_build_fwd_tables(void* context) {
     flat_free(&flat);
     return rc;
   }
-  result = route_flat(p, &flat, &err);
+  result = p->config.delta ? route_flat_delta(p, &flat, &err) : route_flat(p, &flat, &err);
   if (!result) {
     pthread_mutex_lock(&p->mutex);
     have_old = p->result != NULL;

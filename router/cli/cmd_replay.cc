@@ -37,6 +37,7 @@ struct ReplayArgs {
   std::string csv, html;
   int heatmap_event = -1;
   std::string progress = "auto";
+  bool delta = false;
 };
 
 Json SummaryJson(const sar::ReplaySummary& s) {
@@ -51,27 +52,34 @@ Json SummaryJson(const sar::ReplaySummary& s) {
           {"reroutes", s.reroutes},
           {"reroute_ms_mean", s.reroute_ms_mean},
           {"reroute_ms_p95", s.reroute_ms_p95},
-          {"lft_changed_mean", s.lft_changed_mean}};
+          {"lft_changed_mean", s.lft_changed_mean},
+          {"lft_changed_median", s.lft_changed_median},
+          {"lft_blocks_changed_mean", s.lft_blocks_changed_mean},
+          {"lft_blocks_changed_median", s.lft_blocks_changed_median},
+          {"jobs_rerouted_share_mean", s.jobs_rerouted_share_mean},
+          {"jobs_rerouted_share_median", s.jobs_rerouted_share_median}};
 }
 
 std::string Csv(const sar::ReplayResult& r) {
   std::string out =
       "event,time_s,running,busy_hosts,multi_leaf_jobs,engine,engine_used,effective_efi_max,"
       "dark_fiber,worst_job_efi,efi_max,rerouted,reroute_ms,lft_changed,"
-      "stale_effective_efi_max\n";
+      "stale_effective_efi_max,lft_blocks_changed,jobs_continuing,jobs_rerouted\n";
   char buf[512];
   for (size_t e = 0; e < r.engines.size(); ++e) {
     for (size_t k = 0; k < r.events.size(); ++k) {
       const sar::ReplayEvent& ev = r.events[k];
       const sar::ReplaySample& s = r.samples[e][k];
       std::snprintf(buf, sizeof buf,
-                    "%zu,%.0f,%d,%d,%zu,%s,%s,%llu,%.6f,%llu,%llu,%d,%.3f,%llu,%llu\n", k,
-                    ev.time_s, ev.running, ev.busy_hosts, ev.jobs.size(), r.engines[e].c_str(),
+                    "%zu,%.0f,%d,%d,%zu,%s,%s,%llu,%.6f,%llu,%llu,%d,%.3f,%llu,%llu,%llu,%d,%d\n",
+                    k, ev.time_s, ev.running, ev.busy_hosts, ev.jobs.size(), r.engines[e].c_str(),
                     s.engine_used.c_str(), static_cast<unsigned long long>(s.effective_efi_max),
                     s.dark_fiber, static_cast<unsigned long long>(s.worst_job_efi),
                     static_cast<unsigned long long>(s.efi_max), s.rerouted ? 1 : 0, s.reroute_ms,
                     static_cast<unsigned long long>(s.lft_changed),
-                    static_cast<unsigned long long>(s.stale_effective_efi_max));
+                    static_cast<unsigned long long>(s.stale_effective_efi_max),
+                    static_cast<unsigned long long>(s.lft_blocks_changed), s.jobs_continuing,
+                    s.jobs_rerouted);
       out += buf;
     }
   }
@@ -98,6 +106,7 @@ int RunReplay(const ReplayArgs& a) {
   o.threads = a.threads;
   o.machine_nodes = a.machine_nodes;
   o.scale = !a.no_scale;
+  o.delta = a.delta;
   o.from_s = a.from_days * 86400.0;
   if (a.days > 0) o.to_s = o.from_s + a.days * 86400.0;
   const bool bar = a.progress == "on" || (a.progress == "auto" && isatty(STDERR_FILENO));
@@ -184,6 +193,7 @@ int RunReplay(const ReplayArgs& a) {
   out["multi_leaf_jobs"] = r.jobs.size();
   out["events"] = r.events.size();
   out["wall_s"] = wall_ms / 1000.0;
+  out["delta"] = a.delta;
   Json engines = Json::array();
   for (size_t e = 0; e < r.engines.size(); ++e) {
     Json j = {{"engine", r.engines[e]}};
@@ -200,17 +210,20 @@ int RunReplay(const ReplayArgs& a) {
       "hosts; scale %.3f to %d hosts; %zu multi-leaf jobs; %zu events; %.1f s\n",
       r.history_jobs, history.skipped, r.zero_length, r.placed, r.not_placed, r.unknown_hosts,
       r.scale, r.fabric_hosts, r.jobs.size(), r.events.size(), wall_ms / 1000.0);
-  std::printf("%-10s %9s %9s %8s %9s %8s %8s %9s %7s %8s %9s %9s %10s\n", "engine", "effEFImean",
-              "effEFIp95", "effEFImax", "noRerMean", "dark%", "dark%p95", "jobEFImean", "EFImax",
-              "reroutes", "ms_mean", "ms_p95", "LFTchanged");
+  std::printf("%-10s %9s %9s %8s %9s %8s %8s %9s %7s %8s %9s %9s %10s %9s %9s\n", "engine",
+              "effEFImean", "effEFIp95", "effEFImax", "noRerMean", "dark%", "dark%p95",
+              "jobEFImean", "EFImax", "reroutes", "ms_mean", "ms_p95", "LFTchanged", "blocksMed",
+              "jobsMov%");
   for (size_t e = 0; e < r.engines.size(); ++e) {
     const sar::ReplaySummary x = sar::SummarizeReplay(r, e);
-    std::printf("%-10s %9.2f %9.0f %8llu %9.2f %8.1f %8.1f %9.2f %7llu %8d %9.1f %9.1f %10.0f\n",
-                r.engines[e].c_str(), x.eff_efi_mean, x.eff_efi_p95,
-                static_cast<unsigned long long>(x.eff_efi_max), x.stale_eff_efi_mean,
-                100 * x.dark_mean, 100 * x.dark_p95, x.worst_job_efi_mean,
-                static_cast<unsigned long long>(x.efi_max), x.reroutes, x.reroute_ms_mean,
-                x.reroute_ms_p95, x.lft_changed_mean);
+    std::printf(
+        "%-10s %9.2f %9.0f %8llu %9.2f %8.1f %8.1f %9.2f %7llu %8d %9.1f %9.1f %10.0f %9.1f "
+        "%9.1f\n",
+        r.engines[e].c_str(), x.eff_efi_mean, x.eff_efi_p95,
+        static_cast<unsigned long long>(x.eff_efi_max), x.stale_eff_efi_mean, 100 * x.dark_mean,
+        100 * x.dark_p95, x.worst_job_efi_mean, static_cast<unsigned long long>(x.efi_max),
+        x.reroutes, x.reroute_ms_mean, x.reroute_ms_p95, x.lft_changed_mean,
+        x.lft_blocks_changed_median, 100 * x.jobs_rerouted_share_median);
   }
   return kOk;
 }
@@ -242,6 +255,9 @@ std::function<int()> SetupReplay(CLI::App* c) {
   c->add_option("--heatmap-event", a->heatmap_event,
                 "event of the report's before/after link-load heat map (default: the reroute "
                 "that lowered max effective EFI most)");
+  c->add_flag("--delta", a->delta,
+              "minimal-delta updates: each reroute keeps what it can of the engine's previous "
+              "tables (route --previous); default: full recompute");
   c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   return [a] { return RunReplay(*a); };

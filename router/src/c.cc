@@ -133,9 +133,11 @@ sar::Status BuildFabric(const sar_node_t* nodes, int num_nodes, const sar_port_t
   return sar::Status::OK();
 }
 
-sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options, sar_result_t* r) {
+sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options, sar_result_t* r,
+                  sar::LftSet previous = sar::LftSet()) {
   sar::RoutingInputs in;
   SAR_RETURN_IF_ERROR(sar::LoadRoutingInputs(fabric.fabric, options, &in));
+  in.previous = std::move(previous);
   r->engine = in.engine;
   r->notes = in.notes;
   sar::RoutingOutput out;
@@ -212,6 +214,7 @@ void sar_options_set_allow_disconnected(sar_options_t* o, int allow) {
   o->options.allow_disconnected = allow != 0;
 }
 void sar_options_set_migration(sar_options_t* o, int on) { o->options.migration = on != 0; }
+void sar_options_set_delta(sar_options_t* o, int on) { o->options.delta = on != 0; }
 
 sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options, char** errptr) {
   sar_result_t* result = nullptr;
@@ -221,6 +224,29 @@ sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options
     }
     auto r = std::make_unique<sar_result_t>();
     SAR_RETURN_IF_ERROR(Route(*fabric, options->options, r.get()));
+    result = r.release();
+    return sar::Status::OK();
+  });
+  return result;
+}
+
+sar_result_t* sar_route_from(const sar_fabric_t* fabric, const sar_options_t* options,
+                             uint32_t max_lid, const uint8_t* const* rows, char** errptr) {
+  sar_result_t* result = nullptr;
+  Guarded(errptr, [&] {
+    if (fabric == nullptr || options == nullptr || rows == nullptr || max_lid > 0xFFFF) {
+      return sar::Status::InvalidArgument("sar_route_from: bad argument");
+    }
+    const sar::Fabric& f = fabric->fabric;
+    // Rows beyond the fabric's LIDs cannot matter; LIDs the rows lack stay kNoRoute.
+    sar::LftSet previous(f);
+    const sar::Lid top = std::min<sar::Lid>(static_cast<sar::Lid>(max_lid), f.max_lid());
+    for (size_t i = 0; i < fabric->switch_of_input.size(); ++i) {
+      const int sw = fabric->switch_of_input[i];
+      if (sw >= 0 && rows[i] != nullptr) std::memcpy(previous.mutable_row(sw), rows[i], top + 1);
+    }
+    auto r = std::make_unique<sar_result_t>();
+    SAR_RETURN_IF_ERROR(Route(*fabric, options->options, r.get(), std::move(previous)));
     result = r.release();
     return sar::Status::OK();
   });

@@ -15,6 +15,29 @@ Status LftSet::CheckFits(const Fabric& fabric) const {
                                  " switches, fabric has " + std::to_string(fabric.num_switches()));
 }
 
+LftChanges CountLftChanges(const LftSet& a, const LftSet& b) {
+  LftChanges c;
+  const uint64_t blocks_per_switch =
+      (static_cast<uint64_t>(b.max_lid()) + kLftBlockLids) / kLftBlockLids;
+  if (a.num_switches() != b.num_switches() || a.max_lid() != b.max_lid()) {
+    c.entries = static_cast<uint64_t>(b.num_switches()) * (b.max_lid() + 1);
+    c.blocks = static_cast<uint64_t>(b.num_switches()) * blocks_per_switch;
+    return c;
+  }
+  for (int s = 0; s < a.num_switches(); ++s) {
+    const uint8_t* x = a.row(s);
+    const uint8_t* y = b.row(s);
+    for (Lid block = 0; block <= a.max_lid(); block += kLftBlockLids) {
+      uint64_t n = 0;
+      const Lid end = std::min<Lid>(a.max_lid(), block + kLftBlockLids - 1);
+      for (Lid l = block; l <= end; ++l) n += x[l] != y[l];
+      c.entries += n;
+      c.blocks += n > 0;
+    }
+  }
+  return c;
+}
+
 void VirtualLayers::set(Lid src, Lid dst, int layer) {
   if (src >= rows_.size()) rows_.resize(src + 1);
   std::vector<uint8_t>& row = rows_[src];

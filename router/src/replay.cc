@@ -219,8 +219,9 @@ std::string EventName(const ReplayResult& r, int event) {
 // One routing pass at `event`; *analysis gets the metrics of the validating sweep.
 Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
                const std::string& engine, int event, RoutingInputs* inputs, RoutingOutput* out,
-               AnalysisResult* analysis) {
+               AnalysisResult* analysis, const LftSet* previous = nullptr) {
   SAR_RETURN_IF_ERROR(LoadRoutingInputs(f, RoutingFor(o, engine), MappingAt(r, event), inputs));
+  if (previous != nullptr && o.delta) inputs->previous = *previous;
   AnalysisOptions also;
   also.what = kAnalyseMetrics;
   also.jobs = &inputs->jobs;
@@ -250,21 +251,51 @@ void Fill(const Metrics& m, ReplaySample* s) {
   for (const JobMetrics& j : m.jobs) s->worst_job_efi = std::max(s->worst_job_efi, j.efi_max);
 }
 
-uint64_t Changed(const LftSet& a, const LftSet& b) {
-  if (a.num_switches() != b.num_switches() || a.max_lid() != b.max_lid()) {
-    return static_cast<uint64_t>(b.num_switches()) * (b.max_lid() + 1);
-  }
-  uint64_t n = 0;
-  for (int s = 0; s < a.num_switches(); ++s) {
-    const uint8_t* x = a.row(s);
-    const uint8_t* y = b.row(s);
-    for (Lid l = 0; l <= a.max_lid(); ++l) n += x[l] != y[l];
-  }
-  return n;
-}
-
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Whether some route between two members of `job` (base LIDs) takes another path in `after`
+// than in `before`: a path changes exactly where, walking it in `after`, a switch's entry differs.
+bool JobRoutesChanged(const Fabric& f, const LftSet& before, const LftSet& after,
+                      const ResolvedJob& job) {
+  for (const PortRef& d : job.endpoints) {
+    const Lid lid = f.base_lid(d);
+    if (lid == 0 || lid > after.max_lid()) continue;
+    for (const PortRef& src : job.endpoints) {
+      if (src.node == d.node) continue;
+      PortRef at = f.peer(src);
+      for (int hops = 0; at.valid() && f.is_switch(at.node) && hops <= f.num_switches(); ++hops) {
+        const int sw = f.switch_index(at.node);
+        const uint8_t port = after.port(sw, lid);
+        if (port != before.port(sw, lid)) return true;
+        if (port == LftSet::kNoRoute || port == 0) break;
+        const PortRef out{at.node, port};
+        if (f.peer(out) == d) break;
+        at = f.peer(out);
+      }
+    }
+  }
+  return false;
+}
+
+// Stability at event k (> 0): jobs of both events, and those whose own routes changed.
+void CountStability(const Fabric& f, const ReplayResult& r, int k, const LftSet& before,
+                    const LftSet& after, ReplaySample* s) {
+  const std::vector<int>& now = r.events[k].jobs;
+  const std::vector<int>& was = r.events[k - 1].jobs;
+  JobMapping m;
+  for (int j : now) {
+    if (!std::binary_search(was.begin(), was.end(), j)) continue;
+    Job job;
+    job.id = r.jobs[j].id;
+    job.hosts = r.jobs[j].hosts;
+    m.jobs.push_back(std::move(job));
+  }
+  const std::vector<ResolvedJob> jobs = ResolveJobs(f, m);
+  s->jobs_continuing = static_cast<int>(jobs.size());
+  s->jobs_rerouted = 0;
+  for (const ResolvedJob& j : jobs) s->jobs_rerouted += JobRoutesChanged(f, before, after, j);
 }
 
 }  // namespace
@@ -303,12 +334,18 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
         RoutingOutput routed;
         AnalysisResult analysis;
         const auto t0 = std::chrono::steady_clock::now();
-        SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &inputs, &routed, &analysis));
+        SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &inputs, &routed, &analysis,
+                                    k == 0 ? nullptr : &previous));
         s.reroute_ms = MsSince(t0);
         s.rerouted = true;
         s.engine_used = inputs.engine;
         Fill(analysis.metrics, &s);
-        s.lft_changed = k == 0 ? 0 : Changed(previous, routed.lfts);
+        if (k > 0) {
+          const LftChanges c = CountLftChanges(previous, routed.lfts);
+          s.lft_changed = c.entries;
+          s.lft_blocks_changed = c.blocks;
+          CountStability(f, *out, k, previous, routed.lfts, &s);
+        }
         // What the reroute bought: the previous tables carrying this event's jobs.
         s.stale_effective_efi_max = s.effective_efi_max;
         if (k > 0) {
@@ -320,6 +357,7 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
       } else {
         AnalysisResult analysis;
         SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &analysis));
+        CountStability(f, *out, k, previous, previous, &s);
         Fill(analysis.metrics, &s);
         s.stale_effective_efi_max = s.effective_efi_max;
         s.engine_used = out->samples[e][0].engine_used;
@@ -339,6 +377,13 @@ double P95(std::vector<double> v) {
   return v[std::max<size_t>(rank, 1) - 1];
 }
 
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 double Mean(const std::vector<double>& v) {
   double sum = 0;
   for (double x : v) sum += x;
@@ -349,7 +394,7 @@ double Mean(const std::vector<double>& v) {
 
 ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
   ReplaySummary s;
-  std::vector<double> eff, dark, worst, ms, changed, stale;
+  std::vector<double> eff, dark, worst, ms, changed, blocks, stale, moved;
   for (size_t k = 0; k < r.samples[engine].size(); ++k) {
     const ReplaySample& x = r.samples[engine][k];
     eff.push_back(static_cast<double>(x.effective_efi_max));
@@ -362,6 +407,10 @@ ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
       ++s.reroutes;
       ms.push_back(x.reroute_ms);
       if (k > 0) changed.push_back(static_cast<double>(x.lft_changed));
+      if (k > 0) blocks.push_back(static_cast<double>(x.lft_blocks_changed));
+    }
+    if (k > 0 && x.jobs_continuing > 0) {
+      moved.push_back(static_cast<double>(x.jobs_rerouted) / x.jobs_continuing);
     }
   }
   s.eff_efi_mean = Mean(eff);
@@ -373,6 +422,11 @@ ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
   s.reroute_ms_mean = Mean(ms);
   s.reroute_ms_p95 = P95(ms);
   s.lft_changed_mean = Mean(changed);
+  s.lft_changed_median = Median(changed);
+  s.lft_blocks_changed_mean = Mean(blocks);
+  s.lft_blocks_changed_median = Median(blocks);
+  s.jobs_rerouted_share_mean = Mean(moved);
+  s.jobs_rerouted_share_median = Median(moved);
   return s;
 }
 
@@ -386,7 +440,9 @@ Status ReplayLinkLoads(const Fabric& f, const ReplayResult& r, const ReplayOptio
   RoutingOutput prev, now;
   AnalysisResult a_prev, a_now;
   SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event - 1, &in_prev, &prev, &a_prev));
-  SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event, &in_now, &now, &a_now));
+  // With options.delta the reroute starts from `prev` (a full recompute of event - 1), not from
+  // the replay's delta chain: close to, but not always equal to, the replay's own tables.
+  SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event, &in_now, &now, &a_now, &prev.lfts));
   AnalysisResult stale;
   SAR_RETURN_IF_ERROR(MeasureAt(f, r, o, event, prev.lfts, &stale));
   *before = std::move(stale.metrics.effective_efi_per_channel);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -136,6 +137,69 @@ TEST(Replay, HandMadeTraceGivesHandComputedEventsAndMetrics) {
   }
   EXPECT_EQ(r.samples[0][4].stale_effective_efi_max, 0u) << "no multi-leaf job: nothing to carry";
   EXPECT_FALSE(ReplayLinkLoads(f, r, o, "sar", 0, &before, &after).ok());
+}
+
+// Stability counts on the hand-made trace: jobs running across each event (b across 2 and 3).
+TEST(Replay, CountsContinuingJobs) {
+  const Fabric f = Small();
+  JobHistory h;
+  ASSERT_TRUE(ParseJobTrace(kTrace, "t", &h).ok());
+  ReplayOptions o;
+  o.engines = {"sar"};
+  o.threads = 1;
+  ReplayResult r;
+  ASSERT_TRUE(Replay(f, h, o, &r).ok());
+  const std::vector<int> continuing = {0, 0, 1, 1, 0};
+  for (size_t k = 0; k < r.events.size(); ++k) {
+    EXPECT_EQ(r.samples[0][k].jobs_continuing, continuing[k]) << "event " << k;
+    EXPECT_LE(r.samples[0][k].jobs_rerouted, r.samples[0][k].jobs_continuing);
+    EXPECT_LE(r.samples[0][k].lft_blocks_changed, r.samples[0][k].lft_changed);
+  }
+}
+
+// Delta replay against full recomputes on a busier trace: per event never more entries or
+// blocks changed, never a higher max effective EFI or max EFI (a full recompute at an event does
+// not depend on earlier tables, so the two replays compare event by event), fewer changes in all.
+TEST(Replay, DeltaChangesLessAtEqualQuality) {
+  Fabric f;
+  ASSERT_TRUE(GenerateFatTree2(6, 5, 1, GenerateOptions(), &f).ok());
+  ASSERT_TRUE(AssignLids({}, &f).ok());
+  // 30 hosts on 5 leaves; jobs of 4 hosts over 2-3 leaves, overlapping in time.
+  std::string trace;
+  for (int j = 0; j < 10; ++j) {
+    const int start = 100 + 10 * j, end = start + 35;
+    std::string hosts;
+    for (int k = 0; k < 4; ++k) {
+      char name[16];
+      std::snprintf(name, sizeof name, "h%05d", (j * 7 + k * 5) % 30);
+      hosts += (hosts.empty() ? "" : ",") + std::string(name);
+    }
+    trace += std::to_string(start) + " " + std::to_string(end) + " j" + std::to_string(j) + " " +
+             hosts + "\n";
+  }
+  JobHistory h;
+  ASSERT_TRUE(ParseJobTrace(trace, "t", &h).ok());
+  ReplayOptions o;
+  o.engines = {"sar", "dfsssp"};
+  o.threads = 1;
+  ReplayResult full, delta;
+  ASSERT_TRUE(Replay(f, h, o, &full).ok());
+  o.delta = true;
+  ASSERT_TRUE(Replay(f, h, o, &delta).ok());
+  ASSERT_EQ(full.events.size(), delta.events.size());
+  ASSERT_GT(full.events.size(), 10u);
+  uint64_t full_entries = 0, delta_entries = 0;
+  for (size_t k = 1; k < full.events.size(); ++k) {
+    const ReplaySample &a = full.samples[0][k], &b = delta.samples[0][k];
+    EXPECT_LE(b.effective_efi_max, a.effective_efi_max) << "event " << k;
+    EXPECT_LE(b.efi_max, a.efi_max) << "event " << k;
+    full_entries += a.lft_changed;
+    delta_entries += b.lft_changed;
+  }
+  EXPECT_LT(delta_entries * 2, full_entries) << delta_entries << " vs " << full_entries;
+  const ReplaySummary sf = SummarizeReplay(full, 0), sd = SummarizeReplay(delta, 0);
+  EXPECT_LT(sd.lft_blocks_changed_mean, sf.lft_blocks_changed_mean);
+  EXPECT_LE(sd.jobs_rerouted_share_mean, sf.jobs_rerouted_share_mean);
 }
 
 TEST(Replay, UnknownEngineNamesTheKnownOnes) {

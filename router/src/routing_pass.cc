@@ -310,6 +310,7 @@ RoutingInput RoutingInputs::EngineInput() const {
   in.roots = roots;
   in.threads = options.threads;
   in.allow_disconnected = options.allow_disconnected;
+  in.previous = options.delta && previous.num_switches() > 0 ? &previous : nullptr;
   return in;
 }
 

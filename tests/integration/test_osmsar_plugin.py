@@ -7,14 +7,17 @@ loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sa
 - the tables read back from the simulated switches (dump_fts) equal, entry for entry, what
   `sar-route route --engine sar --canonical-order` computes offline from the read-back
   topology (ibnetdiscover, in discovery order), OpenSM's own guid2lid and the same job mapping; `sar-route eval` finds the read-back tables valid;
-- FT(2;20,18): after a SIGHUP (OpenSM resends every block until its first heavy resweep), the
-  mapping changes and SIGUSR2 brings the switches to the new offline tables within 2 s, and
-  the LFT blocks OpenSM sends (the plugin logs one line per LFT_CHANGE event) are exactly the
-  blocks whose contents changed;
+- FT(2;20,18): after a SIGHUP (OpenSM resends every block until its first heavy resweep), three
+  mapping changes, each followed by SIGUSR2, bring the switches within 2 s to the offline
+  incremental tables (`sar-route route --previous` the read-back tables: the plugin's default
+  `delta true`), the LFT blocks OpenSM sends (the plugin logs one line per LFT_CHANGE event) are
+  exactly the blocks whose contents changed, and they are fewer than a full recompute changes
+  (3x fewer over the three events);
 - 3-level tree: SA PathRecords (saquery) carry the layer sar-route --sl-out gives each route,
   for routes on layers other than 0;
 - a mapping with a four-word line keeps the old tables and logs file:line; a missing mapping
-  routes with plain dfsssp (logged), equal to `sar-route route --engine dfsssp` offline;
+  routes with plain dfsssp (logged), equal to `sar-route route --engine dfsssp --previous`
+  offline;
 - a config file with a bad value: no engine registered, file:line logged, OpenSM falls back;
 - FT(2;4,4) with LMC 2: every LID of every host routed as sar-route routes it.
 """
@@ -106,7 +109,9 @@ class Fabric:
         for lo, hi in sar_it.parse_guid2lid(self.lids).values():
             self.known.update(range(lo, hi + 1))
 
-    def offline(self, engine, tag, jobs=True):
+    def offline(self, engine, tag, jobs=True, previous=None):
+        """sar-route's tables for the current mapping; with `previous` (an LFT dump of what the
+        switches hold) the incremental routing the plugin does by default (`delta true`)."""
         out = os.path.join(self.w, f"offline-{tag}.lfts")
         layers = os.path.join(self.w, f"offline-{tag}.layers")
         cmd = [self.args.sar_route, "route", "--engine", engine, "--topology", self.live_topo,
@@ -114,13 +119,16 @@ class Fabric:
                "--lids", self.lids, "--vls", NUM_VLS, "-o", out, "--sl-out", layers]
         if jobs:
             cmd += ["--jobs", self.mapping]
+        if previous:
+            cmd += ["--previous", previous]
         sar_it.run(cmd, expect=0)
         return self.restrict(sar_it.parse_lfts(out)), layers
 
-    def check_sar_tables(self, tag, what):
-        """The switches hold sar-route's sar tables for the current mapping, and eval finds them
-        valid and deadlock-free with sar-route's layers. Returns (offline tables, layers path)."""
-        offline, layers_path = self.offline("sar", tag)
+    def check_sar_tables(self, tag, what, previous=None):
+        """The switches hold sar-route's sar tables for the current mapping (incremental from the
+        LFT dump `previous` if given), and eval finds them valid and deadlock-free with
+        sar-route's layers. Returns (offline tables, layers path)."""
+        offline, layers_path = self.offline("sar", tag, previous=previous)
         rb = self.check_equal(offline, what)
         ev = sar_it.sar_route_eval(self.args.sar_route, self.live_topo, rb, self.lids,
                                    extra=["--layers", layers_path])
@@ -181,29 +189,53 @@ def test_ft2(args):
     fab.daemon.wait_log(r"SUBNET UP", off, 20)
     time.sleep(0.3)
 
-    write_atomic(fab.mapping, mapping_text(fab.topo, 2))
-    second, _ = fab.offline("sar", "b")
-    want = changed_blocks(first, second)
-    check(want, "the two mappings give the same tables: the test proves nothing")
-    off = fab.daemon.log_offset()
-    t0 = time.monotonic()
-    fab.daemon.signal(signal.SIGUSR2)
-    fab.wait_pass(off, 10)
-    while True:
-        switches, _ = fab.readback()
-        if not sar_it.diff_tables(switches, second):
-            break
-        check(time.monotonic() - t0 < 10, "switches never reached the new tables")
-    elapsed = time.monotonic() - t0
-    check(elapsed < 2.0, f"SIGUSR2 -> new tables on the switches took {elapsed:.2f} s (> 2 s)")
-    time.sleep(0.3)  # the last LFT_CHANGE events
-    sent = sent_blocks(fab.daemon.log_since(off))
-    check(len(sent) == len(set(sent)), "a block was sent twice")
-    check(set(sent) == want,
-          f"blocks sent {len(sent)} != blocks changed {len(want)}: "
-          f"extra {sorted(set(sent) - want)[:5]}, missing {sorted(want - set(sent))[:5]}")
-    print(f"FT(2;20,18): SIGUSR2 -> new tables read back in {elapsed:.2f} s; "
-          f"{len(sent)} LFT blocks sent = {len(want)} changed")
+    # A sequence of job events (the plugin's default `delta true`): each pass gives exactly the
+    # offline incremental routing (`sar-route route --previous <what the switches hold>`),
+    # OpenSM sends exactly the blocks whose contents changed, and fewer than a full recompute
+    # would change.
+    current, current_path = fab.readback()
+    check(not sar_it.diff_tables(current, first), "settling changed the tables")
+    total_sent = total_full = 0
+    for seed in (2, 5, 9):
+        write_atomic(fab.mapping, mapping_text(fab.topo, seed))
+        want_tables, _ = fab.offline("sar", f"delta{seed}", previous=current_path)
+        full, _ = fab.offline("sar", f"full{seed}")
+        want = changed_blocks(current, want_tables)
+        full_blocks = changed_blocks(current, full)
+        check(want, f"mapping {seed} changes no table: the test proves nothing")
+        off = fab.daemon.log_offset()
+        t0 = time.monotonic()
+        fab.daemon.signal(signal.SIGUSR2)
+        fab.wait_pass(off, 10)
+        while True:
+            switches, path = fab.readback()
+            if not sar_it.diff_tables(switches, want_tables):
+                break
+            check(time.monotonic() - t0 < 10,
+                  f"mapping {seed}: switches never reached the offline incremental tables "
+                  f"({len(sar_it.diff_tables(switches, want_tables))} entries differ)")
+        elapsed = time.monotonic() - t0
+        check(elapsed < 2.0, f"SIGUSR2 -> new tables on the switches took {elapsed:.2f} s (> 2 s)")
+        time.sleep(0.3)  # the last LFT_CHANGE events
+        log = fab.daemon.log_since(off)
+        check(re.search(r"osmsar: sar: delta: kept \d+ of \d+ entries", log),
+              f"mapping {seed}: no delta note in the log")
+        sent = sent_blocks(log)
+        check(len(sent) == len(set(sent)), "a block was sent twice")
+        check(set(sent) == want,
+              f"blocks sent {len(sent)} != blocks changed {len(want)}: "
+              f"extra {sorted(set(sent) - want)[:5]}, missing {sorted(want - set(sent))[:5]}")
+        check(len(want) < len(full_blocks),
+              f"mapping {seed}: delta changed {len(want)} blocks, full recompute "
+              f"{len(full_blocks)}")
+        print(f"FT(2;20,18) mapping {seed}: SIGUSR2 -> offline incremental tables read back in "
+              f"{elapsed:.2f} s; {len(sent)} LFT blocks sent = {len(want)} changed "
+              f"(a full recompute: {len(full_blocks)})")
+        total_sent += len(sent)
+        total_full += len(full_blocks)
+        current, current_path = switches, path
+    check(total_full >= 3 * total_sent,
+          f"delta sent {total_sent} blocks, a full recompute changes {total_full}: < 3x fewer")
     fab.tb.stop()
 
 
@@ -247,14 +279,15 @@ def test_degraded(args):
     check("sar tables configured" in log, "OpenSM fell back to another engine")
     fab.check_equal(first, "after a broken mapping")
 
-    # A missing mapping routes with plain dfsssp.
+    # A missing mapping routes with plain dfsssp (incrementally: from the tables held now).
+    _, held = fab.readback()
     os.unlink(fab.mapping)
     off = fab.daemon.log_offset()
     fab.daemon.signal(signal.SIGUSR2)
     fab.wait_pass(off)
     check("does not exist: routing with plain dfsssp" in fab.daemon.log_since(off),
           "no dfsssp fallback line in the log")
-    dfsssp, _ = fab.offline("dfsssp", "dfsssp", jobs=False)
+    dfsssp, _ = fab.offline("dfsssp", "dfsssp", jobs=False, previous=held)
     fab.check_equal(dfsssp, "missing mapping (dfsssp)")
 
     # A bad config: the plugin refuses to register, OpenSM logs file:line and falls back.

@@ -76,12 +76,21 @@ void sar_options_set_allow_disconnected(sar_options_t* options, int allow);
  * routed by the engine on layers 0..n-2, highLIDs (base + 1) by Up/Down (updn) on layer n-1, so
  * that no job mapping changes the highLID entries. sar_result_layer then answers both. */
 void sar_options_set_migration(sar_options_t* options, int on);
+/* on != 0 (the default): sar_route_from keeps what it can of the given tables (minimal-delta
+ * update, sar::RoutingOptions::delta); 0: it routes as sar_route does. */
+void sar_options_set_delta(sar_options_t* options, int on);
 
 /* --- The routing pass ----------------------------------------------------------------------- */
 
 /* Loads the mapping and class files, runs the engine (engine "sar" without jobs: plain
  * "dfsssp", noted), validates the tables (sar::ValidateRouting). NULL on error. */
 sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options, char** errptr);
+/* The same, given the tables the switches hold now: rows[i] is input node i's current LFT
+ * (max_lid + 1 entries; NULL for an HCA, or a switch without one). With delta on, engines sar
+ * and dfsssp keep every entry of them that costs no quality (equal max effective EFI and max
+ * EFI), so the pass changes few entries; notes say how many were kept. NULL on error. */
+sar_result_t* sar_route_from(const sar_fabric_t* fabric, const sar_options_t* options,
+                             uint32_t max_lid, const uint8_t* const* rows, char** errptr);
 void sar_result_destroy(sar_result_t* result);
 
 /* The engine that made the tables. */

@@ -45,6 +45,11 @@ struct RoutingInput {
   /// When false (the default) routing fails if some endpoint cannot reach another, naming the
   /// pair; when true the engine routes what it can and leaves the rest kNoRoute (noted in output).
   bool allow_disconnected = false;
+  /// The tables the switches hold now (one per switch of `fabric`); null = none. The sar and
+  /// dfsssp engines then keep every previous entry that costs no quality (engines/delta_keep.h),
+  /// so a reroute changes few entries; other engines ignore it. Tables that do not fit the
+  /// fabric are ignored (noted).
+  const LftSet* previous = nullptr;
 };
 
 struct RoutingOutput {

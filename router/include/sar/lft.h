@@ -51,6 +51,16 @@ class LftSet {
   std::vector<uint8_t> ports_;
 };
 
+/// How much a switch would be sent to go from `before` to `after`: entries that differ, and LFT
+/// blocks that differ (64 LIDs each, the unit of an SMP Set(LinearForwardingTable), which is
+/// what OpenSM sends per changed block). Tables of other shapes count every entry and block.
+struct LftChanges {
+  uint64_t entries = 0;
+  uint64_t blocks = 0;
+};
+constexpr int kLftBlockLids = 64;
+LftChanges CountLftChanges(const LftSet& before, const LftSet& after);
+
 /// The virtual layer (0..15) of each route, keyed by (source LID, destination LID). Routes not
 /// listed use default_layer. Engines that need no layers leave this empty.
 /// Stored as one dense row per source LID (destination LID -> layer), because engines set a

@@ -15,8 +15,10 @@
 //      measures: an engine whose tables depend on the jobs (RoutingEngine::uses_jobs) is rerouted
 //      at every event; any other is routed once and re-measured per event. Per event and
 //      engine: max effective EFI, dark fiber, worst per-job EFI, all-pairs max EFI, reroute time
-//      and LFT entries changed against the previous event's tables; for rerouted engines also
-//      the max effective EFI the previous tables would have given (what the reroute bought).
+//      and LFT entries and 64-LID blocks changed against the previous event's tables, and which
+//      continuing jobs had their own routes changed (stability); for rerouted engines also the
+//      max effective EFI the previous tables would have given (what the reroute bought). With
+//      ReplayOptions::delta each reroute starts from the previous event's tables.
 // Thread-safety: pure functions of their arguments (the engines use options.threads).
 #pragma once
 
@@ -43,6 +45,10 @@ struct ReplayOptions {
   int machine_nodes = 0;
   /// Size-only histories: scale sizes to the fabric (false: sizes as recorded).
   bool scale = true;
+  /// Minimal-delta updates: each reroute gets the previous event's tables of the same engine
+  /// (RoutingInputs::previous; sar and dfsssp keep what costs no quality). False: every reroute
+  /// is a full recompute.
+  bool delta = false;
   /// Called after each (engine, event) with done and total; may be empty.
   std::function<void(size_t done, size_t total)> progress;
 };
@@ -67,11 +73,16 @@ struct ReplayEvent {
 
 struct ReplaySample {
   uint64_t effective_efi_max = 0;
-  double dark_fiber = 0;       // 0..1
-  uint64_t worst_job_efi = 0;  // max over jobs of the job's own max EFI
-  uint64_t efi_max = 0;        // all pairs
-  double reroute_ms = 0;       // routing + validation; 0 when not rerouted
-  uint64_t lft_changed = 0;    // entries that differ from the previous event's tables
+  double dark_fiber = 0;            // 0..1
+  uint64_t worst_job_efi = 0;       // max over jobs of the job's own max EFI
+  uint64_t efi_max = 0;             // all pairs
+  double reroute_ms = 0;            // routing + validation; 0 when not rerouted
+  uint64_t lft_changed = 0;         // entries that differ from the previous event's tables
+  uint64_t lft_blocks_changed = 0;  // 64-LID LFT blocks that differ (what OpenSM sends)
+  /// Stability: multi-leaf jobs running at both this event and the previous one, and how many
+  /// of them had one of their own routes (base LID to base LID between members) changed.
+  int jobs_continuing = 0;
+  int jobs_rerouted = 0;
   /// Max effective EFI of the previous event's tables carrying this event's jobs: what the
   /// event would see without the reroute (= effective_efi_max when not rerouted, and at 0).
   uint64_t stale_effective_efi_max = 0;
@@ -112,6 +123,11 @@ struct ReplaySummary {
   int reroutes = 0;
   double reroute_ms_mean = 0, reroute_ms_p95 = 0;  // over reroutes
   double lft_changed_mean = 0;                     // over reroutes after the first
+  double lft_blocks_changed_mean = 0, lft_blocks_changed_median = 0;  // the same
+  double lft_changed_median = 0;
+  /// Over events after the first with continuing jobs: median and mean share (0..1) of them
+  /// whose own routes changed.
+  double jobs_rerouted_share_median = 0, jobs_rerouted_share_mean = 0;
 };
 ReplaySummary SummarizeReplay(const ReplayResult& result, size_t engine);
 

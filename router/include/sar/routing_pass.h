@@ -70,6 +70,10 @@ struct RoutingOptions {
   /// of (source base LID, destination). Packets never mix base and high, but a mixed pair still
   /// gets a layer whose dependencies the check has seen.
   bool migration = false;
+  /// Minimal-delta updates: with previous tables (RoutingInputs::previous), the sar and dfsssp
+  /// engines keep every previous entry that costs no quality (engines/delta_keep.h). False: a
+  /// full recompute even when previous tables are given.
+  bool delta = true;
 };
 
 /// What LoadRoutingInputs settled. Points into the Fabric it was given (keep that alive).
@@ -83,6 +87,10 @@ struct RoutingInputs {
   RoutingOptions options;
   /// Unknown hosts and class GUIDs, the empty-mapping fallback.
   std::vector<std::string> notes;
+  /// The tables the switches hold now (`sar-route route --previous`, the plugin's current LFTs,
+  /// replay's previous event); empty (no switches) = none. Set by the caller after
+  /// LoadRoutingInputs; used when options.delta.
+  LftSet previous;
 
   /// The engine's input (num_vls: min(num_vls, max_layers)); valid while *this lives.
   RoutingInput EngineInput() const;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "engines/delta_keep.h"
 #include "sar/virtual_layers.h"
 
 namespace sar::internal {
@@ -211,12 +212,32 @@ void SsspRouter::Run(const SsspStep& step) {
   ++counter_;
 }
 
+namespace {
+
+void KeepPrevious(const RoutingInput& in, const SwitchGraph& g, RoutingOutput* out) {
+  if (const Status fits = in.previous->CheckFits(*in.fabric); !fits.ok()) {
+    out->notes.push_back("delta: previous tables ignored, full recompute (" + fits.message() + ")");
+    return;
+  }
+  DeltaKeepStats st;
+  KeepPreviousEntries(*in.fabric, g, in.jobs, *in.previous, &out->lfts, &st);
+  out->notes.push_back(
+      "delta: kept " + std::to_string(st.kept) + " of " + std::to_string(st.differing) +
+      " entries the full recompute changed (its max effective EFI " +
+      std::to_string(st.effective_efi_cap) + ", max EFI " + std::to_string(st.efi_cap) +
+      (st.per_job ? " and every job's max EFI" : "") + " not exceeded)");
+}
+
+}  // namespace
+
 Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out) {
   SsspRouter router(*in.fabric);
   std::vector<SsspStep> steps;
   plan(in, &router, &steps);
   for (const SsspStep& step : steps) router.Run(step);
   out->lfts = router.TakeLfts();
+  // Last stage before the layers: keep what the switches hold where it costs nothing.
+  if (in.previous != nullptr) KeepPrevious(in, router.graph(), out);
 
   const auto layer_start = std::chrono::steady_clock::now();
   LayerOptions options;

@@ -1,0 +1,232 @@
+// The delta stage (delta_keep.h) judged only by independent analyses: TraceAll, CheckDeadlock,
+// ComputeMetrics and ValidateRouting on the tables it gives.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+
+#include "engines/sssp_test_util.h"
+#include "sar/generate.h"
+#include "sar/lids.h"
+#include "sar/routing_pass.h"
+#include "test_fabrics.h"
+
+namespace sar {
+namespace {
+
+using sssptest::ExpectValid;
+using sssptest::Measure;
+using sssptest::RandomJobs;
+
+Status RouteFrom(const std::string& engine, const Fabric& f, const std::vector<ResolvedJob>& jobs,
+                 const LftSet* previous, RoutingOutput* out) {
+  RoutingInput in;
+  in.fabric = &f;
+  in.jobs = jobs.empty() ? nullptr : &jobs;
+  in.previous = previous;
+  return MakeRoutingEngine(engine)->Route(in, out);
+}
+
+Fabric GenFatTree2(int m0, int m1) {
+  Fabric f;
+  EXPECT_TRUE(GenerateFatTree2(m0, m1, 1, GenerateOptions{}, &f).ok());
+  EXPECT_TRUE(AssignLids(LidOptions{}, &f).ok());
+  return f;
+}
+
+// The next job set: some jobs end, the freed and idle hosts start new ones.
+std::vector<ResolvedJob> NextJobs(const Fabric& f, const std::vector<ResolvedJob>& jobs,
+                                  uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<ResolvedJob> next;
+  std::vector<PortRef> free;
+  std::set<PortId> busy;
+  for (const ResolvedJob& j : jobs) {
+    if (rng() % 3 == 0) continue;  // ends
+    next.push_back(j);
+    for (const PortRef& e : j.endpoints) busy.insert(f.port_id(e));
+  }
+  for (const PortRef& e : f.Endpoints()) {
+    if (!busy.count(f.port_id(e))) free.push_back(e);
+  }
+  std::shuffle(free.begin(), free.end(), rng);
+  for (size_t at = 0; at + 2 <= free.size() / 2; at += 4) {
+    next.push_back(sssptest::MakeJob(f, "new" + std::to_string(at),
+                                     {free.begin() + at, free.begin() + at + 4}));
+  }
+  return next;
+}
+
+struct Case {
+  Fabric fabric;
+  bool fat_tree = false;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (auto [m0, m1] : {std::pair{6, 5}, {8, 4}, {5, 9}}) {
+    cases.push_back({GenFatTree2(m0, m1), true});
+  }
+  for (uint64_t seed = 1; seed <= 12; ++seed)
+    cases.push_back({testfab::RandomIrregular(seed, 3, 10)});
+  return cases;
+}
+
+// Every property the stage promises, on fat-trees and random irregular fabrics, sar and dfsssp.
+TEST(DeltaKeep, KeepsRoutesValidMinHopAndNeverWorse) {
+  int kept_somewhere = 0;
+  for (const Case& c : Cases()) {
+    const Fabric& f = c.fabric;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const std::vector<ResolvedJob> before = RandomJobs(f, seed, 6);
+      const std::vector<ResolvedJob> after = NextJobs(f, before, seed * 7);
+      for (const char* engine : {"sar", "dfsssp"}) {
+        SCOPED_TRACE(std::string(engine) + " on " + std::to_string(f.num_switches()) +
+                     " switches, seed " + std::to_string(seed));
+        RoutingOutput prev, full, delta;
+        ASSERT_TRUE(RouteFrom(engine, f, before, nullptr, &prev).ok());
+        ASSERT_TRUE(RouteFrom(engine, f, after, nullptr, &full).ok());
+        ASSERT_TRUE(RouteFrom(engine, f, after, &prev.lfts, &delta).ok());
+        // Delivered, min-hop (as the full recompute is), layers acyclic.
+        ExpectValid(f, delta, 8, true);
+        ValidationReport report;
+        EXPECT_TRUE(ValidateRouting(f, delta.lfts, &delta.layers, delta.num_layers,
+                                    ValidationOptions{}, &report)
+                        .ok());
+        // Every entry is the full recompute's or the previous one; never more changes.
+        for (int s = 0; s < f.num_switches(); ++s) {
+          for (Lid l = 0; l <= f.max_lid(); ++l) {
+            const uint8_t d = delta.lfts.port(s, l);
+            ASSERT_TRUE(d == full.lfts.port(s, l) || d == prev.lfts.port(s, l));
+          }
+        }
+        const LftChanges cd = CountLftChanges(prev.lfts, delta.lfts);
+        const LftChanges cf = CountLftChanges(prev.lfts, full.lfts);
+        EXPECT_LE(cd.entries, cf.entries);
+        EXPECT_LE(cd.blocks, cf.blocks);
+        kept_somewhere += cd.entries < cf.entries;
+        // Quality: neither maximum rises above the full recompute's.
+        if (c.fat_tree) {
+          const Metrics md = Measure(f, delta.lfts, after), mf = Measure(f, full.lfts, after);
+          EXPECT_LE(md.effective_efi.max, mf.effective_efi.max);
+          EXPECT_LE(md.efi.max, mf.efi.max);
+          ASSERT_EQ(md.jobs.size(), mf.jobs.size());
+          for (size_t j = 0; j < md.jobs.size(); ++j) {
+            EXPECT_LE(md.jobs[j].efi_max, mf.jobs[j].efi_max) << "job " << md.jobs[j].id;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(kept_somewhere, 0);  // the stage did something
+}
+
+// A reroute whose previous tables are what a full recompute of the same input gives changes
+// nothing, and neither does a repeated delta reroute.
+TEST(DeltaKeep, SameInputSameTables) {
+  for (const Case& c : Cases()) {
+    const std::vector<ResolvedJob> jobs = RandomJobs(c.fabric, 3, 5);
+    RoutingOutput full, delta;
+    ASSERT_TRUE(RouteFrom("sar", c.fabric, jobs, nullptr, &full).ok());
+    ASSERT_TRUE(RouteFrom("sar", c.fabric, jobs, &full.lfts, &delta).ok());
+    EXPECT_EQ(delta.lfts, full.lfts);
+    EXPECT_EQ(CountLftChanges(full.lfts, delta.lfts).entries, 0u);
+  }
+}
+
+// On FT(2;8,4), a job start changes far fewer blocks with the stage, at equal max effective EFI.
+TEST(DeltaKeep, JobStartChangesFewBlocks) {
+  const Fabric f = GenFatTree2(8, 4);
+  const std::vector<PortRef> eps = f.Endpoints();
+  std::vector<ResolvedJob> before = {
+      sssptest::MakeJob(f, "a", {eps[0], eps[1], eps[8], eps[9], eps[16], eps[17]})};
+  std::vector<ResolvedJob> after = before;
+  after.push_back(sssptest::MakeJob(f, "b", {eps[2], eps[3], eps[10], eps[11]}));
+  RoutingOutput prev, full, delta;
+  ASSERT_TRUE(RouteFrom("sar", f, before, nullptr, &prev).ok());
+  ASSERT_TRUE(RouteFrom("sar", f, after, nullptr, &full).ok());
+  ASSERT_TRUE(RouteFrom("sar", f, after, &prev.lfts, &delta).ok());
+  const LftChanges cd = CountLftChanges(prev.lfts, delta.lfts);
+  const LftChanges cf = CountLftChanges(prev.lfts, full.lfts);
+  EXPECT_LT(cd.entries * 3, cf.entries) << cd.entries << " vs " << cf.entries;
+  EXPECT_LE(Measure(f, delta.lfts, after).effective_efi.max,
+            Measure(f, full.lfts, after).effective_efi.max);
+  bool noted = false;
+  for (const std::string& n : delta.notes) noted = noted || n.rfind("delta: kept ", 0) == 0;
+  EXPECT_TRUE(noted);
+}
+
+// Garbage previous tables (random ports, holes) never make invalid tables; tables of another
+// fabric are ignored with a note.
+TEST(DeltaKeep, BadPreviousTables) {
+  for (const Case& c : Cases()) {
+    const Fabric& f = c.fabric;
+    std::mt19937_64 rng(5);
+    LftSet junk(f);
+    for (int s = 0; s < f.num_switches(); ++s) {
+      for (Lid l = 0; l <= f.max_lid(); ++l) {
+        junk.set_port(s, l, static_cast<uint8_t>(rng() % 50 == 0 ? 0xFF : rng() % 45));
+      }
+    }
+    const std::vector<ResolvedJob> jobs = RandomJobs(f, 2, 5);
+    RoutingOutput delta;
+    ASSERT_TRUE(RouteFrom("sar", f, jobs, &junk, &delta).ok());
+    ExpectValid(f, delta, 8, true);
+  }
+  const Fabric f = GenFatTree2(6, 5);
+  const LftSet other(3, f.max_lid());
+  RoutingOutput out;
+  ASSERT_TRUE(RouteFrom("sar", f, {}, &other, &out).ok());
+  bool noted = false;
+  for (const std::string& n : out.notes) {
+    noted = noted || n.rfind("delta: previous tables ignored", 0) == 0;
+  }
+  EXPECT_TRUE(noted);
+}
+
+// The routing pass: RoutingInputs::previous reaches the engine unless options.delta is off.
+TEST(DeltaKeep, RoutingPassPassesPreviousTables) {
+  const Fabric f = GenFatTree2(8, 4);
+  const std::vector<PortRef> eps = f.Endpoints();
+  JobMapping before, after;
+  auto host = [&](int i) { return std::string(f.hostname(eps[i].node)); };
+  before.jobs.push_back({"a", {host(0), host(9)}});
+  after = before;
+  after.jobs.push_back({"b", {host(2), host(20)}});
+  auto pass = [&](const JobMapping& m, const LftSet* previous, bool delta, RoutingOutput* out) {
+    RoutingOptions o;
+    o.delta = delta;
+    RoutingInputs in;
+    ASSERT_TRUE(LoadRoutingInputs(f, o, m, &in).ok());
+    if (previous != nullptr) in.previous = *previous;
+    ValidationReport report;
+    ASSERT_TRUE(RunRoutingPass(in, out, &report).ok());
+  };
+  RoutingOutput prev, full, delta, off;
+  pass(before, nullptr, true, &prev);
+  pass(after, nullptr, true, &full);
+  pass(after, &prev.lfts, true, &delta);
+  pass(after, &prev.lfts, false, &off);
+  EXPECT_EQ(off.lfts, full.lfts);
+  EXPECT_LT(CountLftChanges(prev.lfts, delta.lfts).entries,
+            CountLftChanges(prev.lfts, full.lfts).entries);
+}
+
+TEST(LftChanges, CountsEntriesAndBlocks) {
+  LftSet a(2, 130), b(2, 130);
+  EXPECT_EQ(CountLftChanges(a, b).entries, 0u);
+  b.set_port(0, 1, 3);
+  b.set_port(0, 2, 3);
+  b.set_port(0, 64, 3);
+  b.set_port(1, 130, 1);
+  const LftChanges c = CountLftChanges(a, b);
+  EXPECT_EQ(c.entries, 4u);
+  EXPECT_EQ(c.blocks, 3u);  // switch 0: blocks 0 and 1; switch 1: block 2
+  const LftChanges other = CountLftChanges(LftSet(1, 130), b);
+  EXPECT_EQ(other.entries, 2u * 131);
+  EXPECT_EQ(other.blocks, 2u * 3);
+}
+
+}  // namespace
+}  // namespace sar
