@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A cable trained down to 4xDDR among 4xEDR, through ibsim and real OpenSM (issue 20 item 3).
 
-On FT(2;8,4) with two cables per leaf-spine pair, written in ibnetdiscover's live form at 4xEDR
-with one leaf-spine cable at 4xDDR on both ends:
+On the issue's production fabric (4 leaves of 24 hosts, 2 spines, 6 cables per leaf-spine pair),
+written in ibnetdiscover's live form at 4xEDR with one leaf-spine cable at 4xDDR on both ends,
+and a job mix with jobs across leaves:
 - `compare --opensm dfsssp` hands ibsim the rates; ibsim trains the links to them, and the
   topology ibnetdiscover reads back from the simulated fabric has exactly that cable at 4xDDR
   (both ends) and every other at 4xEDR: what we hand ibsim keeps the degraded link;
@@ -24,8 +25,8 @@ def main():
     args = sar_it.parse_args(__doc__)
     w, sr = args.workdir, args.sar_route
     full = os.path.join(w, "full.topo")
-    sar_it.run([sr, "gen", "--fabric", "ft2:8,4", "--parallel", "2", "--style", "ibnetdiscover",
-                "-o", full], expect=0)
+    sar_it.run([sr, "gen", "--fabric", "pgft:2;24,4;1,2;1,6", "--style", "ibnetdiscover", "-o",
+                full], expect=0)
     text = open(full).read().replace("4xHDR", "4xEDR")
     with open(full, "w") as f:
         f.write(text)
@@ -43,8 +44,8 @@ def main():
     with open(topo, "w") as f:
         f.write(slow)
     jobs = os.path.join(w, "jobs.map")
-    sar_it.run([sr, "jobmix", "--topology", topo, "--seed", "3", "--max-size", "24", "-o", jobs],
-               expect=0)
+    sar_it.run([sr, "jobmix", "--topology", topo, "--seed", "6", "--min-size", "8", "--max-size",
+                "48", "-o", jobs], expect=0)
 
     cmp_dir = os.path.join(w, "compare")
     res = sar_it.run([sr, "compare", "-t", topo, "--jobs", jobs, "--engines", "sar,dfsssp",
