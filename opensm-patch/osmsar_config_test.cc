@@ -135,7 +135,7 @@ TEST(OsmsarConfig, OptionsRouteWithAnOptionalMapping) {
       {0x10, 1, 4, "sw0"}, {0x11, 1, 4, "sw1"}, {0x20, 0, 1, "h0 HCA-1"}, {0x22, 0, 1, "h1 HCA-1"}};
   const sar_port_t ports[4] = {
       {0, 0, 0x10, 3, 0}, {1, 0, 0x11, 4, 0}, {2, 1, 0x21, 1, 0}, {3, 1, 0x23, 2, 0}};
-  const sar_link_t links[3] = {{0, 1, 1, 1}, {2, 1, 0, 2}, {3, 1, 1, 2}};
+  const sar_link_t links[3] = {{0, 1, 1, 1, 0, 0}, {2, 1, 0, 2, 0, 0}, {3, 1, 1, 2, 0, 0}};
   char* err = nullptr;
   sar_fabric_t* f = sar_fabric_create(nodes, 4, ports, 4, links, 3, &err);
   ASSERT_NE(f, nullptr) << err;

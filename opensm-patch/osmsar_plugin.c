@@ -262,6 +262,60 @@ static void flat_add_port(flat_subnet_t* f, osm_subn_t* subn, int node, osm_phys
   bp->lmc = min_lid ? lmc_of_range(min_lid, max_lid) : 0;
 }
 
+/* The rate the link trained to, from the port's PortInfo as OpenSM last read it: active lanes
+ * and speed (extended speeds first: a link at FDR or above reports its base speed as QDR or
+ * "extended"). FDR10 lives in a vendor attribute OpenSM keeps elsewhere; such links count as
+ * QDR. Unknown values leave the link undeclared (it then counts at the nominal rate). */
+static void link_rate(const ib_port_info_t* pi, sar_link_t* l) {
+  switch (pi->link_width_active) {
+    case IB_LINK_WIDTH_ACTIVE_1X:
+      l->width = 1;
+      break;
+    case IB_LINK_WIDTH_ACTIVE_2X:
+      l->width = 2;
+      break;
+    case IB_LINK_WIDTH_ACTIVE_4X:
+      l->width = 4;
+      break;
+    case IB_LINK_WIDTH_ACTIVE_8X:
+      l->width = 8;
+      break;
+    case IB_LINK_WIDTH_ACTIVE_12X:
+      l->width = 12;
+      break;
+    default:
+      l->width = 0;
+      break;
+  }
+  switch (ib_port_info_get_link_speed_ext_active(pi)) {
+    case IB_LINK_SPEED_EXT_ACTIVE_14:
+      l->speed = SAR_SPEED_FDR;
+      break;
+    case IB_LINK_SPEED_EXT_ACTIVE_25:
+      l->speed = SAR_SPEED_EDR;
+      break;
+    case IB_LINK_SPEED_EXT_ACTIVE_50:
+      l->speed = SAR_SPEED_HDR;
+      break;
+    default:
+      switch (ib_port_info_get_link_speed_active(pi)) {
+        case IB_LINK_SPEED_ACTIVE_2_5:
+          l->speed = SAR_SPEED_SDR;
+          break;
+        case IB_LINK_SPEED_ACTIVE_5:
+          l->speed = SAR_SPEED_DDR;
+          break;
+        case IB_LINK_SPEED_ACTIVE_10:
+          l->speed = SAR_SPEED_QDR;
+          break;
+        default:
+          l->speed = SAR_SPEED_UNKNOWN;
+          break;
+      }
+  }
+  if (l->width == 0 || l->speed == SAR_SPEED_UNKNOWN) l->width = l->speed = 0;
+}
+
 /* Copies OpenSM's subnet: nodes, their LIDs (from the LID manager's port objects) and the cables
  * between valid ports, each once. Returns 0 or -1 on allocation failure. */
 static int flat_build(osm_subn_t* subn, flat_subnet_t* f) {
@@ -321,6 +375,7 @@ static int flat_build(osm_subn_t* subn, flat_subnet_t* f) {
       f->links[f->num_links].port_a = peer_port;
       f->links[f->num_links].node_b = i;
       f->links[f->num_links].port_b = p;
+      link_rate(&physp->port_info, &f->links[f->num_links]);
       f->num_links++;
     }
   }
@@ -331,8 +386,9 @@ static int flat_build(osm_subn_t* subn, flat_subnet_t* f) {
 /* --- The routing engine callbacks --------------------------------------------------------------
  */
 
-/* FNV-1a over what routing depends on: nodes, their LIDs and the cables. Equal fingerprints:
- * the same topology (and the same flat node order, which follows OpenSM's GUID-ordered map). */
+/* FNV-1a over what routing depends on: nodes, their LIDs and the cables with their rates. Equal
+ * fingerprints: the same topology (and the same flat node order, which follows OpenSM's
+ * GUID-ordered map). */
 static uint64_t fp_mix(uint64_t h, uint64_t v) {
   int i;
   for (i = 0; i < 8; i++) {
@@ -356,6 +412,7 @@ static uint64_t flat_fingerprint(const flat_subnet_t* f) {
   for (i = 0; i < f->num_links; i++) {
     h = fp_mix(h, (uint64_t)f->links[i].node_a << 32 | (uint64_t)f->links[i].port_a);
     h = fp_mix(h, (uint64_t)f->links[i].node_b << 32 | (uint64_t)f->links[i].port_b);
+    h = fp_mix(h, (uint64_t)f->links[i].width << 32 | (uint64_t)f->links[i].speed);
   }
   return h;
 }

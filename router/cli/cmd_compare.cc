@@ -372,6 +372,8 @@ int RunCompare(const CompareArgs& a) {
   out["multi_switch_jobs"] = multi;
   const uint64_t bound = EffectiveEfiLowerBound(f, jobs);
   out["effective_efi_lower_bound"] = bound;
+  const sar::LinkRate nominal = f.nominal_rate();
+  out["nominal_rate"] = nominal.declared() ? Json(sar::LinkRateString(nominal)) : Json(nullptr);
   Json table = Json::array();
   for (const Row& r : rows) {
     all_ok = all_ok && r.ok && r.valid;
@@ -384,6 +386,10 @@ int RunCompare(const CompareArgs& a) {
       j["effective_efi_max"] = r.metrics.effective_efi.max;
       j["effective_efi_mean"] = r.metrics.effective_efi.mean;
       j["efi_max"] = r.metrics.efi.max;
+      // Per unit of capacity, a full-rate link counting 1 (equal to the raw maxima when every
+      // link runs at the nominal rate).
+      j["effective_efi_per_capacity_max"] = r.metrics.effective_efi_per_capacity.max;
+      j["efi_per_capacity_max"] = r.metrics.efi_per_capacity.max;
       j["dark_fiber"] = r.metrics.dark_fiber;
       j["mean_job_efi_max"] = r.mean_job_efi_max;
       j["mean_job_channels"] = r.mean_job_channels;
@@ -407,21 +413,22 @@ int RunCompare(const CompareArgs& a) {
         "%s: %zu jobs, %d span two or more leaf switches; no routing has max effective EFI "
         "below %llu\n",
         a.fabric.topology.c_str(), jobs.size(), multi, static_cast<unsigned long long>(bound));
-    std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s %5s\n", "engine", "valid", "effEFImax",
-                "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms", "layers",
-                "obl");
+    std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s %5s %10s\n", "engine", "valid",
+                "effEFImax", "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms",
+                "layers", "obl", "effEFI/cap");
     for (const Row& r : rows) {
       if (!r.ok) {
         std::printf("%-16s FAILED: %s\n", r.name.c_str(), r.error.c_str());
         continue;
       }
-      std::printf("%-16s %5s %9llu %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s %5s\n", r.name.c_str(),
-                  r.valid ? "yes" : "NO",
+      std::printf("%-16s %5s %9llu %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s %5s %10.2f\n",
+                  r.name.c_str(), r.valid ? "yes" : "NO",
                   static_cast<unsigned long long>(r.metrics.effective_efi.max),
                   r.metrics.effective_efi.mean, 100.0 * r.metrics.dark_fiber, r.mean_job_efi_max,
                   r.mean_job_channels, r.unused_channels, r.routing_ms,
                   r.layers >= 0 ? std::to_string(r.layers).c_str() : "-",
-                  r.oblivious >= 0 ? std::to_string(r.oblivious).c_str() : "-");
+                  r.oblivious >= 0 ? std::to_string(r.oblivious).c_str() : "-",
+                  r.metrics.effective_efi_per_capacity.max);
       if (!r.valid) std::printf("%-16s   %s\n", "", r.invalid.c_str());
       if (r.source_lids) {
         std::printf(

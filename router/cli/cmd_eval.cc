@@ -150,6 +150,13 @@ int RunEval(const EvalArgs& a) {
   j["efi"] = EfiJson(m.efi);
   j["effective_efi"] = EfiJson(m.effective_efi);
   j["dark_fiber"] = m.dark_fiber;
+  // Loads per unit of capacity (a full-rate link counts 1): beside the raw EFIs, not instead.
+  const sar::LinkRate nominal = f.nominal_rate();
+  j["nominal_rate"] = nominal.declared() ? Json(sar::LinkRateString(nominal)) : Json(nullptr);
+  j["slow_channels"] = m.slow_channels;
+  j["efi_per_capacity"] = {{"max", m.efi_per_capacity.max}, {"mean", m.efi_per_capacity.mean}};
+  j["effective_efi_per_capacity"] = {{"max", m.effective_efi_per_capacity.max},
+                                     {"mean", m.effective_efi_per_capacity.mean}};
   j["oblivious_ratio"] = obl_status.ok() ? Json(obl.max_disjoint) : Json(nullptr);
   j["oblivious_ratio_exact"] = obl_status.ok() ? Json(obl.full_bisection) : Json(nullptr);
   Json jobs_json = Json::array();
@@ -201,6 +208,8 @@ int RunEval(const EvalArgs& a) {
                     {"to_desc", Describe(f, to.node)},
                     {"efi", m.efi_per_channel[c]},
                     {"effective_efi", m.effective_efi_per_channel[c]}});
+      const sar::LinkRate rate = f.link_rate(c);
+      pc.back()["rate"] = rate.declared() ? Json(sar::LinkRateString(rate)) : Json(nullptr);
     }
     j["per_channel"] = std::move(pc);
   }
@@ -235,6 +244,18 @@ int RunEval(const EvalArgs& a) {
       std::printf("effective EFI:  max %llu, mean %.2f\n",
                   static_cast<unsigned long long>(m.effective_efi.max), m.effective_efi.mean);
       std::printf("dark fiber:     %.1f%%\n", 100.0 * m.dark_fiber);
+    }
+    if (m.slow_channels > 0) {
+      std::printf("per capacity:   %d channels below the nominal %s; EFI max %.2f, mean %.2f",
+                  m.slow_channels, sar::LinkRateString(nominal).c_str(), m.efi_per_capacity.max,
+                  m.efi_per_capacity.mean);
+      if (!jobs.empty()) {
+        std::printf("; effective EFI max %.2f, mean %.2f", m.effective_efi_per_capacity.max,
+                    m.effective_efi_per_capacity.mean);
+      }
+      std::printf("\n");
+    }
+    if (!jobs.empty()) {
       std::printf("%-16s %6s %6s %8s %9s\n", "job", "hosts", "leaves", "EFI max", "channels");
       for (const sar::JobMetrics& jm : m.jobs) {
         std::printf("%-16s %6d %6d %8llu %9d\n", jm.id.c_str(), jm.hosts, jm.leaf_switches,

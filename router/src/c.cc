@@ -79,6 +79,10 @@ bool Guarded(char** errptr, Body body) {
   return false;
 }
 
+static_assert(SAR_SPEED_XDR == static_cast<int>(sar::LaneSpeed::kXdr) &&
+                  SAR_SPEED_SDR == static_cast<int>(sar::LaneSpeed::kSdr),
+              "SAR_SPEED_* follow sar::LaneSpeed");
+
 // The fabric with nodes in canonical order (sar::CanonicalNodeOrder): OpenSM's tables must not
 // depend on the order its maps happen to hold.
 sar::Status BuildFabric(const sar_node_t* nodes, int num_nodes, const sar_port_t* ports,
@@ -122,6 +126,17 @@ sar::Status BuildFabric(const sar_node_t* nodes, int num_nodes, const sar_port_t
       return sar::Status::InvalidArgument("link entry " + std::to_string(i) + " out of range");
     }
     SAR_RETURN_IF_ERROR(as_given.Connect(a, b));
+    if (l.width != 0 || l.speed != 0) {
+      const sar::LinkRate rate{static_cast<uint8_t>(l.width), static_cast<sar::LaneSpeed>(l.speed)};
+      if (l.width < 0 || l.width > 12 || l.speed < SAR_SPEED_SDR || l.speed > SAR_SPEED_XDR ||
+          rate.mbps() == 0) {
+        return sar::Status::InvalidArgument("link entry " + std::to_string(i) + " has width " +
+                                            std::to_string(l.width) + ", speed " +
+                                            std::to_string(l.speed));
+      }
+      as_given.set_port_rate(a, rate);
+      as_given.set_port_rate(b, rate);
+    }
   }
   SAR_RETURN_IF_ERROR(sar::CanonicalNodeOrder(as_given, &out->fabric));
   const sar::Fabric& f = out->fabric;

@@ -18,6 +18,7 @@
 #include "invalid_tables_test_util.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
+#include "sar/fabric_order.h"
 #include "sar/generate.h"
 #include "sar/jobs.h"
 #include "sar/lids.h"
@@ -67,7 +68,9 @@ Flat Flatten(const Fabric& f, const std::vector<NodeId>& order) {
     for (int p = 1; p <= f.num_ports(n); ++p) {
       const sar::PortRef q = f.peer({n, p});
       if (q.valid() && (q.node > n || (q.node == n && q.port > p))) {
-        out.links.push_back({index[n], p, index[q.node], q.port});
+        const sar::LinkRate r = f.link_rate(f.port_id(n, p));
+        out.links.push_back(
+            {index[n], p, index[q.node], q.port, r.width, static_cast<int>(r.speed)});
       }
     }
   }
@@ -391,6 +394,54 @@ TEST(SarCApi, EqualsTheEngineOnTheCanonicallyOrderedFabric) {
   }
 }
 
+// The live form (the OpenSM plugin's flat arrays) carries link rates: with one cable at 4xDDR
+// the tables are those of sar-route on the same fabric with the same rates, and not those of
+// the fabric without them.
+TEST(SarCApi, LinkRatesReachTheEngines) {
+  Fabric f = ThreeLevel();
+  sar::PortId slow = sar::kNoPort;
+  for (sar::PortId id = 0; id < f.num_port_slots(); ++id) {
+    if (f.peer_id(id) == sar::kNoPort) continue;
+    f.set_port_rate(f.port_ref(id), {4, sar::LaneSpeed::kEdr});
+    if (slow == sar::kNoPort && f.is_inter_switch(id)) slow = id;
+  }
+  for (sar::PortId end : {slow, f.peer_id(slow)}) {
+    f.set_port_rate(f.port_ref(end), {4, sar::LaneSpeed::kDdr});
+  }
+  const Flat flat = Flatten(f, Identity(f));
+  Flat blind = flat;
+  for (sar_link_t& l : blind.links) l.width = l.speed = 0;
+  const std::string jobs = TempFile("jobs_rates", Mapping(f));
+  Routed with, without;
+  RouteFlat(flat, Options("dfsssp", jobs), &with);
+  RouteFlat(blind, Options("dfsssp", jobs), &without);
+  ASSERT_NE(with.r, nullptr) << with.err;
+  ASSERT_NE(without.r, nullptr) << without.err;
+  EXPECT_NE(TablesByGuid(flat, with.r), TablesByGuid(blind, without.r));
+
+  Fabric canon;
+  ASSERT_TRUE(sar::CanonicalNodeOrder(f, &canon).ok());
+  sar::RoutingInput in;
+  in.fabric = &canon;
+  in.threads = 1;
+  sar::RoutingOutput out;
+  ASSERT_TRUE(sar::MakeRoutingEngine("dfsssp")->Route(in, &out).ok());
+  for (size_t i = 0; i < flat.nodes.size(); ++i) {
+    if (!flat.nodes[i].is_switch) continue;
+    const NodeId n = canon.FindByNodeGuid(flat.nodes[i].guid);
+    const uint8_t* row = sar_result_lft_row(with.r, static_cast<int>(i));
+    for (sar::Lid l = 0; l <= canon.max_lid(); ++l) {
+      ASSERT_EQ(row[l], out.lfts.port(canon.switch_index(n), l)) << canon.name(n) << " lid " << l;
+    }
+  }
+  // A rate the C side cannot name is refused, naming the link.
+  Flat bad = flat;
+  bad.links[0].speed = 42;
+  std::string err;
+  EXPECT_EQ(bad.Create(&err), nullptr);
+  EXPECT_NE(err.find("link entry 0 has width 4, speed 42"), std::string::npos) << err;
+}
+
 TEST(SarCApi, MissingOrEmptyMappingFallsBackToDfsssp) {
   const Fabric f = ThreeLevel();
   const Flat flat = Flatten(f, Identity(f));
@@ -539,7 +590,7 @@ TEST(SarCApi, BadInputIsAnErrorNeverACrash) {
   sar_free(err);
   // An HCA without a LID.
   const sar_node_t nodes[2] = {{0x1, 1, 4, "sw"}, {0x2, 0, 1, "h0 HCA-1"}};
-  const sar_link_t link = {0, 1, 1, 1};
+  const sar_link_t link = {0, 1, 1, 1, 0, 0};
   err = nullptr;
   EXPECT_EQ(sar_fabric_create(nodes, 2, nullptr, 0, &link, 1, &err), nullptr);
   ASSERT_NE(err, nullptr);

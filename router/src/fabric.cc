@@ -11,6 +11,96 @@ std::string GuidString(Guid guid) {
   return buf;
 }
 
+namespace {
+
+struct SpeedName {
+  LaneSpeed speed;
+  std::string_view name;
+  uint32_t lane_mbps;  // data rate per lane after line coding (8b/10b up to QDR, 64b/66b after)
+};
+// FDR10 before FDR: names are matched whole, but keep the longer name first anyway.
+constexpr SpeedName kSpeeds[] = {
+    {LaneSpeed::kSdr, "SDR", 2000},   {LaneSpeed::kDdr, "DDR", 4000},
+    {LaneSpeed::kQdr, "QDR", 8000},   {LaneSpeed::kFdr10, "FDR10", 10000},
+    {LaneSpeed::kFdr, "FDR", 13636},  {LaneSpeed::kEdr, "EDR", 25000},
+    {LaneSpeed::kHdr, "HDR", 50000},  {LaneSpeed::kNdr, "NDR", 100000},
+    {LaneSpeed::kXdr, "XDR", 200000},
+};
+
+const SpeedName* FindSpeed(LaneSpeed s) {
+  for (const SpeedName& n : kSpeeds) {
+    if (n.speed == s) return &n;
+  }
+  return nullptr;
+}
+
+bool ValidWidth(int w) { return w == 1 || w == 2 || w == 4 || w == 8 || w == 12; }
+
+}  // namespace
+
+uint32_t LinkRate::mbps() const {
+  const SpeedName* s = FindSpeed(speed);
+  return s && ValidWidth(width) ? s->lane_mbps * width : 0;
+}
+
+std::string LinkRateString(LinkRate rate) {
+  const SpeedName* s = FindSpeed(rate.speed);
+  if (!s || !ValidWidth(rate.width)) return "";
+  return std::to_string(rate.width) + "x" + std::string(s->name);
+}
+
+bool ParseLinkRate(std::string_view text, LinkRate* out) {
+  const size_t x = text.find('x');
+  if (x == 0 || x == std::string_view::npos || x > 2) return false;
+  int width = 0;
+  for (size_t i = 0; i < x; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    width = width * 10 + (text[i] - '0');
+  }
+  if (!ValidWidth(width)) return false;
+  const std::string_view name = text.substr(x + 1);
+  for (const SpeedName& s : kSpeeds) {
+    if (s.name == name) {
+      *out = LinkRate{static_cast<uint8_t>(width), s.speed};
+      return true;
+    }
+  }
+  return false;
+}
+
+LinkRate Fabric::link_rate(PortId id) const {
+  LinkRate r = rate_[id];
+  const PortId other = peer_[id];
+  if (other == kNoPort || !rate_[other].declared()) return r;
+  if (!r.declared()) return rate_[other];
+  // Width and speed are negotiated separately: each is the highest both ends support.
+  r.width = std::min(r.width, rate_[other].width);
+  r.speed = std::min(r.speed, rate_[other].speed);
+  return r;
+}
+
+LinkRate Fabric::nominal_rate() const {
+  LinkRate best;
+  for (PortId id = 0; id < num_port_slots(); ++id) {
+    if (peer_[id] == kNoPort) continue;
+    const LinkRate r = link_rate(id);
+    if (r.mbps() > best.mbps()) best = r;
+  }
+  return best;
+}
+
+std::vector<uint32_t> Fabric::ChannelCapacities() const {
+  const uint32_t nominal = nominal_rate().mbps();
+  std::vector<uint32_t> cap(num_port_slots(), nominal == 0 ? 1 : nominal);
+  if (nominal == 0) return cap;
+  for (PortId id = 0; id < num_port_slots(); ++id) {
+    if (peer_[id] == kNoPort) continue;
+    const uint32_t c = link_rate(id).mbps();
+    if (c != 0) cap[id] = c;
+  }
+  return cap;
+}
+
 NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string name,
                        std::string description, std::string* err) {
   if (num_ports < 1 || num_ports > kMaxPorts) {
@@ -61,6 +151,7 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
     port_guid_.push_back(pg);
     if (p >= first_port && p <= last_port) by_port_guid_.emplace(pg, slot);
     peer_.push_back(kNoPort);
+    rate_.push_back({});
     base_lid_.push_back(0);
     lmc_.push_back(0);
   }

@@ -27,6 +27,7 @@ Status CanonicalNodeOrder(const Fabric& in, Fabric* out) {
       const PortRef old_ref{n, p};
       const PortRef ref{new_id[n], p};
       f.set_port_guid(ref, in.port_guid(old_ref));
+      f.set_port_rate(ref, in.port_rate(in.port_id(old_ref)));
       const Lid base = in.base_lid(old_ref);
       // A switch's LID lives on port 0; only the port that owns a LID range sets it.
       if (base != 0 && in.lid_owner(base) == old_ref) {

@@ -199,6 +199,7 @@ Status ApplyFailures(const Fabric& in, const FailureSet& failures, Fabric* out) 
     for (int p = 0; p <= in.num_ports(n); ++p) {
       const Guid g = in.port_guid({n, p});
       if (result.port_guid({new_id[n], p}) != g) result.set_port_guid({new_id[n], p}, g);
+      result.set_port_rate({new_id[n], p}, in.port_rate(in.port_id(n, p)));
     }
   }
   for (PortId slot = 0; slot < in.num_port_slots(); ++slot) {

@@ -25,6 +25,21 @@ EfiSummary Summarize(const Fabric& fabric, const std::vector<uint64_t>& load, in
   return s;
 }
 
+CapacityLoad SummarizePerCapacity(const Fabric& fabric, const std::vector<uint64_t>& load,
+                                  const std::vector<uint32_t>& capacity, uint32_t nominal,
+                                  int channels) {
+  CapacityLoad s;
+  double sum = 0;
+  for (PortId id = 0; id < fabric.num_port_slots(); ++id) {
+    if (!fabric.is_inter_switch(id)) continue;
+    const double v = static_cast<double>(load[id]) * nominal / capacity[id];
+    s.max = std::max(s.max, v);
+    sum += v;
+  }
+  s.mean = channels ? sum / channels : 0;
+  return s;
+}
+
 // Plain EFI from every destination's first visit; each job's own routes from the visits the
 // sweep makes as that job's, judged in EndJob.
 class MetricsVisitor : public internal::SweepVisitor {
@@ -142,6 +157,16 @@ void MetricsVisitor::Finish() {
     dark += fabric_.is_inter_switch(id) && m.effective_efi_per_channel[id] == 0;
   }
   m.dark_fiber = m.channels ? static_cast<double>(dark) / m.channels : 0;
+  const std::vector<uint32_t> capacity = fabric_.ChannelCapacities();
+  const uint32_t nominal =
+      capacity.empty() ? 1 : *std::max_element(capacity.begin(), capacity.end());
+  m.efi_per_capacity =
+      SummarizePerCapacity(fabric_, m.efi_per_channel, capacity, nominal, m.channels);
+  m.effective_efi_per_capacity =
+      SummarizePerCapacity(fabric_, m.effective_efi_per_channel, capacity, nominal, m.channels);
+  for (PortId id = 0; id < fabric_.num_port_slots(); ++id) {
+    m.slow_channels += fabric_.is_inter_switch(id) && capacity[id] < nominal;
+  }
   *out_ = std::move(m);
 }
 

@@ -43,9 +43,26 @@ typedef struct sar_port_t {
   int lmc;
 } sar_port_t;
 
-/* A cable, listed once. */
+/* Lane speeds of sar_link_t.speed (PortInfo's LinkSpeedActive / LinkSpeedExtActive by name). */
+enum {
+  SAR_SPEED_UNKNOWN = 0,
+  SAR_SPEED_SDR,
+  SAR_SPEED_DDR,
+  SAR_SPEED_QDR,
+  SAR_SPEED_FDR10,
+  SAR_SPEED_FDR,
+  SAR_SPEED_EDR,
+  SAR_SPEED_HDR,
+  SAR_SPEED_NDR,
+  SAR_SPEED_XDR
+};
+
+/* A cable, listed once. width (active lanes: 1, 2, 4, 8 or 12) and speed (SAR_SPEED_*) are the
+ * rate the link trained to; 0 = unknown (the link counts at the fabric's nominal rate, the
+ * highest given). dfsssp and sar give a slower link proportionally fewer routes. */
 typedef struct sar_link_t {
   int node_a, port_a, node_b, port_b;
+  int width, speed;
 } sar_link_t;
 
 /* Builds the fabric. Node order does not matter: nodes are put in canonical order (switches by

@@ -5,6 +5,10 @@
 // unused on an HCA. A cable joins two port slots; parallel cables between the same two nodes are
 // allowed. A port slot with a peer is also a directed *channel*: the link leaving that port.
 //
+// Each port slot may declare the rate its link trained to ("4xEDR": lanes x per-lane speed, as
+// ibnetdiscover prints it); a cable's capacity is the lower of what its two ends declare, and a
+// cable neither end declares runs at the fabric's nominal (highest declared) rate.
+//
 // Built once (by a reader or a generator), then read-only. Lookups by name and GUID are O(1).
 // Thread-safety: const methods may be called concurrently.
 #pragma once
@@ -34,6 +38,25 @@ enum class NodeKind : uint8_t { kSwitch, kHca };
 /// "0x0002c90000100000": a GUID as OpenSM and ibnetdiscover print it.
 std::string GuidString(Guid guid);
 
+/// Per-lane link speed, as PortInfo's LinkSpeedActive/LinkSpeedExtActive (and ibnetdiscover) name
+/// it.
+enum class LaneSpeed : uint8_t { kNone, kSdr, kDdr, kQdr, kFdr10, kFdr, kEdr, kHdr, kNdr, kXdr };
+
+/// A port's active link rate: `width` lanes at `speed` ("4xEDR"). width 0 / kNone: not declared.
+struct LinkRate {
+  uint8_t width = 0;  // lanes: 1, 2, 4, 8 or 12
+  LaneSpeed speed = LaneSpeed::kNone;
+  bool declared() const { return width != 0 && speed != LaneSpeed::kNone; }
+  /// Data rate in Mb/s after line coding (4xEDR = 100000, 4xDDR = 16000); 0 if not declared.
+  uint32_t mbps() const;
+  friend bool operator==(const LinkRate&, const LinkRate&) = default;
+};
+
+/// "4xEDR"; "" if not declared.
+std::string LinkRateString(LinkRate rate);
+/// Parses "<1|2|4|8|12>x<SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR>"; false on anything else.
+bool ParseLinkRate(std::string_view text, LinkRate* out);
+
 /// A (node, port number) pair, the way files and tools name a port.
 struct PortRef {
   NodeId node = kNoNode;
@@ -52,6 +75,8 @@ class Fabric {
   NodeId AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string name,
                  std::string description, std::string* err = nullptr);
   void set_port_guid(PortRef p, Guid guid);
+  /// Declares the rate this port's link trained to (what the port itself reports).
+  void set_port_rate(PortRef p, LinkRate rate) { rate_[port_id(p)] = rate; }
 
   /// Cables two ports. Fails if a port is out of range, is slot 0, or is already cabled.
   Status Connect(PortRef a, PortRef b);
@@ -100,6 +125,17 @@ class Fabric {
   bool is_inter_switch(PortId id) const {
     return peer_[id] != kNoPort && is_switch(port_node_[id]) && is_switch(port_node_[peer_[id]]);
   }
+  /// What port slot `id` declares (may be undeclared).
+  LinkRate port_rate(PortId id) const { return rate_[id]; }
+  /// The rate of the cable at port slot `id`: the lower width and the lower speed of what its two
+  /// ends declare (a link trains to what both ends support); undeclared if neither end declares.
+  LinkRate link_rate(PortId id) const;
+  /// The fabric's full rate: the highest link rate declared on any cable; undeclared if none.
+  LinkRate nominal_rate() const;
+  /// Per port slot: link capacity in Mb/s, undeclared links at the nominal rate; every slot 1
+  /// when no link declares a rate (all links equal). Unconnected slots get the nominal value.
+  std::vector<uint32_t> ChannelCapacities() const;
+
   /// Number of cables (each counted once).
   int num_links() const { return num_links_; }
 
@@ -132,6 +168,7 @@ class Fabric {
 
   std::vector<NodeId> port_node_;  // per slot
   std::vector<Guid> port_guid_;
+  std::vector<LinkRate> rate_;  // declared by the port; see link_rate()
   std::vector<PortId> peer_;
   std::vector<Lid> base_lid_;
   std::vector<uint8_t> lmc_;

@@ -15,6 +15,15 @@ SsspRouter::SsspRouter(const Fabric& fabric)
   const int n = graph_.num_switches;
   w_.assign(arcs, 0);
   t_.assign(arcs, 0);
+  const std::vector<uint32_t> capacity = fabric.ChannelCapacities();
+  const uint64_t nominal =
+      capacity.empty() ? 1 : *std::max_element(capacity.begin(), capacity.end());
+  unit_.resize(arcs);
+  for (size_t a = 0; a < arcs; ++a) {
+    const uint64_t c = capacity[graph_.arc_channel[a]];
+    unit_[a] = (kUnitWeight * nominal + c / 2) / c;
+    weighted_ = weighted_ || unit_[a] != kUnitWeight;
+  }
   hops_.assign(n, -1);
   next_.assign(n, -1);
   cost_.assign(n, Cost{});
@@ -70,7 +79,7 @@ void SsspRouter::ChooseArc(int s) {
     const int a = begin + local;
     const int t = graph_.arc_to[a];
     if (hops_[t] != want) continue;
-    const Cost c{cost_[t].w + w_[a], cost_[t].t + t_[a]};
+    const Cost c{cost_[t].w + ArcCost(a).w, cost_[t].t + ArcCost(a).t};
     const int key = local >= start ? local - start : local + deg - start;
     if (best < 0 || Less(c, best_cost) || (!Less(best_cost, c) && key < best_key)) {
       best = a;
@@ -88,7 +97,7 @@ SsspRouter::Cost SsspRouter::CostFrom(int s) {
   if (next_[s] >= 0) {
     const int a = next_[s];
     const Cost rest = CostFrom(graph_.arc_to[a]);
-    cost_[s] = Cost{rest.w + w_[a], rest.t + t_[a]};
+    cost_[s] = Cost{rest.w + ArcCost(a).w, rest.t + ArcCost(a).t};
   } else {
     // Successors first (they are one hop nearer the root), then the same choice as the
     // final pass makes.
@@ -127,6 +136,27 @@ void SsspRouter::CountSources(const Destination& d, bool intra_job) {
   }
 }
 
+// Per hop distance h from the root: the sources at distance >= h (their routes cross level h)
+// and the switches at distance h, for ExpectedRoutesThrough.
+void SsspRouter::CountRoutesBeyond() {
+  const int levels = order_.empty() ? 0 : hops_[order_.back()] + 1;
+  beyond_.assign(levels + 1, 0);
+  level_size_.assign(levels, 0);
+  for (int u : order_) {
+    beyond_[hops_[u]] += all_count_[u];
+    ++level_size_[hops_[u]];
+  }
+  for (int h = levels - 1; h >= 0; --h) beyond_[h] += beyond_[h + 1];
+}
+
+// The routes switch u will forward towards the root, as far as known before the switches
+// farther out choose: its own sources, or its share of the sources beyond it.
+uint64_t SsspRouter::ExpectedRoutesThrough(int u) const {
+  const int h = hops_[u];
+  const uint64_t share = beyond_[h] / static_cast<uint64_t>(level_size_[h]);
+  return std::max<uint64_t>({1, all_count_[u], share});
+}
+
 void SsspRouter::Run(const SsspStep& step) {
   const Destination& d = graph_.dests[step.dest];
   const Lid lid = d.base_lid + static_cast<Lid>(step.lid_offset);
@@ -159,16 +189,18 @@ void SsspRouter::Run(const SsspStep& step) {
     for (int s : job_switches_) {
       if (s == root || hops_[s] < 0) continue;
       ++epoch_;
+      chunk_ = job_count_[s];
       CostFrom(s);
       for (int u = s; u != root && next_[u] < 0; u = graph_.arc_to[next_[u]]) {
         next_[u] = choice_[u];
       }
       for (int u = s; u != root; u = graph_.arc_to[next_[u]]) {
-        w_[next_[u]] += job_count_[s];
-        t_[next_[u]] += all_count_[s];
+        w_[next_[u]] += job_count_[s] * unit_[next_[u]];
+        t_[next_[u]] += all_count_[s] * unit_[next_[u]];
       }
       all_count_[s] = 0;  // its routes are counted in t_ already
     }
+    chunk_ = 1;
   }
 
   // Every other switch: Dijkstra on the shortest-path DAG, nearest switches first. In the job
@@ -176,16 +208,19 @@ void SsspRouter::Run(const SsspStep& step) {
   // change the weights; they balance all routes instead (another deliberate difference: with
   // the job weights first they would pile every other route onto the job-free channels).
   total_first_ = step.intra_job;
+  if (weighted_) CountRoutesBeyond();
   cost_[root] = Cost{};
   for (size_t i = 1; i < order_.size(); ++i) {
     const int u = order_[i];
     if (next_[u] < 0) {
+      chunk_ = weighted_ ? ExpectedRoutesThrough(u) : 1;
       ChooseArc(u);
+      chunk_ = 1;
       next_[u] = choice_[u];
     } else {
       const int a = next_[u];
       const Cost& rest = cost_[graph_.arc_to[a]];
-      cost_[u] = Cost{rest.w + w_[a], rest.t + t_[a]};
+      cost_[u] = Cost{rest.w + ArcCost(a).w, rest.t + ArcCost(a).t};
     }
   }
 
@@ -205,8 +240,8 @@ void SsspRouter::Run(const SsspStep& step) {
   for (size_t i = order_.size(); i-- > 1;) {
     const int u = order_[i];
     const int a = next_[u];
-    t_[a] += acc_[u];
-    if (!step.intra_job) w_[a] += acc_[u];
+    t_[a] += acc_[u] * unit_[a];
+    if (!step.intra_job) w_[a] += acc_[u] * unit_[a];
     acc_[graph_.arc_to[a]] += acc_[u];
   }
   ++counter_;

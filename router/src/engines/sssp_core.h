@@ -57,8 +57,27 @@ class SsspRouter {
   LftSet lfts_;
   std::vector<uint64_t> w_;  // per arc: the DFSSSP weight (routes that count)
   std::vector<uint64_t> t_;  // per arc: every route placed so far (tie-breaker)
-  uint64_t counter_ = 0;     // steps so far
-  uint64_t rr_key_ = 0;      // this step's round-robin tie-break key (see Run)
+  // Capacity weighting, all of it. unit_: per arc, what one route adds to w_ and t_,
+  // kUnitWeight x nominal rate / the channel's rate, so a slow cable fills up sooner. With
+  // `weighted_` (some link below the nominal rate) an arc also costs the routes about to be
+  // placed on it, chunk_ x unit_ (chunk_: the routes the choosing switch sends: its job group in
+  // SAR's job phase, else ExpectedRoutesThrough): one destination's routes through a switch all
+  // take one arc, so an empty slow cable must not look cheap for a whole leaf's worth. With
+  // every link at one rate, all choices are those of the unweighted engine.
+  std::vector<uint64_t> unit_;
+  bool weighted_ = false;
+  uint64_t chunk_ = 1;
+  static constexpr uint64_t kUnitWeight = 64;
+  std::vector<uint64_t> beyond_;  // per hop distance, see CountRoutesBeyond
+  std::vector<int> level_size_;   // switches per hop distance
+  void CountRoutesBeyond();
+  uint64_t ExpectedRoutesThrough(int u) const;
+  Cost ArcCost(int a) const {
+    const uint64_t extra = weighted_ ? chunk_ * unit_[a] : 0;
+    return Cost{w_[a] + extra, t_[a] + extra};
+  }
+  uint64_t counter_ = 0;  // steps so far
+  uint64_t rr_key_ = 0;   // this step's round-robin tie-break key (see Run)
   static constexpr uint64_t kNoKey = ~uint64_t{0};
   std::vector<uint64_t> base_key_;  // per dest: rr_key_ of its base LID step
   bool total_first_ = false;        // compare all routes before the DFSSSP weight

@@ -175,6 +175,8 @@ class TopologyParser {
       return ParsePortLine(line);
     }
     current_ = kNoNode;
+    // ibnetdiscover's heading before the nodes it could not group into a chassis.
+    if (line == "Non-Chassis Nodes") return Status::OK();
     const size_t key_end = line.find_first_of("=+ \t");
     const std::string_view key = line.substr(0, key_end);
     if (key == "Switch") return ParseHeader(line, NodeKind::kSwitch, key.size());
@@ -339,6 +341,7 @@ class TopologyParser {
         SAR_RETURN_IF_ERROR(SetPortGuid(decl.local, *local_guid));
       }
     }
+    SAR_RETURN_IF_ERROR(ParseRate(comment, decl.local));
     if (!is_switch) {
       // The HCA port's own LID comes before the remote's quoted description.
       uint64_t lid = 0, lmc = 0;
@@ -349,6 +352,29 @@ class TopologyParser {
     }
     slot_decl = static_cast<int>(decls_.size());
     decls_.push_back(std::move(decl));
+    return Status::OK();
+  }
+
+  // The link rate ibnetdiscover prints last ("... lid 3 4xEDR"): a word after the remote's quoted
+  // description that starts with "<digits>x". Anything that looks like one must be one, so a
+  // typo does not silently become a full-rate link.
+  Status ParseRate(std::string_view comment, PortRef local) {
+    const size_t quote = comment.rfind('"');
+    const std::string_view tail =
+        quote == std::string_view::npos ? comment : comment.substr(quote + 1);
+    for (std::string_view w : io::SplitWords(tail)) {
+      size_t digits = 0;
+      while (digits < w.size() && w[digits] >= '0' && w[digits] <= '9') ++digits;
+      if (digits == 0 || digits == w.size() || w[digits] != 'x') continue;
+      LinkRate rate;
+      if (!ParseLinkRate(w, &rate)) {
+        return Expected(
+            "a link rate such as '4xEDR' (width 1x, 2x, 4x, 8x or 12x; speed SDR, DDR, QDR, "
+            "FDR10, FDR, EDR, HDR, NDR or XDR)",
+            w);
+      }
+      fabric_.set_port_rate(local, rate);
+    }
     return Status::OK();
   }
 
@@ -419,7 +445,27 @@ Lid ShownLid(const Fabric& f, PortRef p) {
   return f.is_switch(p.node) ? f.switch_lid(p.node) : f.base_lid(p);
 }
 
+/// The rate written for the cable at `p`: what its ends declare, else the fabric's nominal rate,
+/// else the option's default. ibsim reads it back ("lid N 4xEDR" at the end of the comment) and
+/// trains the simulated link to it, so what we hand ibsim has the source's degraded links.
+class RateText {
+ public:
+  RateText(const Fabric& f, const TopologyWriteOptions& opt)
+      : f_(f),
+        fallback_(f.nominal_rate().declared() ? LinkRateString(f.nominal_rate()) : opt.link_speed) {
+  }
+  std::string operator()(PortRef p) const {
+    const LinkRate r = f_.link_rate(f_.port_id(p));
+    return r.declared() ? LinkRateString(r) : fallback_;
+  }
+
+ private:
+  const Fabric& f_;
+  std::string fallback_;
+};
+
 void FormatIbsim(const Fabric& f, const TopologyWriteOptions& opt, std::string* out) {
+  const RateText rate(f, opt);
   Guid switch_next = kIbsimFirstSwitchGuid, ca_next = kIbsimFirstCaGuid;
   for (NodeId n = 0; n < f.num_nodes(); ++n) {
     const Guid guid = f.node_guid(n);
@@ -447,13 +493,14 @@ void FormatIbsim(const Fabric& f, const TopologyWriteOptions& opt, std::string* 
                 std::to_string(f.lmc({n, p})) + " ";
       }
       *out += q + f.description(peer.node) + q + " lid " + std::to_string(ShownLid(f, peer)) + " " +
-              opt.link_speed + "\n";
+              rate({n, p}) + "\n";
     }
     *out += "\n";
   }
 }
 
 void FormatIbnetdiscover(const Fabric& f, const TopologyWriteOptions& opt, std::string* out) {
+  const RateText rate(f, opt);
   for (NodeId n = 0; n < f.num_nodes(); ++n) {
     const Guid guid = f.node_guid(n);
     const std::string q = "\"";
@@ -475,7 +522,7 @@ void FormatIbnetdiscover(const Fabric& f, const TopologyWriteOptions& opt, std::
       const std::string remote =
           q + DiscoveredName(f, peer.node) + q + "[" + std::to_string(peer.port) + "]";
       const std::string shown = q + f.description(peer.node) + q + " lid " +
-                                std::to_string(ShownLid(f, peer)) + " " + opt.link_speed + "\n";
+                                std::to_string(ShownLid(f, peer)) + " " + rate({n, p}) + "\n";
       if (f.is_switch(n)) {
         *out += "[" + std::to_string(p) + "]\t" + remote;
         if (!f.is_switch(peer.node)) *out += "(" + HexGuid(f.port_guid(peer), false, false) + ") ";

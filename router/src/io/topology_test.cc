@@ -297,5 +297,92 @@ TEST(TopologyTest, IbsimPortGuidsAreWhatTheIbsimFileMeans) {
   EXPECT_EQ(checked, static_cast<int>(real.Endpoints().size()));
 }
 
+// Link rates: read per port from both forms, a cable's rate is the lower of its two ends, and
+// both writers keep them (ibsim trains its links to what the comment says).
+TEST(TopologyTest, ReadsAndKeepsLinkRates) {
+  const std::string text =
+      "switchguid=0x10\n"
+      "Switch 4 \"sw\" # \"sw\" enhanced port 0 lid 3 lmc 0\n"
+      "[1] \"h\"[1] # \"h HCA-1\" lid 7 4xEDR\n"
+      "[2] \"g\"[1] # \"g HCA-1\" lid 8 4xEDR\n"
+      "[3] \"k\"[1] # \"k HCA-1\" lid 9 1xHDR\n"
+      "\n"
+      "caguid=0x20\n"
+      "Hca 1 \"h\" # \"h HCA-1\"\n"
+      "[1] \"sw\"[1] # lid 7 lmc 0 \"sw\" lid 3 4xEDR\n"
+      "\n"
+      "Hca 1 \"g\" # \"g HCA-1\"\n"
+      "[1] \"sw\"[2] # lid 8 lmc 0 \"sw\" lid 3 4xDDR\n"
+      "\n"
+      "Hca 1 \"k\" # \"k HCA-1\"\n"
+      "[1] \"sw\"[3] # lid 9 lmc 0 \"sw\" lid 3\n";
+  const Fabric f = ParseOk(text);
+  const NodeId sw = f.FindByName("sw"), g = f.FindByName("g"), k = f.FindByName("k");
+  EXPECT_EQ(LinkRateString(f.port_rate(f.port_id(sw, 2))), "4xEDR");
+  EXPECT_EQ(LinkRateString(f.port_rate(f.port_id(g, 1))), "4xDDR");
+  // The lower of the two ends, in both directions; one declared end is enough.
+  EXPECT_EQ(LinkRateString(f.link_rate(f.port_id(sw, 2))), "4xDDR");
+  EXPECT_EQ(LinkRateString(f.link_rate(f.port_id(g, 1))), "4xDDR");
+  EXPECT_EQ(LinkRateString(f.link_rate(f.port_id(k, 1))), "1xHDR");
+  EXPECT_FALSE(f.port_rate(f.port_id(k, 1)).declared());
+  EXPECT_EQ(LinkRateString(f.nominal_rate()), "4xEDR");
+  const std::vector<uint32_t> cap = f.ChannelCapacities();
+  EXPECT_EQ(cap[f.port_id(sw, 1)], 100000u);
+  EXPECT_EQ(cap[f.port_id(sw, 2)], 16000u);
+  EXPECT_EQ(cap[f.port_id(k, 1)], 50000u);
+
+  for (TopologyStyle style : {TopologyStyle::kIbsim, TopologyStyle::kIbnetdiscover}) {
+    TopologyWriteOptions opt;
+    opt.style = style;
+    const std::string out = FormatTopology(f, opt);
+    Fabric back;
+    ASSERT_TRUE(ParseTopology(out, "back.topo", &back).ok()) << out;
+    EXPECT_EQ(out.find("4xHDR"), std::string::npos) << out;  // no made-up full rate
+    for (PortId id = 0; id < f.num_port_slots(); ++id) {
+      const PortRef p = f.port_ref(id);
+      const NodeId n = back.FindByNodeGuid(f.node_guid(p.node));
+      ASSERT_NE(n, kNoNode);
+      EXPECT_EQ(back.link_rate(back.port_id(n, p.port)), f.link_rate(id))
+          << f.name(p.node) << "[" << p.port << "] " << out;
+    }
+  }
+}
+
+TEST(TopologyTest, UndeclaredRatesAreAllEqual) {
+  const Fabric f = Read("small.topo");
+  // small.topo says 4xHDR on every port: all equal, like a fabric that declares nothing.
+  const std::vector<uint32_t> cap = f.ChannelCapacities();
+  for (PortId id = 0; id < f.num_port_slots(); ++id) EXPECT_EQ(cap[id], cap[0]);
+  Fabric plain;
+  ASSERT_TRUE(
+      ParseTopology("Switch 1 \"s\"\n[1] \"h\"[1]\n\nHca 1 \"h\"\n[1] \"s\"[1]\n", "p", &plain)
+          .ok());
+  EXPECT_FALSE(plain.nominal_rate().declared());
+  for (uint32_t c : plain.ChannelCapacities()) EXPECT_EQ(c, 1u);
+  // Written with the option's default where nothing is known.
+  EXPECT_NE(FormatTopology(plain, TopologyWriteOptions()).find("4xHDR"), std::string::npos);
+}
+
+TEST(TopologyTest, RejectsGarbageLinkRatesWithFileAndLine) {
+  for (const char* rate : {"4xFOO", "3xEDR", "4x", "12xedr", "400xEDR", "4xEDRR"}) {
+    const std::string text = std::string("Switch 1 \"s\"\n[1] \"h\"[1] # \"h\" lid 2 ") + rate +
+                             "\n\nHca 1 \"h\"\n[1] \"s\"[1]\n";
+    Fabric f;
+    const Status s = ParseTopology(text, "bad.topo", &f);
+    EXPECT_EQ(s.code(), Status::Code::kCorruption) << rate;
+    EXPECT_NE(s.message().find("bad.topo:2: expected a link rate such as '4xEDR'"),
+              std::string::npos)
+        << s.ToString();
+    EXPECT_NE(s.message().find(rate), std::string::npos) << s.ToString();
+  }
+  // A rate-like word inside the quoted description is the description's business.
+  Fabric f;
+  EXPECT_TRUE(ParseTopology("Switch 1 \"s\"\n[1] \"h\"[1] # \"h 4xFOO\" lid 2 2xNDR\n\n"
+                            "Hca 1 \"h\"\n[1] \"s\"[1]\n",
+                            "ok.topo", &f)
+                  .ok());
+  EXPECT_EQ(LinkRateString(f.link_rate(0 + f.port_id(f.FindByName("s"), 1))), "2xNDR");
+}
+
 }  // namespace
 }  // namespace sar

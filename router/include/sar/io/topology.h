@@ -27,7 +27,9 @@ enum class TopologyStyle {
 
 struct TopologyWriteOptions {
   TopologyStyle style = TopologyStyle::kIbsim;
-  std::string link_speed = "4xHDR";  // written into each port comment
+  // Written into the port comment of links whose rate the fabric does not know (no link declares
+  // one); otherwise each link's declared rate (or the fabric's nominal rate) is written.
+  std::string link_speed = "4xHDR";
 };
 
 /// Parses `text`; `source` (a path) prefixes error messages. *out must be empty. On error *out
