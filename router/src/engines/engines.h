@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "sar/engine.h"
 
@@ -14,5 +16,9 @@ std::unique_ptr<RoutingEngine> NewSarEngine();       // sar.cc
 std::unique_ptr<RoutingEngine> NewDmodkEngine();     // dmodk.cc
 std::unique_ptr<RoutingEngine> NewDmodcEngine();     // dmodc.cc
 std::unique_ptr<RoutingEngine> NewSarDmodcEngine();  // sar_dmodc.cc
+
+/// RoutingEngine::Route's input checks (engine.cc), for a pass run outside an engine object
+/// (DmodcRouter, sar/dmodc.h).
+Status CheckRoutingInput(const RoutingInput& in, std::vector<std::string>* notes);
 
 }  // namespace sar::internal
