@@ -196,10 +196,12 @@ int main(int argc, char** argv) {
     std::printf(
         "dmodc incremental, one more failure: median %.1f ms wall, %.1f ms CPU over %d runs "
         "(%s; %d switches recabled, %d cost rows recomputed, %d rows and %d (switch, leaf) "
-        "cells refilled; last run: switch graph %.1f ms, to the end of Procedure 1 %.1f ms)\n",
+        "cells refilled; last run's phases end at: switch graph %.1f ms, Procedure 1 %.1f ms, "
+        "fill inputs %.1f ms, refill %.1f ms, all %.1f ms)\n",
         Median(cut_ms), Median(cut_cpu), reps, cut_stats.incremental ? "incremental" : "full",
         cut_stats.cables_changed, cut_stats.switches_recomputed, cut_stats.rows_refilled,
-        cut_stats.cells_refilled, cut_stats.graph_ms, cut_stats.plan_ms);
+        cut_stats.cells_refilled, cut_stats.graph_ms, cut_stats.plan_ms, cut_stats.prepare_ms,
+        cut_stats.refill_ms, cut_stats.ms);
     std::printf(
         "dmodc incremental, the cable repaired: median %.1f ms wall, %.1f ms CPU "
         "(%s; %d rows and %d cells refilled)\n",

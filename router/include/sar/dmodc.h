@@ -28,8 +28,10 @@ class DmodcRouter {
     int rows_refilled = 0;        // switch tables refilled entirely
     int cells_refilled = 0;       // (switch, leaf) pairs refilled in the other tables
     double ms = 0;                // wall time of the call
-    double graph_ms = 0;          // of which: reading the fabric's switch graph
-    double plan_ms = 0;           // of which: up to the end of Procedure 1 (graph included)
+    double graph_ms = 0;
+    // Phase ends, ms from the call's start: switch graph read, Procedure 1 done, fill inputs
+    // prepared, rows and cells refilled; the rest (ms) is the whole-fabric passes.
+    double plan_ms = 0, prepare_ms = 0, refill_ms = 0;
   };
 
   DmodcRouter();

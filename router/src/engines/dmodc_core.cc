@@ -697,6 +697,14 @@ void FinishDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const DmodcFill
   const std::vector<int>& via_begin = fill.via_begin;
   const std::vector<Lid>& via_lid = fill.via_lid;
   const std::vector<uint16_t>& via_lids = fill.via_lids;
+  // Leaves without an up-down path to some leaf (only with allow_disconnected): usually none,
+  // which spares a strided pass over every leaf's cost per hole leaf.
+  std::vector<int> cut_leaves;
+  for (int s : p.leaves) {
+    if (std::memchr(p.cost.data() + static_cast<size_t>(s) * L, kDmodcInf, L) != nullptr) {
+      cut_leaves.push_back(s);
+    }
+  }
   const int hole_workers = WorkerCount(threads, L, 16);
   std::vector<std::vector<uint8_t>> state(hole_workers, std::vector<uint8_t>(n, 0));
   ParallelFor(hole_workers, L, 16, [&](int w, size_t li) {
@@ -707,7 +715,7 @@ void FinishDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const DmodcFill
     for (int k = hole_begin[l]; k < hole_begin[l + 1]; ++k) {
       if (part[holes[k]] == part[leaf]) st[holes[k]] = 1;
     }
-    for (int s : p.leaves) {
+    for (int s : cut_leaves) {
       if (p.c(s, l) == kDmodcInf) st[s] = 3;
     }
     std::vector<std::pair<int, uint8_t>> resolved;  // (switch, port)
@@ -746,7 +754,7 @@ void FinishDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const DmodcFill
       }
     }
     for (int k = hole_begin[l]; k < hole_begin[l + 1]; ++k) st[holes[k]] = 0;
-    for (int s : p.leaves) st[s] = 0;
+    for (int s : cut_leaves) st[s] = 0;
   });
   // Switches in a part of the fabric without leaves: plain shortest paths among themselves.
   std::vector<int> hops;

@@ -255,12 +255,28 @@ Status DmodcRouter::Reroute(const RoutingInput& input) {
 
   in::DmodcFill fill;
   in::PrepareDmodcFill(g, p, st.run.index, p.divider, input.threads, &fill);
+  const double prepare_ms = MsSince(start);
   LftSet& lfts = st.lfts;
-  // Hole cells, before or after, in rows kept: reset to what Eq. 1 leaves there (no route).
-  // First: a cell that stops being a hole has new costs, so the cell refill below rewrites it.
+  // Hole cells in rows kept whose hole pass may come out different: reset to what Eq. 1 leaves
+  // there (no route), and the hole pass rewrites them. That pass for leaf l reads the costs at
+  // l and the cables of the holes: only a leaf whose column changed somewhere or where a switch
+  // with changed cables is a hole (before or after) needs it. Cells that stop or start being
+  // holes have new costs, so the cell refill below rewrites them (after this reset).
   const in::DmodcFill& old_fill = st.run.fill;
+  std::vector<uint8_t> hole_dirty(L, 0);
+  for (int s = 0; s < n; ++s) {
+    for (int l : cols[s]) hole_dirty[l] = 1;
+  }
   for (const in::DmodcFill* f : {&old_fill, static_cast<const in::DmodcFill*>(&fill)}) {
     for (int l = 0; l < L; ++l) {
+      for (int k = f->hole_begin[l]; k < f->hole_begin[l + 1] && !hole_dirty[l]; ++k) {
+        hole_dirty[l] = regroup[f->holes[k]];
+      }
+    }
+  }
+  for (const in::DmodcFill* f : {&old_fill, static_cast<const in::DmodcFill*>(&fill)}) {
+    for (int l = 0; l < L; ++l) {
+      if (!hole_dirty[l]) continue;
       for (int k = f->hole_begin[l]; k < f->hole_begin[l + 1]; ++k) {
         const int s = f->holes[k];
         if (refill[s]) continue;
@@ -290,12 +306,18 @@ Status DmodcRouter::Reroute(const RoutingInput& input) {
         if (!refill[s]) restore(s, t);
       }
     }
-    if (t < static_cast<int>(st.run.override_rows.size())) {
-      for (int s : st.run.override_rows[t]) {
-        if (!refill[s]) restore(s, t);
-      }
+    // The rows an override writes (t's chain down and t's ancestors) change only through a
+    // changed cable, whose lower end is t or one of those rows: otherwise nothing to restore.
+    if (t >= static_cast<int>(st.run.override_rows.size())) continue;
+    const std::vector<int>& was = st.run.override_rows[t];
+    if (!regroup[t] && std::none_of(was.begin(), was.end(), [&](int s) { return regroup[s]; })) {
+      continue;
+    }
+    for (int s : was) {
+      if (!refill[s]) restore(s, t);
     }
   }
+  const double refill_ms = MsSince(start);
   std::vector<std::vector<int>> override_rows;
   in::FinishDmodcTables(g, p, fill, input.threads, &override_rows, &lfts);
 
@@ -307,6 +329,8 @@ Status DmodcRouter::Reroute(const RoutingInput& input) {
   stats.ms = MsSince(start);
   stats.plan_ms = plan_ms;
   stats.graph_ms = graph_ms;
+  stats.prepare_ms = prepare_ms;
+  stats.refill_ms = refill_ms;
   st.stats = stats;
   return Status::OK();
 }
