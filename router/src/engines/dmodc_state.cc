@@ -129,7 +129,9 @@ Status DmodcRouter::Reroute(const RoutingInput& input) {
     return Status::OK();
   };
   if (!st.routed) return full("no earlier pass");
-  if (input.fabric == nullptr || input.threads < 0) return full("input to check");
+  // The input checks of every pass, on the new fabric (same messages); the connectivity check
+  // is left to the fallbacks below (a leaf pair without an up-down path, a cut-off switch).
+  SAR_RETURN_IF_ERROR(in::CheckRoutingArguments(input));
   in::SwitchGraph g = in::BuildSwitchGraph(*input.fabric);
   const double graph_ms = MsSince(start);
   std::string why = SameEndpoints(st.run.g, g);

@@ -132,6 +132,11 @@ TEST(DmodcRouter, FallsBackToAFullPassWhenTheHcasChange) {
   EXPECT_TRUE(router.last().incremental);
   EXPECT_EQ(router.last().rows_refilled, 0);
   EXPECT_EQ(router.lfts(), enginetest::RouteOk("dmodc", b).lfts);
+  // Bad input is refused as by every engine, and the last tables stay.
+  in.num_vls = 0;
+  const Status bad = router.Reroute(in);
+  EXPECT_EQ(bad.code(), Status::Code::kInvalidArgument) << bad.ToString();
+  EXPECT_EQ(router.lfts(), enginetest::RouteOk("dmodc", b).lfts);
 }
 
 }  // namespace

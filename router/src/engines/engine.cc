@@ -129,6 +129,8 @@ Status CheckOutput(std::string_view engine, const RoutingInput& in, const Routin
 }  // namespace
 
 namespace internal {
+Status CheckRoutingArguments(const RoutingInput& in) { return CheckInput(in); }
+
 Status CheckRoutingInput(const RoutingInput& in, std::vector<std::string>* notes) {
   SAR_RETURN_IF_ERROR(CheckInput(in));
   return CheckConnected(in, notes);

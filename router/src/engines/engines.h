@@ -20,5 +20,8 @@ std::unique_ptr<RoutingEngine> NewSarDmodcEngine();  // sar_dmodc.cc
 /// RoutingEngine::Route's input checks (engine.cc), for a pass run outside an engine object
 /// (DmodcRouter, sar/dmodc.h).
 Status CheckRoutingInput(const RoutingInput& in, std::vector<std::string>* notes);
+/// The same without the cable-connectivity check (DmodcRouter's incremental pass, whose own
+/// checks fall back to the full pass wherever connectivity could have changed).
+Status CheckRoutingArguments(const RoutingInput& in);
 
 }  // namespace sar::internal
