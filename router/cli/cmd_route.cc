@@ -36,6 +36,7 @@ struct RouteArgs {
   bool allow_disconnected = false;
   bool migration = false;
   std::string out;
+  std::string out_format = "opensm";
   std::string sl_out;
   std::string previous;
   bool json = false;
@@ -109,7 +110,8 @@ int RunRoute(const RouteArgs& a) {
     s = sar::WriteVirtualLayers(a.sl_out, out.layers);
     if (!s.ok()) return Fail(s);
   }
-  s = sar::WriteLftDump(a.out, f, out.lfts);
+  s = a.out_format == "compact" ? sar::WriteCompactLftDump(a.out, f, out.lfts)
+                                : sar::WriteLftDump(a.out, f, out.lfts);
   if (!s.ok()) return Fail(s);
   const double write_ms = watch.Lap();
 
@@ -177,6 +179,10 @@ std::function<int()> SetupRoute(CLI::App* c) {
               "LMC 1 migration mode: base LIDs by the engine on layers 0..vls-2, highLIDs by "
               "updn on layer vls-1 (the OpenSM plugin's `migration on`)");
   c->add_option("-o,--out", r.out, "LFT file to write (the form OpenSM's file engine loads)");
+  c->add_option("--out-format", r.out_format,
+                "form of -o: 'opensm' (opensm-lfts.dump, what the file engine loads) or "
+                "'compact' (sar's hex form, ~50x smaller; docs/formats.md)")
+      ->check(CLI::IsMember({"opensm", "compact"}));
   c->add_option("--sl-out", r.sl_out, "virtual layer per route (layers file, docs/formats.md)");
   c->add_option("--previous", r.previous,
                 "the tables the switches hold now (an LFT dump, as -o writes it): sar and dfsssp "

@@ -6,12 +6,44 @@
 // work; docs/engines.md the choices where the paper is ambiguous.
 #include <chrono>
 #include <cstdio>
+#include <numeric>
 #include <string>
 
 #include "engines/dmodc_core.h"
 #include "engines/engines.h"
 
 namespace sar::internal {
+
+Status DmodcFullPass(const RoutingInput& in, DmodcRun* run, LftSet* lfts,
+                     std::vector<std::string>* notes) {
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const Fabric& f = *in.fabric;
+  const auto t0 = Clock::now();
+  run->g = BuildSwitchGraph(f);
+  SAR_RETURN_IF_ERROR(BuildDmodcPlan(run->g, in.threads, &run->plan));
+  const auto t1 = Clock::now();
+  SAR_RETURN_IF_ERROR(CheckDmodcValidity(f, run->g, run->plan, in.allow_disconnected, notes));
+  const auto t2 = Clock::now();
+  *lfts = LftSet(f);
+  run->index = DmodcNodeIndex(run->g, run->plan);
+  PrepareDmodcFill(run->g, run->plan, run->index, run->plan.divider, in.threads, &run->fill);
+  std::vector<int> rows(run->g.num_switches);
+  std::iota(rows.begin(), rows.end(), 0);
+  FillDmodcRows(run->plan, run->fill, run->plan.divider, rows, false, in.threads, lfts);
+  FinishDmodcTables(run->g, run->plan, run->fill, in.threads, &run->override_rows, lfts);
+  const auto t3 = Clock::now();
+  char note[160];
+  std::snprintf(note, sizeof note,
+                "dmodc: %d leaves, %d switch levels; costs+dividers %.1f ms, validity %.1f ms, "
+                "tables %.1f ms",
+                run->plan.num_leaves, run->plan.max_rank + 1, ms(t0, t1), ms(t1, t2), ms(t2, t3));
+  notes->push_back(note);
+  return Status::OK();
+}
+
 namespace {
 
 class DmodcEngine : public RoutingEngine {
@@ -20,28 +52,8 @@ class DmodcEngine : public RoutingEngine {
 
  protected:
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
-    using Clock = std::chrono::steady_clock;
-    const auto ms = [](Clock::time_point a, Clock::time_point b) {
-      return std::chrono::duration<double, std::milli>(b - a).count();
-    };
-    const Fabric& f = *in.fabric;
-    const auto t0 = Clock::now();
-    const SwitchGraph g = BuildSwitchGraph(f);
-    DmodcPlan plan;
-    SAR_RETURN_IF_ERROR(BuildDmodcPlan(g, in.threads, &plan));
-    const auto t1 = Clock::now();
-    SAR_RETURN_IF_ERROR(CheckDmodcValidity(f, g, plan, in.allow_disconnected, &out->notes));
-    const auto t2 = Clock::now();
-    out->lfts = LftSet(f);
-    FillDmodcTables(g, plan, DmodcNodeIndex(g, plan), plan.divider, in.threads, &out->lfts);
-    const auto t3 = Clock::now();
-    char note[160];
-    std::snprintf(note, sizeof note,
-                  "dmodc: %d leaves, %d switch levels; costs+dividers %.1f ms, validity %.1f ms, "
-                  "tables %.1f ms",
-                  plan.num_leaves, plan.max_rank + 1, ms(t0, t1), ms(t1, t2), ms(t2, t3));
-    out->notes.push_back(note);
-    return Status::OK();
+    DmodcRun run;
+    return DmodcFullPass(in, &run, &out->lfts, &out->notes);
   }
 };
 

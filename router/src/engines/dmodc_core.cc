@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 #if defined(__SSE2__)
@@ -16,7 +17,7 @@ namespace {
 // Ranks above this would let an up-down cost (at most twice the top rank) reach the byte's
 // "infinite"; no fat-tree comes near it.
 constexpr int kMaxRank = 120;
-constexpr uint64_t kDividerCap = uint64_t{1} << 40;
+constexpr uint64_t kDividerCap = kDmodcDividerCap;
 
 // dst[l] = min(dst[l], src[l] + 1), "infinite" (0xFF) staying infinite: a saturating add. This
 // loop is most of the preprocessing, so it is written with SSE2 (baseline on x86-64; GCC's -O2
@@ -41,7 +42,22 @@ void PullMin(uint8_t* __restrict dst, const uint8_t* __restrict src, int n) {
 
 }  // namespace
 
-Status BuildDmodcPlan(const SwitchGraph& g, int threads, DmodcPlan* p) {
+void DmodcPullMin(uint8_t* dst, const uint8_t* src, int n) { PullMin(dst, src, n); }
+
+void SwitchesByRank(const DmodcPlan& p, std::vector<int>* begin, std::vector<int>* order) {
+  begin->assign(p.max_rank + 2, 0);
+  for (int s = 0; s < p.num_switches; ++s) {
+    if (p.rank[s] >= 0) ++(*begin)[p.rank[s] + 1];
+  }
+  for (int r = 0; r <= p.max_rank; ++r) (*begin)[r + 1] += (*begin)[r];
+  order->resize((*begin)[p.max_rank + 1]);
+  std::vector<int> fill(begin->begin(), begin->end() - 1);
+  for (int s = 0; s < p.num_switches; ++s) {
+    if (p.rank[s] >= 0) (*order)[fill[p.rank[s]]++] = s;
+  }
+}
+
+Status BuildDmodcGroups(const SwitchGraph& g, DmodcPlan* p) {
   const int n = g.num_switches;
   p->num_switches = n;
 
@@ -113,11 +129,14 @@ Status BuildDmodcPlan(const SwitchGraph& g, int threads, DmodcPlan* p) {
   }
   p->group_begin[n] = static_cast<int>(p->group_to.size());
   p->group_port_begin.push_back(static_cast<int>(p->group_ports.size()));
+  return Status::OK();
+}
 
-  // Switches by rank (the BFS queue is already in ascending rank order).
-  std::vector<int> rank_begin(p->max_rank + 2, 0);
-  for (int s : queue) ++rank_begin[p->rank[s] + 1];
-  for (int r = 0; r <= p->max_rank; ++r) rank_begin[r + 1] += rank_begin[r];
+Status BuildDmodcPlan(const SwitchGraph& g, int threads, DmodcPlan* p) {
+  SAR_RETURN_IF_ERROR(BuildDmodcGroups(g, p));
+  const int n = p->num_switches, L = p->num_leaves;
+  std::vector<int> rank_begin, queue;
+  SwitchesByRank(*p, &rank_begin, &queue);
 
   const size_t cells = static_cast<size_t>(n) * L;
   p->cost.assign(cells, kDmodcInf);
@@ -283,7 +302,9 @@ void MarkCloser(const uint8_t* __restrict ru, const uint8_t* __restrict mine,
 // The route of one non-leaf switch LID from the switches that Eq. 1 towards its chosen leaf
 // would not bring to it: the switches above it (down to it) and a chain below it (up to it).
 void OverrideSwitchLid(const SwitchGraph& g, const DmodcPlan& p, int t, std::vector<int>* dist,
-                       std::vector<int>* touched, std::vector<int>* cand, LftSet* lfts) {
+                       std::vector<int>* touched, std::vector<int>* cand, std::vector<int>* written,
+                       LftSet* lfts) {
+  if (written != nullptr) written->clear();
   const Lid lid = g.dests[g.num_endpoint_dests + t].base_lid;
   // Chain down from t along the first down group, each switch pointing back up.
   for (int x = t; p.rank[x] > 0;) {
@@ -294,6 +315,7 @@ void OverrideSwitchLid(const SwitchGraph& g, const DmodcPlan& p, int t, std::vec
     for (int gi = p.group_begin[next]; gi < p.group_begin[next + 1]; ++gi) {
       if (p.group_to[gi] == x) {
         lfts->set_port(next, lid, p.group_ports[p.group_port_begin[gi]]);
+        if (written != nullptr) written->push_back(next);
         break;
       }
     }
@@ -315,6 +337,7 @@ void OverrideSwitchLid(const SwitchGraph& g, const DmodcPlan& p, int t, std::vec
       }
       const uint32_t x = p.divider[s] > 0xFFFFFFFFu ? 0 : static_cast<uint32_t>(t / p.divider[s]);
       lfts->set_port(s, lid, PickPort(p, cand->data(), static_cast<int>(cand->size()), x));
+      if (written != nullptr) written->push_back(s);
     }
     for (int gi = p.group_begin[s]; gi < p.group_begin[s + 1]; ++gi) {
       const int u = p.group_to[gi];
@@ -328,12 +351,10 @@ void OverrideSwitchLid(const SwitchGraph& g, const DmodcPlan& p, int t, std::vec
 
 }  // namespace
 
-void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector<uint32_t>& index,
-                     const std::vector<uint64_t>& divider, int threads, LftSet* lfts) {
+void PrepareDmodcFill(const SwitchGraph& g, const DmodcPlan& p, const std::vector<uint32_t>& index,
+                      const std::vector<uint64_t>& divider, int threads, DmodcFill* f) {
   const int n = g.num_switches, L = p.num_leaves;
-  // Destinations reached through each leaf, as CSR: its HCA ports, and the switch LIDs routed
-  // towards it (a leaf's own LID, and each higher switch's chain leaf).
-  std::vector<int> chain_leaf(n, -1);
+  f->chain_leaf.assign(n, -1);
   for (int t = 0; t < n; ++t) {
     if (p.rank[t] < 0) continue;
     int x = t;
@@ -345,45 +366,45 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
         }
       }
     }
-    chain_leaf[t] = p.leaf_index[x];
+    f->chain_leaf[t] = p.leaf_index[x];
   }
-  std::vector<int> via_begin(L + 1, 0), via;
+  f->via_begin.assign(L + 1, 0);
   auto leaf_of_dest = [&](int di) {
     const Destination& d = g.dests[di];
     if (d.sw < 0 || d.base_lid == 0) return -1;
-    return d.is_switch ? chain_leaf[d.sw] : p.leaf_index[d.sw];
+    return d.is_switch ? f->chain_leaf[d.sw] : p.leaf_index[d.sw];
   };
-  for (int di = 0; di < static_cast<int>(g.dests.size()); ++di) {
+  const int num_dests = static_cast<int>(g.dests.size());
+  for (int di = 0; di < num_dests; ++di) {
     const int l = leaf_of_dest(di);
-    if (l >= 0) ++via_begin[l + 1];
+    if (l >= 0) ++f->via_begin[l + 1];
   }
-  for (int l = 0; l < L; ++l) via_begin[l + 1] += via_begin[l];
-  via.resize(via_begin[L]);
+  for (int l = 0; l < L; ++l) f->via_begin[l + 1] += f->via_begin[l];
+  const size_t num_via = f->via_begin[L];
+  f->via_index.resize(num_via);
+  f->via_lid.resize(num_via);
+  f->via_lids.resize(num_via);
   {
-    std::vector<int> fill(via_begin.begin(), via_begin.end() - 1);
-    for (int di = 0; di < static_cast<int>(g.dests.size()); ++di) {
+    std::vector<int> fill(f->via_begin.begin(), f->via_begin.end() - 1);
+    for (int di = 0; di < num_dests; ++di) {
       const int l = leaf_of_dest(di);
-      if (l >= 0) via[fill[l]++] = di;
+      if (l < 0) continue;
+      const int k = fill[l]++;
+      const Destination& d = g.dests[di];
+      f->via_index[k] = d.is_switch ? static_cast<uint32_t>(d.sw) : index[di];
+      f->via_lid[k] = d.base_lid;
+      f->via_lids[k] = static_cast<uint16_t>(d.num_lids);
     }
   }
-
-  // The destinations in `via` order as flat arrays: what the inner loop reads.
-  std::vector<uint32_t> via_index(via.size());
-  std::vector<Lid> via_lid(via.size());
-  std::vector<uint16_t> via_lids(via.size());
-  for (size_t k = 0; k < via.size(); ++k) {
-    const Destination& d = g.dests[via[k]];
-    via_index[k] = d.is_switch ? static_cast<uint32_t>(d.sw) : index[via[k]];
-    via_lid[k] = d.base_lid;
-    via_lids[k] = static_cast<uint16_t>(d.num_lids);
-  }
+  f->single_lid =
+      std::all_of(f->via_lids.begin(), f->via_lids.end(), [](uint16_t k) { return k == 1; });
 
   // Where every up group leads closer (most pairs), the port depends only on
   // floor(d / Pi) mod P, P = #up groups * cables per group: those residues are computed once per
   // distinct (Pi, P) of the fabric (a few: one per level in a PGFT) and read by every switch.
-  std::vector<uint32_t> period(n, 0);
+  f->period.assign(n, 0);
   std::vector<std::pair<uint64_t, uint32_t>> keys;  // distinct (Pi, P)
-  std::vector<int> residue_of(n, -1);
+  f->residue_of.assign(n, -1);
   constexpr size_t kMaxResidueArrays = 32;
   for (int s = 0; s < n; ++s) {
     int num_up = 0, size = -1;
@@ -394,37 +415,117 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
       ++num_up;
     }
     if (num_up == 0 || size <= 0) continue;
-    period[s] = static_cast<uint32_t>(num_up * size);
-    const std::pair<uint64_t, uint32_t> key{divider[s], period[s]};
+    f->period[s] = static_cast<uint32_t>(num_up * size);
+    const std::pair<uint64_t, uint32_t> key{divider[s], f->period[s]};
     auto it = std::find(keys.begin(), keys.end(), key);
     if (it == keys.end() && keys.size() < kMaxResidueArrays) it = keys.insert(keys.end(), key);
-    if (it != keys.end()) residue_of[s] = static_cast<int>(it - keys.begin());
+    if (it != keys.end()) f->residue_of[s] = static_cast<int>(it - keys.begin());
   }
-  std::vector<std::vector<uint16_t>> residues(keys.size());
+  f->residues.assign(keys.size(), {});
   ParallelFor(WorkerCount(threads, keys.size(), 1), keys.size(), 1, [&](int, size_t r) {
     const FastDivMod by_pi(keys[r].first), by_p(keys[r].second);
-    residues[r].resize(via.size());
-    for (size_t k = 0; k < via.size(); ++k) {
-      residues[r][k] = static_cast<uint16_t>(by_p.Mod(by_pi.Div(via_index[k])));
+    f->residues[r].resize(num_via);
+    for (size_t k = 0; k < num_via; ++k) {
+      f->residues[r][k] = static_cast<uint16_t>(by_p.Mod(by_pi.Div(f->via_index[k])));
     }
   });
 
-  const bool single_lid =
-      std::all_of(via_lids.begin(), via_lids.end(), [](uint16_t k) { return k == 1; });
-  const int workers = WorkerCount(threads, n, 4);
+  // Holes: a row without an infinite cost (nearly all) is skipped by one memchr.
+  f->hole_begin.assign(L + 1, 0);
+  f->holes.clear();
+  std::vector<std::pair<int, int>> cells;  // (leaf, switch)
+  for (int s = 0; s < n; ++s) {
+    if (p.rank[s] <= 0) continue;
+    const uint8_t* row = p.cost.data() + static_cast<size_t>(s) * L;
+    for (const uint8_t* at = row;
+         (at = static_cast<const uint8_t*>(std::memchr(at, kDmodcInf, row + L - at))) != nullptr;
+         ++at) {
+      cells.push_back({static_cast<int>(at - row), s});
+    }
+  }
+  std::sort(cells.begin(), cells.end());
+  f->holes.resize(cells.size());
+  for (size_t k = 0; k < cells.size(); ++k) {
+    ++f->hole_begin[cells[k].first + 1];
+    f->holes[k] = cells[k].second;
+  }
+  for (int l = 0; l < L; ++l) f->hole_begin[l + 1] += f->hole_begin[l];
+
+  f->upper.clear();
+  for (int t = 0; t < n; ++t) {
+    if (p.rank[t] > 0 && g.dests[g.num_endpoint_dests + t].base_lid != 0) f->upper.push_back(t);
+  }
+}
+
+namespace {
+
+// Eq. 1's candidate groups of switch s towards leaf l, the literal way (cand holds 256).
+int CellCandidates(const DmodcPlan& p, int s, int l, int* cand) {
+  if (p.rank[s] < 0 || p.leaves[l] == s) return 0;
+  const bool down = p.dc(s, l) != kDmodcInf;
+  int nc = 0;
+  for (int gi = p.group_begin[s]; gi < p.group_begin[s + 1]; ++gi) {
+    const int u = p.group_to[gi];
+    if (p.group_dir[gi] == 1 ? !down && p.c(u, l) < p.c(s, l)
+                             : p.group_dir[gi] == -1 && p.dc(u, l) < p.dc(s, l)) {
+      cand[nc++] = gi;
+    }
+  }
+  return nc;
+}
+
+uint32_t Selector(const std::vector<uint64_t>& divider, int s, uint32_t d) {
+  return divider[s] > 0xFFFFFFFFu ? 0 : d / static_cast<uint32_t>(divider[s]);
+}
+
+}  // namespace
+
+uint8_t DmodcEntry(const DmodcPlan& p, const std::vector<uint64_t>& divider, int s, int l,
+                   uint32_t d, int i) {
+  int cand[256];
+  const int nc = CellCandidates(p, s, l, cand);
+  if (nc == 0) return LftSet::kNoRoute;
+  return PickPort(p, cand, nc, Selector(divider, s, d) + static_cast<uint32_t>(i));
+}
+
+void FillDmodcCells(const DmodcPlan& p, const DmodcFill& fill, const std::vector<uint64_t>& divider,
+                    int s, const std::vector<int>& leaves, LftSet* lfts) {
+  uint8_t* row = lfts->mutable_row(s);
+  int cand[256];
+  for (int l : leaves) {
+    const int nc = CellCandidates(p, s, l, cand);
+    for (int k = fill.via_begin[l]; k < fill.via_begin[l + 1]; ++k) {
+      const Lid lid = fill.via_lid[k];
+      if (nc == 0) {
+        std::memset(row + lid, LftSet::kNoRoute, fill.via_lids[k]);
+        continue;
+      }
+      const uint32_t x = Selector(divider, s, fill.via_index[k]);
+      for (int i = 0; i < fill.via_lids[k]; ++i) row[lid + i] = PickPort(p, cand, nc, x + i);
+    }
+  }
+}
+
+void FillDmodcRows(const DmodcPlan& p, const DmodcFill& fill, const std::vector<uint64_t>& divider,
+                   const std::vector<int>& rows, bool clear, int threads, LftSet* lfts) {
+  const int L = p.num_leaves;
+  const int workers = WorkerCount(threads, rows.size(), 4);
   std::vector<FillScratch> scratch(workers);
-  ParallelFor(workers, n, 4, [&](int w, size_t si) {
+  const size_t row_size = static_cast<size_t>(lfts->max_lid()) + 1;
+  ParallelFor(workers, rows.size(), 4, [&](int w, size_t ri) {
     // Raw pointers: the table stores are bytes, which may alias anything, so vector members
     // would be reloaded after every store.
-    const int* vb = via_begin.data();
-    const Lid* vlid = via_lid.data();
-    const uint16_t* vn = via_lids.data();
-    const uint32_t* vidx = via_index.data();
-    const int s = static_cast<int>(si);
+    const int* vb = fill.via_begin.data();
+    const Lid* vlid = fill.via_lid.data();
+    const uint16_t* vn = fill.via_lids.data();
+    const uint32_t* vidx = fill.via_index.data();
+    const bool single_lid = fill.single_lid;
+    const int s = rows[ri];
+    uint8_t* row = lfts->mutable_row(s);
+    if (clear) std::memset(row, LftSet::kNoRoute, row_size);
     if (p.rank[s] < 0) return;
     FillScratch& f = scratch[w];
-    uint8_t* row = lfts->mutable_row(s);
-    const size_t base = si * L;
+    const size_t base = static_cast<size_t>(s) * L;
     const uint8_t* cs = p.cost.data() + base;
     const uint8_t* ds = p.down_cost.data() + base;
     // Eq. 1, up-down variant, for all leaves at once: per leaf, how many groups lead closer and
@@ -508,9 +609,9 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
       }
       if (cand == f.up.data() && !f.up_table.empty()) {
         const uint8_t* table = f.up_table.data();
-        if (residue_of[s] >= 0) {
-          const uint16_t* res = residues[residue_of[s]].data();
-          const uint32_t period_s = period[s];
+        if (fill.residue_of[s] >= 0) {
+          const uint16_t* res = fill.residues[fill.residue_of[s]].data();
+          const uint32_t period_s = fill.period[s];
           if (single_lid) {
             for (int k = vb[l]; k < vb[l + 1]; ++k) row[vlid[k]] = table[res[k]];
             continue;
@@ -559,6 +660,12 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
       }
     }
   });
+}
+
+void FinishDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const DmodcFill& fill, int threads,
+                       std::vector<std::vector<int>>* override_rows, LftSet* lfts) {
+  const int n = g.num_switches, L = p.num_leaves;
+  if (override_rows != nullptr) override_rows->resize(n);
   // Destinations on the switch itself.
   for (int di = 0; di < static_cast<int>(g.dests.size()); ++di) {
     const Destination& d = g.dests[di];
@@ -568,15 +675,13 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
   }
   // Non-leaf switch LIDs: the switches above and the chain below (each t owns its LID's
   // column, so workers never write the same entry).
-  std::vector<int> upper;
-  for (int t = 0; t < n; ++t) {
-    if (p.rank[t] > 0 && g.dests[g.num_endpoint_dests + t].base_lid != 0) upper.push_back(t);
-  }
+  const std::vector<int>& upper = fill.upper;
   const int override_workers = WorkerCount(threads, upper.size(), 16);
   std::vector<std::vector<int>> dist(override_workers, std::vector<int>(n, -1)),
       touched(override_workers), cand(override_workers);
   ParallelFor(override_workers, upper.size(), 16, [&](int w, size_t i) {
-    OverrideSwitchLid(g, p, upper[i], &dist[w], &touched[w], &cand[w], lfts);
+    OverrideSwitchLid(g, p, upper[i], &dist[w], &touched[w], &cand[w],
+                      override_rows != nullptr ? &(*override_rows)[upper[i]] : nullptr, lfts);
   });
   // Switches without an up-down path to a leaf (a top switch that lost its only cable into a
   // pod): no HCA route passes there, but traffic they originate (management, traps to the SM)
@@ -587,20 +692,17 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
   // without an up-down path is disconnected (an error, or a hole with allow_disconnected).
   std::vector<int> part;
   SwitchComponents(g, &part);
-  std::vector<int> hole_begin(L + 1, 0), holes;
-  for (int s = 0; s < n; ++s) {
-    if (p.rank[s] <= 0) continue;
-    for (int l = 0; l < L; ++l) hole_begin[l + 1] += p.c(s, l) == kDmodcInf;
-  }
-  for (int l = 0; l < L; ++l) hole_begin[l + 1] += hole_begin[l];
-  holes.resize(hole_begin[L]);
-  {
-    std::vector<int> fill(hole_begin.begin(), hole_begin.end() - 1);
-    for (int s = 0; s < n; ++s) {
-      if (p.rank[s] <= 0) continue;
-      for (int l = 0; l < L; ++l) {
-        if (p.c(s, l) == kDmodcInf) holes[fill[l]++] = s;
-      }
+  const std::vector<int>& hole_begin = fill.hole_begin;
+  const std::vector<int>& holes = fill.holes;
+  const std::vector<int>& via_begin = fill.via_begin;
+  const std::vector<Lid>& via_lid = fill.via_lid;
+  const std::vector<uint16_t>& via_lids = fill.via_lids;
+  // Leaves without an up-down path to some leaf (only with allow_disconnected): usually none,
+  // which spares a strided pass over every leaf's cost per hole leaf.
+  std::vector<int> cut_leaves;
+  for (int s : p.leaves) {
+    if (std::memchr(p.cost.data() + static_cast<size_t>(s) * L, kDmodcInf, L) != nullptr) {
+      cut_leaves.push_back(s);
     }
   }
   const int hole_workers = WorkerCount(threads, L, 16);
@@ -613,7 +715,7 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
     for (int k = hole_begin[l]; k < hole_begin[l + 1]; ++k) {
       if (part[holes[k]] == part[leaf]) st[holes[k]] = 1;
     }
-    for (int s : p.leaves) {
+    for (int s : cut_leaves) {
       if (p.c(s, l) == kDmodcInf) st[s] = 3;
     }
     std::vector<std::pair<int, uint8_t>> resolved;  // (switch, port)
@@ -652,7 +754,7 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
       }
     }
     for (int k = hole_begin[l]; k < hole_begin[l + 1]; ++k) st[holes[k]] = 0;
-    for (int s : p.leaves) st[s] = 0;
+    for (int s : cut_leaves) st[s] = 0;
   });
   // Switches in a part of the fabric without leaves: plain shortest paths among themselves.
   std::vector<int> hops;
@@ -670,6 +772,16 @@ void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector
       }
     }
   }
+}
+
+void FillDmodcTables(const SwitchGraph& g, const DmodcPlan& p, const std::vector<uint32_t>& index,
+                     const std::vector<uint64_t>& divider, int threads, LftSet* lfts) {
+  DmodcFill fill;
+  PrepareDmodcFill(g, p, index, divider, threads, &fill);
+  std::vector<int> rows(g.num_switches);
+  std::iota(rows.begin(), rows.end(), 0);
+  FillDmodcRows(p, fill, divider, rows, false, threads, lfts);
+  FinishDmodcTables(g, p, fill, threads, nullptr, lfts);
 }
 
 }  // namespace sar::internal

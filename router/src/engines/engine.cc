@@ -130,6 +130,15 @@ Status CheckOutput(std::string_view engine, const RoutingInput& in, const Routin
 
 }  // namespace
 
+namespace internal {
+Status CheckRoutingArguments(const RoutingInput& in) { return CheckInput(in); }
+
+Status CheckRoutingInput(const RoutingInput& in, std::vector<std::string>* notes) {
+  SAR_RETURN_IF_ERROR(CheckInput(in));
+  return CheckConnected(in, notes);
+}
+}  // namespace internal
+
 Status RoutingEngine::Route(const RoutingInput& in, RoutingOutput* out) const {
   const auto start = std::chrono::steady_clock::now();
   if (out == nullptr) return Status::InvalidArgument("no output given");

@@ -1,5 +1,6 @@
 #include "sar/io/lft_dump.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 
@@ -37,10 +38,110 @@ int FirstWords(std::string_view line, std::string_view words[3]) {
   return count;
 }
 
+constexpr std::string_view kCompactMagic = "sar-lfts-compact 1";
+constexpr Lid kCompactBlock = 64;  // LIDs per line of the compact form
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The compact form (docs/formats.md): "switch 0x<guid> ..." headers, then "0x<lid> <hex>"
+// lines of 2 hex digits (the port, ff = no route) per LID from <lid> on.
+Status ParseCompactLftDump(std::string_view text, const std::string& source, const Fabric& fabric,
+                           LftSet* out, const LftReadOptions& options) {
+  LftSet result(fabric);
+  std::vector<int> header_line(fabric.num_switches(), 0);
+  constexpr int kNone = -1, kSkip = -2;
+  int current = kNone;
+  std::vector<bool> seen_lid;
+  io::LineReader lines(text);
+  std::string_view raw;
+  while (lines.Next(&raw)) {
+    const int n = lines.line_number();
+    const std::string_view line = io::Trim(raw);
+    if (n == 1 || line.empty() || line[0] == '#') continue;  // line 1: the magic, checked
+    std::string_view words[3];
+    const int num_words = FirstWords(line, words);
+    if (words[0] == "switch") {
+      Guid guid = 0;
+      if (num_words < 2 || words[1].substr(0, 2) != "0x" ||
+          !io::ParseHexDigits(words[1].substr(2), &guid)) {
+        return io::ExpectedAt(source, n, "'switch 0x<guid>'", line);
+      }
+      const NodeId node = fabric.FindByNodeGuid(guid);
+      if (node == kNoNode || !fabric.is_switch(node)) {
+        if (!options.ignore_unknown_switches) {
+          return io::CorruptionAt(source, n,
+                                  "no switch with GUID " + GuidString(guid) + " in the fabric");
+        }
+        current = kSkip;
+        continue;
+      }
+      current = fabric.switch_index(node);
+      if (header_line[current] != 0) {
+        return io::CorruptionAt(source, n,
+                                "switch " + GuidString(guid) + " already listed on line " +
+                                    std::to_string(header_line[current]));
+      }
+      header_line[current] = n;
+      seen_lid.assign(result.max_lid() + 1, false);
+      continue;
+    }
+    uint64_t first = 0;
+    if (num_words != 2 || words[0].substr(0, 2) != "0x" || !io::ParseUint(words[0], &first) ||
+        words[1].size() % 2 != 0 || words[1].size() > 2 * kCompactBlock) {
+      return io::ExpectedAt(source, n, "'0x<first lid> <2 hex digits per LID, at most 64>'", line);
+    }
+    if (current == kNone) return io::CorruptionAt(source, n, "LIDs before any 'switch' line");
+    if (current == kSkip) continue;
+    const NodeId node = fabric.switches()[current];
+    const uint64_t count = words[1].size() / 2;
+    if (first + count - 1 > result.max_lid()) {
+      return io::CorruptionAt(source, n,
+                              "LIDs " + std::string(words[0]) + "+" + std::to_string(count) +
+                                  " outside the fabric's LIDs 1.." +
+                                  std::to_string(result.max_lid()));
+    }
+    uint8_t* row = result.mutable_row(current);
+    const char* hex = words[1].data();
+    const int num_ports = fabric.num_ports(node);
+    for (uint64_t i = 0; i < count; ++i) {
+      const int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
+      if (hi < 0 || lo < 0) return io::ExpectedAt(source, n, "hex digits", line);
+      const int port = hi * 16 + lo;
+      const Lid lid = static_cast<Lid>(first + i);
+      if (seen_lid[lid]) {
+        return io::CorruptionAt(
+            source, n,
+            "LID " + std::to_string(lid) + " listed twice for switch '" + fabric.name(node) + "'");
+      }
+      seen_lid[lid] = true;
+      if (port == LftSet::kNoRoute) continue;
+      if (lid == 0) return io::CorruptionAt(source, n, "a route for LID 0");
+      if (port > num_ports) {
+        return io::CorruptionAt(source, n,
+                                "port " + std::to_string(port) + " (LID " + std::to_string(lid) +
+                                    ") of switch '" + fabric.name(node) +
+                                    "' does not exist (it has " + std::to_string(num_ports) + ")");
+      }
+      row[lid] = static_cast<uint8_t>(port);
+    }
+  }
+  *out = std::move(result);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ParseLftDump(std::string_view text, const std::string& source, const Fabric& fabric,
                     LftSet* out, const LftReadOptions& options) {
+  if (text.substr(0, kCompactMagic.size()) == kCompactMagic &&
+      (text.size() == kCompactMagic.size() || text[kCompactMagic.size()] == '\n')) {
+    return ParseCompactLftDump(text, source, fabric, out, options);
+  }
   LftSet result(fabric);
   std::vector<int> header_line(fabric.num_switches(), 0);  // where each switch's table began
   // The table being read: a switch index, kSkip for an ignored unknown switch, or kNone before
@@ -160,6 +261,47 @@ std::string FormatLftDump(const Fabric& fabric, const LftSet& lfts) {
 
 Status WriteLftDump(const std::string& path, const Fabric& fabric, const LftSet& lfts) {
   return WriteFileAtomic(path, FormatLftDump(fabric, lfts));
+}
+
+std::string FormatCompactLftDump(const Fabric& fabric, const LftSet& lfts) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const Lid max_lid = lfts.max_lid();
+  std::string out(kCompactMagic);
+  out +=
+      "\n# sar compact LFT dump (docs/formats.md): per switch, lines '0x<first lid> <2 hex "
+      "digits per LID>', port ff = no route, lines of only ff left out\n";
+  char buf[64];
+  for (NodeId sw : fabric.switches()) {
+    const int index = fabric.switch_index(sw);
+    if (index >= lfts.num_switches()) break;
+    std::snprintf(buf, sizeof buf, "switch 0x%016llx lid %u ",
+                  static_cast<unsigned long long>(fabric.node_guid(sw)), fabric.switch_lid(sw));
+    out += buf;
+    out += "'" + fabric.description(sw) + "'\n";
+    const uint8_t* row = lfts.row(index);
+    for (Lid first = 0; first <= max_lid; first += kCompactBlock) {
+      const Lid count = std::min<Lid>(kCompactBlock, max_lid + 1 - first);
+      bool any = false;
+      for (Lid i = 0; i < count && !any; ++i) any = first + i > 0 && row[first + i] != 0xFF;
+      if (!any) continue;
+      std::snprintf(buf, sizeof buf, "0x%04x ", first);
+      out += buf;
+      const size_t at = out.size();
+      out.resize(at + 2 * count + 1);
+      char* p = out.data() + at;
+      for (Lid i = 0; i < count; ++i) {
+        const uint8_t port = first + i == 0 ? 0xFF : row[first + i];  // LID 0 is never routed
+        *p++ = kHex[port >> 4];
+        *p++ = kHex[port & 15];
+      }
+      *p = '\n';
+    }
+  }
+  return out;
+}
+
+Status WriteCompactLftDump(const std::string& path, const Fabric& fabric, const LftSet& lfts) {
+  return WriteFileAtomic(path, FormatCompactLftDump(fabric, lfts));
 }
 
 }  // namespace sar

@@ -169,6 +169,75 @@ TEST(LftDumpTest, MalformedInputNamesFileAndLine) {
   }
 }
 
+// The compact form reads back to the same tables as the OpenSM text form, on OpenSM's own tables
+// (with LMC) and on a synthetic one with holes, every port number, all-ff blocks and a last
+// partial block.
+TEST(LftDumpTest, CompactFormRoundTrip) {
+  for (const std::string prefix : {"small", "small-lmc1", "dual"}) {
+    SCOPED_TRACE(prefix);
+    const Fabric f = ReadFabric(prefix + ".ibnetdiscover");
+    const LftSet osm = ReadLfts(prefix + ".opensm-lfts.dump", f);
+    const std::string compact = FormatCompactLftDump(f, osm);
+    EXPECT_EQ(compact.rfind("sar-lfts-compact 1\n", 0), 0u);
+    LftSet back;
+    const Status st = ParseLftDump(compact, "c", f, &back);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_TRUE(back == osm);
+  }
+  const Fabric f = ReadFabric("small.ibnetdiscover");
+  LftSet lfts(f);
+  for (int s = 0; s < f.num_switches(); ++s) {
+    for (Lid l = 1; l <= f.max_lid(); ++l) {
+      if ((l + s) % 3 != 0 && s != 1) lfts.set_port(s, l, static_cast<uint8_t>((l * 5 + s) % 9));
+    }
+  }
+  LftSet back;
+  ASSERT_TRUE(ParseLftDump(FormatCompactLftDump(f, lfts), "c", f, &back).ok());
+  EXPECT_TRUE(back == lfts);
+  // Through a file, as eval / diff-lfts / compare read it.
+  char dir[] = "/tmp/sar_lft_compact.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/t.lfts";
+  ASSERT_TRUE(WriteCompactLftDump(path, f, lfts).ok());
+  LftSet from_file;
+  ASSERT_TRUE(ReadLftDump(path, f, &from_file).ok());
+  EXPECT_TRUE(from_file == lfts);
+  ::unlink(path.c_str());
+  ::rmdir(dir);
+}
+
+TEST(LftDumpTest, MalformedCompactFormNamesFileAndLine) {
+  const Fabric f = ReadFabric("small.ibnetdiscover");  // max LID 6, switches have 8 ports
+  const std::string m = "sar-lfts-compact 1\n";
+  const std::string h = m + "switch 0x0002c90000100000 lid 2 'leaf01'\n";
+  struct Case {
+    std::string what, text;
+    int line;
+  } cases[] = {
+      {"LIDs before a switch", m + "# x\n0x0000 ff01\n", 3},
+      {"switch without guid", m + "switch leaf01\n", 2},
+      {"unknown switch", m + "switch 0x00000000000abcde\n", 2},
+      {"LIDs beyond the fabric", h + "0x0000 ff0101010101010101\n", 3},
+      {"route for LID 0", h + "0x0000 01\n", 3},
+      {"port beyond the switch", h + "0x0000 ff09\n", 3},
+      {"odd hex digits", h + "0x0000 ff0\n", 3},
+      {"not hex", h + "0x0000 ffzz\n", 3},
+      {"no first LID", h + "ff01\n", 3},
+      {"LID twice", h + "0x0000 ff01\n0x0001 02\n", 4},
+      {"switch twice", h + "0x0000 ff01\nswitch 0x0002c90000100000\n", 4},
+      {"more than 64 LIDs", h + "0x0000 " + std::string(130, 'f') + "\n", 3},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    LftSet lfts;
+    const Status s = ParseLftDump(c.text, "bad.lfts", f, &lfts);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), Status::Code::kCorruption);
+    EXPECT_NE(s.message().find("bad.lfts:" + std::to_string(c.line) + ":"), std::string::npos)
+        << s.message();
+  }
+}
+
 // OpenSM's `file` routing engine must load what we write: change two routes of OpenSM's own
 // tables, load them with `-R file,no_fallback`, and read the switches back with dump_fts.
 // Skipped where ibsim/OpenSM/umad2sim are not installed.
