@@ -14,6 +14,7 @@
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/jobs.h"
+#include "sar/lower_bound.h"
 #include "sar/oblivious.h"
 #include "sar/routing_pass.h"
 
@@ -149,6 +150,15 @@ int RunEval(const EvalArgs& a) {
   j["channels"] = m.channels;
   j["efi"] = EfiJson(m.efi);
   j["effective_efi"] = EfiJson(m.effective_efi);
+  const sar::EffectiveEfiBound lb = sar::EffectiveEfiLowerBound(f, jobs);
+  j["lower_bound"] = jobs.empty() ? Json(nullptr)
+                                  : Json{{"value", lb.value},
+                                         {"leaf", lb.leaf},
+                                         {"level", lb.level},
+                                         {"leaf_average", lb.leaf_avg},
+                                         {"where", lb.where}};
+  j["bound_gap"] =
+      lb.value > 0 ? Json(sar::BoundGap(m.effective_efi.max, lb.value)) : Json(nullptr);
   j["dark_fiber"] = m.dark_fiber;
   j["oblivious_ratio"] = obl_status.ok() ? Json(obl.max_disjoint) : Json(nullptr);
   j["oblivious_ratio_exact"] = obl_status.ok() ? Json(obl.full_bisection) : Json(nullptr);
@@ -234,6 +244,11 @@ int RunEval(const EvalArgs& a) {
     if (!jobs.empty()) {
       std::printf("effective EFI:  max %llu, mean %.2f\n",
                   static_cast<unsigned long long>(m.effective_efi.max), m.effective_efi.mean);
+      if (lb.value > 0) {
+        std::printf("lower bound:    %llu (%s), gap %.1f%%\n",
+                    static_cast<unsigned long long>(lb.value), lb.where.c_str(),
+                    100.0 * sar::BoundGap(m.effective_efi.max, lb.value));
+      }
       std::printf("dark fiber:     %.1f%%\n", 100.0 * m.dark_fiber);
       std::printf("%-16s %6s %6s %8s %9s\n", "job", "hosts", "leaves", "EFI max", "channels");
       for (const sar::JobMetrics& jm : m.jobs) {

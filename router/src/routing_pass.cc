@@ -310,6 +310,8 @@ RoutingInput RoutingInputs::EngineInput() const {
   in.roots = roots;
   in.threads = options.threads;
   in.allow_disconnected = options.allow_disconnected;
+  in.sar_refine = options.sar_refine;
+  in.sar_all_pairs_budget = options.sar_all_pairs_budget;
   return in;
 }
 

@@ -44,6 +44,15 @@ struct RoutingInput {
   /// When false (the default) routing fails if some endpoint cannot reach another, naming the
   /// pair; when true the engine routes what it can and leaves the rest kNoRoute (noted in output).
   bool allow_disconnected = false;
+  /// SAR only: after the paths, a local search moves single job destinations' routes off the
+  /// channels with the highest effective load (engines/sar_refine.h). False = the plain SSSP
+  /// result (the engine as it was before the refinement).
+  bool sar_refine = true;
+  /// SAR only: the price the rest of the traffic pays. The refinement keeps every channel's
+  /// all-pairs load (plain EFI) within this factor of the all-pairs lower bound (lower_bound.h,
+  /// all endpoints as one job), or within what the paths already had if that is higher.
+  /// 0 = no cap.
+  double sar_all_pairs_budget = 1.25;
 };
 
 struct RoutingOutput {

@@ -211,12 +211,14 @@ void SsspRouter::Run(const SsspStep& step) {
   ++counter_;
 }
 
-Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out) {
+Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out,
+                 const SsspPostPaths& post) {
   SsspRouter router(*in.fabric);
   std::vector<SsspStep> steps;
   plan(in, &router, &steps);
   for (const SsspStep& step : steps) router.Run(step);
   out->lfts = router.TakeLfts();
+  if (post) post(router, &out->lfts, &out->notes);
 
   const auto layer_start = std::chrono::steady_clock::now();
   LayerOptions options;
