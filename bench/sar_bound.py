@@ -106,7 +106,9 @@ def order_spread(args, case, seed, workroot):
     d = os.path.join(workroot, f"order-{case}-{seed}")
     os.makedirs(d, exist_ok=True)
     topo = os.path.join(d, "fabric.topo")
-    gen = [args.sar_route, "gen", "-f", spec, "-o", topo]
+    # ibnetdiscover style: every node's GUID is in the file, so a shuffled file is the same
+    # subnet (same GUIDs, LIDs, cables) in another order.
+    gen = [args.sar_route, "gen", "-f", spec, "--style", "ibnetdiscover", "-o", topo]
     if pct:
         r = run([args.sar_route, "info", "--json", "-t", os.path.join(workroot, case + ".topo")])
         cables = json.loads(r.stdout)["switch_channels"] // 2

@@ -90,7 +90,7 @@ std::string RefineNote(const RefineStats& st) {
   return "refinement: " + std::to_string(st.moves) + " moves, max effective load " +
          std::to_string(st.effective_before) + " -> " + std::to_string(st.effective_after) +
          ", max all-pairs load " + std::to_string(st.all_before) + " -> " +
-         std::to_string(st.all_after);
+         std::to_string(st.all_after) + (st.work_limited ? " (stopped at the work limit)" : "");
 }
 
 class SarEngine : public RoutingEngine {

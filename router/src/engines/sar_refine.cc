@@ -85,13 +85,14 @@ class Refiner {
     st->effective_before = Max(eff_);
     const uint64_t target = o.all_pairs_cap;
     int moves = 0;
+    max_work_ = o.max_work;
     auto phase = [&](bool effective, uint64_t cap) {
       std::vector<uint64_t>& load = effective ? eff_ : all_;
-      while (moves < o.max_moves) {
+      while (moves < o.max_moves && work_ < max_work_) {
         const uint64_t m = Max(load);
         if (m == 0 || (!effective && m <= target)) break;
         bool progress = false;
-        for (size_t a = 0; a < load.size() && moves < o.max_moves; ++a) {
+        for (size_t a = 0; a < load.size() && moves < o.max_moves && work_ < max_work_; ++a) {
           if (load[a] == m && Relieve(static_cast<int>(a), m, effective, cap)) {
             ++moves;
             progress = true;
@@ -104,6 +105,7 @@ class Refiner {
     phase(true, std::max(target, Max(all_)));
     if (target != std::numeric_limits<uint64_t>::max()) phase(false, Max(eff_));
     st->moves = moves;
+    st->work_limited = work_ >= max_work_;
     st->effective_after = Max(eff_);
     st->all_after = Max(all_);
   }
@@ -208,7 +210,9 @@ class Refiner {
       const Tree& t = trees_[ti];
       const std::vector<uint32_t>& flow = effective ? t.flow_eff : t.flow_all;
       const std::vector<uint32_t>& flow_other = effective ? t.flow_all : t.flow_eff;
+      ++work_;
       if (t.next[from] != h || flow[from] == 0) continue;
+      work_ += order_of_root_[g_.dests[t.dest].sw].size();
       const int root = g_.dests[t.dest].sw;
       const std::vector<int>& hops = hops_of_root_[root];
       // Which switches route through h: nearest the root first, so each switch's successor is
@@ -227,7 +231,7 @@ class Refiner {
           if (a == t.next[u] || hops[g_.arc_to[a]] != hops[u] - 1) continue;
           uint64_t worst = 0, worst_other = 0;
           bool ok = true;
-          for (int x = a;;) {
+          for (int x = a;; ++work_) {
             if (x == h) {
               ok = false;  // rejoins h: relieves nothing
               break;
@@ -299,6 +303,7 @@ class Refiner {
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
   std::vector<uint32_t> mark_;
   uint32_t stamp_ = 0;
+  uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };
 
 }  // namespace

@@ -32,6 +32,10 @@ struct RefineOptions {
   uint64_t all_pairs_cap = std::numeric_limits<uint64_t>::max();
   /// Give up after this many moves (a guard; the search stops far earlier in practice).
   int max_moves = 1000000;
+  /// And after this many search steps (candidate trees, switches and channels looked at): a
+  /// limit on time that gives the same tables on every machine, unlike a clock (the plugin's
+  /// tables must equal offline routing). About a second or two of work.
+  uint64_t max_work = uint64_t{1} << 30;
   /// Skip the refinement when it would hold more than this many per-switch entries
   /// (HCA ports x switches, 12 bytes each) in memory.
   size_t max_state = size_t{60} << 20;
@@ -41,7 +45,8 @@ struct RefineStats {
   uint64_t effective_before = 0, effective_after = 0;  // max effective load
   uint64_t all_before = 0, all_after = 0;              // max all-pairs load (EFI)
   int moves = 0;
-  bool skipped = false;  // too large (max_state)
+  bool skipped = false;       // too large (max_state)
+  bool work_limited = false;  // stopped by max_work before a local optimum
 };
 
 /// Refines `lfts` (one LftSet row per switch of the graph's fabric) in place. `jobs` lists each
