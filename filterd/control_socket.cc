@@ -65,8 +65,7 @@ Status ControlSocket::Open(const std::string& path, const std::string& group) {
   return Status::OK();
 }
 
-int ControlSocket::Handle(const std::vector<pollfd>& fds,
-                          const std::function<std::string()>& status) {
+int ControlSocket::Handle(const std::vector<pollfd>& fds, const Queries& queries) {
   int polls = 0;
   conns_.Handle(fd_, fds, [&](std::string_view request) -> std::string {
     const std::string_view line = request.substr(0, request.find('\n'));
@@ -75,7 +74,8 @@ int ControlSocket::Handle(const std::vector<pollfd>& fds,
       ++polls;
       return "ok\n";
     }
-    if (command == "status") return status() + "\n";
+    if (command == "status") return queries.status() + "\n";
+    if (command == "mapping") return queries.mapping();
     return "error: unknown command\n";
   });
   return polls;

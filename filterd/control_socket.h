@@ -2,8 +2,9 @@
 // e.g. SLURM's SlurmUser group, whose PrologSlurmctld runs sar-notify) through which SLURM hooks
 // say "a job started or ended, look now" instead of waiting for the next poll.
 // Protocol: one line per connection. "poll" (or "job-start <id>" / "job-end <id>", same effect)
-// -> "ok\n" and a poll on the next loop turn; "status" -> one line of counters; anything else ->
-// "error: unknown command\n".
+// -> "ok\n" and a poll on the next loop turn; "status" -> one line of counters; "mapping" -> the
+// job mapping the router was last told, in the mapping file's format (docs/formats.md), then the
+// connection closes; anything else -> "error: unknown command\n".
 #pragma once
 
 #include <poll.h>
@@ -31,11 +32,16 @@ class ControlSocket {
 
   /// The listening socket and the open connections, for the event loop's poll().
   void AddPollFds(std::vector<pollfd>* fds) const { conns_.AddPollFds(fd_, fds); }
+  /// What the read-only commands answer, each made only when asked (the loop wakes for every
+  /// client byte, and a mapping can be megabytes).
+  struct Queries {
+    std::function<std::string()> status;   // one line, no newline
+    std::function<std::string()> mapping;  // whole lines
+  };
   /// After poll(): accepts, reads and answers what is ready; never waits on a client (each has
-  /// 2 s and 1 KiB for its line). `status()` is what "status" answers, made only when asked (the
-  /// loop wakes for every client byte). Returns the number of poll requests (poll, job-start,
+  /// 2 s and 1 KiB for its line). Returns the number of poll requests (poll, job-start,
   /// job-end) answered.
-  int Handle(const std::vector<pollfd>& fds, const std::function<std::string()>& status);
+  int Handle(const std::vector<pollfd>& fds, const Queries& queries);
   IoClock::time_point NextDeadline() const { return conns_.NextDeadline(); }
   const RequestServer& connections() const { return conns_; }
 

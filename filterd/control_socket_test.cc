@@ -44,7 +44,9 @@ int Turn(ControlSocket* sock, const std::string& status, double* handle_s = null
   sock->AddPollFds(&fds);
   poll(fds.data(), fds.size(), 10);
   const auto t0 = std::chrono::steady_clock::now();
-  const int polls = sock->Handle(fds, [&status] { return status; });
+  const ControlSocket::Queries queries{[&status] { return status; },
+                                       [] { return std::string("h1 7\nh2 7\n"); }};
+  const int polls = sock->Handle(fds, queries);
   if (handle_s)
     *handle_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return polls;
@@ -66,6 +68,7 @@ TEST(ControlSocket, OwnerOnlyAndCommands) {
   } cases[] = {{"job-start 42\n", "ok\n", true},
                {"poll\n", "ok\n", true},
                {"status\n", "counters\n", false},
+               {"mapping\n", "h1 7\nh2 7\n", false},
                {"reboot\n", "error: unknown command\n", false}};
   for (const auto& c : cases) {
     std::atomic<bool> done{false};

@@ -362,6 +362,16 @@ std::string Daemon::StatusLine() const {
   return line;
 }
 
+std::string Daemon::MappingText() const {
+  // What the router was last told (the state, not the file on disk, which a failed write may
+  // have left behind: CheckMappingOnDisk mends that at the next cycle).
+  std::string text = fmt::format("# sar-filterd: {} multi-leaf job(s) the router was last told{}\n",
+                                 state_.has_router_set ? state_.router_set.size() : 0,
+                                 state_.has_router_set ? "" : " (none yet)");
+  if (state_.has_router_set) text += FormatJobMapping(ToJobMapping(state_.router_set));
+  return text;
+}
+
 int Daemon::Run() {
   // One daemon per state dir (issue 19 defect 13), taken before the control socket is opened.
   // A dry run changes nothing and may run beside the service.
@@ -452,7 +462,9 @@ int Daemon::Run() {
     try {
       http.Handle(fds, [this] { return MetricsText(); });
       // A burst of hooks is one batch of requests and, through `events`, one poll.
-      if (const int requests = control.Handle(fds, [this] { return StatusLine(); }); requests > 0) {
+      const ControlSocket::Queries queries{[this] { return StatusLine(); },
+                                           [this] { return MappingText(); }};
+      if (const int requests = control.Handle(fds, queries); requests > 0) {
         for (int i = 0; i < requests; ++i) events.Request(MonotonicSeconds());
         metrics_.control_requests += requests;
         spdlog::info("control socket: {} poll request(s); polling in {:.0f} ms", requests,

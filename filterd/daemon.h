@@ -62,6 +62,8 @@ class Daemon {
   /// SIGHUP: a log_file moved away by logrotate is opened anew.
   void ReopenLogFile();
   std::string StatusLine() const;
+  /// What the control socket's "mapping" answers: the router's job set as a mapping file.
+  std::string MappingText() const;
   /// The Prometheus text: the daemon's counters and, if configured, the plugin's migration.
   std::string MetricsText() const;
   /// Reads migration_status_file; false if unset or unreadable (logged at debug).

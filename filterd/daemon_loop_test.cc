@@ -25,6 +25,7 @@
 #include "daemon.h"
 #include "log_file.h"
 #include "recording_action.h"
+#include "sar/io/job_file.h"
 #include "test_util.h"
 
 namespace sar::filterd {
@@ -216,6 +217,74 @@ TEST(DaemonLoop, UnknownSocketGroupStillOpensAnOwnerOnlySocket) {
   loop.join();
   EXPECT_EQ(rc, 0);
   if (fd >= 0) close(fd);
+}
+
+// One multi-leaf job (7 on n0 and n1, two leaves) at every poll.
+class OneJobSource : public JobSource {
+ public:
+  explicit OneJobSource(std::atomic<int>* polls) : polls_(polls) {}
+  const char* name() const override { return "one-job"; }
+  Status Poll(std::vector<SourceJob>* out) override {
+    SourceJob job;
+    job.id = "7";
+    job.partition = "batch";
+    job.hosts = {"n0", "n1"};
+    *out = {job};
+    ++*polls_;
+    return Status::OK();
+  }
+
+ private:
+  std::atomic<int>* polls_;
+};
+
+std::string AskUntilClosed(const std::string& path, const std::string& line) {
+  const int fd = ConnectUnix(path);
+  if (fd < 0) return "connect failed";
+  (void)!write(fd, line.data(), line.size());
+  std::string reply;
+  char buf[512];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return reply;
+}
+
+// "mapping" answers what the router was last told: nothing before the first reroute, then the
+// job set as mapping file lines (issue 21: the `mapping` command).
+TEST(DaemonLoop, MappingCommandAnswersWhatTheRouterWasTold) {
+  TempDir dir;
+  BlockedLoopSignals blocked;  // before the daemon thread exists: it inherits the mask
+
+  Config config = LoopConfig(dir, 3600);
+  config.control_socket = dir.Join("ctl");
+  LeafMap leaves;
+  leaves.Add("n0", "leaf0");
+  leaves.Add("n1", "leaf1");
+  std::atomic<int> polls{0};
+  auto action = std::make_unique<RecordingAction>();
+  const RecordingAction* recorded = action.get();
+  Daemon daemon(config, {}, std::move(leaves), std::make_unique<OneJobSource>(&polls),
+                std::move(action));
+  std::atomic<int> rc{-1};
+  std::thread loop([&] { rc = daemon.Run(); });
+  // Asked until the first cycle has routed (the socket serialises with the loop's thread).
+  std::string reply;
+  for (int i = 0; i < 300; ++i) {
+    reply = AskUntilClosed(config.control_socket, "mapping\n");
+    if (reply.find("(none yet)") == std::string::npos) break;
+    usleep(10000);
+  }
+  EXPECT_NE(reply.find("1 multi-leaf job(s)"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("\nn0 7\nn1 7\n"), std::string::npos) << reply;
+  JobMapping parsed;
+  ASSERT_TRUE(ParseJobMapping(reply, "reply", &parsed).ok()) << reply;
+  ASSERT_EQ(parsed.jobs.size(), 1u);
+  EXPECT_EQ(parsed.jobs[0].hosts, (std::vector<std::string>{"n0", "n1"}));
+  kill(getpid(), SIGTERM);
+  loop.join();
+  EXPECT_EQ(rc, 0);
+  ASSERT_EQ(recorded->applied.size(), 1u);
+  EXPECT_EQ(recorded->applied[0].size(), 1u);
 }
 
 // logrotate moves log_file away and reloads the unit (SIGHUP): the daemon writes to a new file

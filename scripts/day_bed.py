@@ -208,7 +208,9 @@ class DayBed(StartStop):
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    def start(self):
+    def start(self, reference=True, filterd=True):
+        """Starts the bed; reference=False skips the minhop reference, filterd=False leaves
+        sar-filterd to the caller (tests/integration/test_operations_walk.py runs its own)."""
         for tool in (self.sar_route, self.sar_filterd):
             if not os.access(tool, os.X_OK):
                 raise DayError(f"{tool} is not built")
@@ -216,12 +218,14 @@ class DayBed(StartStop):
         os.makedirs(self.workdir)
         _live.add(self)
         self._step("fabric", self._gen)
-        self._step("minhop reference", self._minhop_reference)
+        if reference:
+            self._step("minhop reference", self._minhop_reference)
         self._step("ibsim + OpenSM (sar)", self._start_sm)
         if self.migration:
             self._step("sar-agent + sar-migconsumer", self._start_agents)
         self._step("SLURM", self._start_slurm)
-        self._step("sar-filterd", self._start_filterd)
+        if filterd:
+            self._step("sar-filterd", self._start_filterd)
 
     def _step(self, name, fn):
         t0 = time.monotonic()
@@ -472,12 +476,13 @@ class DayBed(StartStop):
             # A SIGUSR2 reroute logs no SUBNET UP: the plugin logs each LFT block the switches
             # acknowledge; done when the pass is logged and the acknowledgements have stopped.
             self.osm.wait_log(r"tables configured on all switches", marks["osm"], timeout)
-            self._wait_log_quiet(0.5, timeout)
+            self.wait_log_quiet(0.5, timeout)
         elif "tables configured on all switches" in self.osm.log_since(marks["osm"]):
             raise DayError("OpenSM routed again although sar-filterd did not reroute")
         return rerouted
 
-    def _wait_log_quiet(self, quiet_s, timeout):
+    def wait_log_quiet(self, quiet_s, timeout):
+        """Waits until OpenSM's log has not grown for `quiet_s` (a pass and its pushes done)."""
         deadline = time.monotonic() + timeout
         size = self.osm.log_offset()
         while True:

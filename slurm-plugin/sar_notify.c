@@ -39,19 +39,21 @@ static void Log(int priority, const char* fmt, ...) {
 static void Usage(FILE* out) {
   fprintf(out,
           "usage: sar-notify [--socket PATH] [--config FILE] [--timeout-ms N] "
-          "[job-start JOBID|job-end JOBID|poll|status]\n"
+          "[job-start JOBID|job-end JOBID|poll|status|mapping]\n"
           "Tells sar-filterd (its control socket) that a job started or ended. Without "
           "arguments\n"
           "the event comes from SLURM_SCRIPT_CONTEXT (prolog_slurmctld -> job-start,\n"
           "epilog_slurmctld -> job-end) and the job from SLURM_JOB_ID. `status` prints the\n"
-          "daemon's status line.\n"
+          "daemon's status line; `mapping` the job mapping the router was last told (the\n"
+          "mapping file's format).\n"
           "Socket: --socket, else $" SOCKET_ENV
           ", else 'socket=PATH' in the config file\n"
           "(--config, default " DEFAULT_CONFIG "), else " DEFAULT_SOCKET
           ".\n"
           "--timeout-ms: deadline of the whole exchange, 1..60000 (default 500).\n"
           "Exit codes: 0 sent, or any failure while running as a SLURM hook (a job never fails\n"
-          "because of sar; failures go to syslog); outside a hook 1 if `status` got no reply,\n"
+          "because of sar; failures go to syslog); outside a hook 1 if `status` or `mapping`\n"
+          "got no reply,\n"
           "2 for a usage error (nothing is sent).\n");
 }
 
@@ -104,10 +106,49 @@ static int SocketFromConfig(const char* path, char* out, size_t n) {
   return found;
 }
 
+/* Copies what the daemon sends on `fd` to `out` until it closes the connection, within the
+ * deadline; closes fd. An "error: ..." first line (an older daemon without the command) is not
+ * copied but returned in `reply`. */
+static int Stream(int fd, double deadline, char* reply, size_t reply_size, FILE* out) {
+  char buf[65536];
+  size_t total = 0;
+  for (;;) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, MsLeft(deadline)) != 1) {
+      snprintf(reply, reply_size, "timed out after %zu bytes of the reply", total);
+      close(fd);
+      return -1;
+    }
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      snprintf(reply, reply_size, "read: %s", strerror(errno));
+      close(fd);
+      return -1;
+    }
+    if (total == 0 && n >= 6 && memcmp(buf, "error:", 6) == 0) {
+      const char* eol = memchr(buf, '\n', (size_t)n);
+      snprintf(reply, reply_size, "%.*s", (int)(eol != NULL ? eol - buf : n), buf);
+      close(fd);
+      return -1;
+    }
+    fwrite(buf, 1, (size_t)n, out);
+    total += (size_t)n;
+  }
+  close(fd);
+  if (total == 0) {
+    snprintf(reply, reply_size, "connection closed without a reply");
+    return -1;
+  }
+  return 0;
+}
+
 /* One request, one reply line, all within the deadline. Returns 0 with the reply line in
- * `reply`, or -1 with what went wrong. */
+ * `reply`, or -1 with what went wrong. With `stream` set, the whole reply (every line until the
+ * daemon closes) goes there instead and `reply` only says what went wrong. */
 static int Send(const char* path, const char* request, double deadline, char* reply,
-                size_t reply_size) {
+                size_t reply_size, FILE* stream) {
   struct sockaddr_un addr;
   memset(&addr, 0, sizeof(addr));
   addr.sun_family = AF_UNIX;
@@ -151,6 +192,7 @@ static int Send(const char* path, const char* request, double deadline, char* re
     }
     if (n > 0) sent += (size_t)n;
   }
+  if (stream != NULL) return Stream(fd, deadline, reply, reply_size, stream);
   size_t got = 0;
   while (got + 1 < reply_size && memchr(reply, '\n', got) == NULL) {
     struct pollfd p = {fd, POLLIN, 0};
@@ -227,9 +269,10 @@ int main(int argc, char** argv) {
   }
   if (job == NULL) job = getenv("SLURM_JOB_ID");
   if (strcmp(event, "job-start") != 0 && strcmp(event, "job-end") != 0 &&
-      strcmp(event, "poll") != 0 && strcmp(event, "status") != 0) {
+      strcmp(event, "poll") != 0 && strcmp(event, "status") != 0 && strcmp(event, "mapping") != 0) {
     closelog();
-    return UsageError("unknown event '%s' (expected job-start, job-end, poll or status)", event);
+    return UsageError("unknown event '%s' (expected job-start, job-end, poll, status or mapping)",
+                      event);
   }
   if (i < argc) {
     closelog();
@@ -249,7 +292,8 @@ int main(int argc, char** argv) {
   char request[128];
   if (strcmp(event, "status") == 0) {
     char reply[1024];
-    const int sent = Send(path, "status\n", Now() + timeout_ms / 1000.0, reply, sizeof(reply));
+    const int sent =
+        Send(path, "status\n", Now() + timeout_ms / 1000.0, reply, sizeof(reply), NULL);
     closelog();
     if (sent != 0) {
       fprintf(stderr, "sar-notify: status: sar-filterd at %s did not answer (%s)\n", path, reply);
@@ -258,6 +302,17 @@ int main(int argc, char** argv) {
     printf("%s\n", reply);
     return 0;
   }
+  if (strcmp(event, "mapping") == 0) {
+    char reply[256];
+    const int sent =
+        Send(path, "mapping\n", Now() + timeout_ms / 1000.0, reply, sizeof(reply), stdout);
+    closelog();
+    if (sent != 0) {
+      fprintf(stderr, "sar-notify: mapping: sar-filterd at %s did not answer (%s)\n", path, reply);
+      return getenv("SLURM_SCRIPT_CONTEXT") != NULL ? 0 : 1;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+  }
   if (strcmp(event, "poll") == 0 || job == NULL) {
     snprintf(request, sizeof(request), "poll\n");
   } else {
@@ -265,7 +320,7 @@ int main(int argc, char** argv) {
   }
   char reply[256];
   const double deadline = Now() + timeout_ms / 1000.0;
-  if (Send(path, request, deadline, reply, sizeof(reply)) != 0 || strcmp(reply, "ok") != 0) {
+  if (Send(path, request, deadline, reply, sizeof(reply), NULL) != 0 || strcmp(reply, "ok") != 0) {
     Log(LOG_WARNING, "%s job %s: sar-filterd not told (%s); it will see the job at its next poll",
         event, job ? job : "?", reply);
   }

@@ -145,6 +145,29 @@ TEST_F(SarNotifyCli, StatusPrintsTheDaemonsLine) {
   EXPECT_EQ(r.out, "jobs 3 multi-leaf 2 last_reroute 2026-11-22T17:00:00Z\n");
 }
 
+TEST_F(SarNotifyCli, MappingPrintsEveryLineOfTheReply) {
+  // Bigger than one read (64 KiB), as a real mapping of a busy machine is.
+  std::string mapping = "# sar-filterd: 1 multi-leaf job(s) the router was last told\n";
+  for (int i = 0; i < 12000; ++i) mapping += "node" + std::to_string(i) + " 42\n";
+  std::string request;
+  std::thread server = ServeOne(mapping, &request);
+  const Outcome r = Run("", "--timeout-ms 5000 mapping");
+  server.join();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(request, "mapping\n");
+  EXPECT_EQ(r.out, mapping);
+}
+
+TEST_F(SarNotifyCli, MappingFromADaemonWithoutTheCommandExits1) {
+  std::string request;
+  std::thread server = ServeOne("error: unknown command\n", &request);
+  const Outcome r = Run("", "mapping");
+  server.join();
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("unknown command"), std::string::npos) << r.err;
+}
+
 TEST_F(SarNotifyCli, StatusWithoutADaemonExits1) {
   const Outcome r = Run("", "--socket " + dir_ + "/absent.sock status");
   EXPECT_EQ(r.exit_code, 1) << r.err;
