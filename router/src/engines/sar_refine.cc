@@ -78,8 +78,9 @@ class Refiner {
     }
   }
 
-  // Three phases of the same local search: the all-pairs load down to the cap without raising
-  // the max effective load; the effective load down within the cap; the all-pairs load again.
+  // Three phases of the same local search: the effective load down, raising no channel's
+  // all-pairs load above max(cap, the current max); the all-pairs load down to the cap without
+  // raising the max effective load; the effective load again within what is left.
   void Run(const RefineOptions& o, RefineStats* st) {
     st->all_before = Max(all_);
     st->effective_before = Max(eff_);
@@ -101,9 +102,13 @@ class Refiner {
         if (!progress) break;
       }
     };
-    if (target != std::numeric_limits<uint64_t>::max()) phase(false, Max(eff_));
+    // The effective phase first: under the work limit (large fabrics) the goal of the engine
+    // comes before the price.
     phase(true, std::max(target, Max(all_)));
-    if (target != std::numeric_limits<uint64_t>::max()) phase(false, Max(eff_));
+    if (target != std::numeric_limits<uint64_t>::max()) {
+      phase(false, Max(eff_));
+      phase(true, std::max(target, Max(all_)));
+    }
     st->moves = moves;
     st->work_limited = work_ >= max_work_;
     st->effective_after = Max(eff_);

@@ -25,17 +25,18 @@
 namespace sar::internal {
 
 struct RefineOptions {
-  /// The all-pairs load (plain EFI) the search aims at and keeps: first routes (of any
-  /// destination) move off channels above it without raising the max effective load; then the
-  /// effective phase raises no channel above max(cap, what is left); then the first phase again.
-  /// max() = no cap (only the effective phase runs, with no all-pairs limit).
+  /// The all-pairs load (plain EFI) the search aims at and keeps: the effective phase raises no
+  /// channel's all-pairs load above max(cap, the max before); then routes (of any destination)
+  /// move off channels above the cap without raising the max effective load; then the effective
+  /// phase again. max() = no cap (only the effective phase runs, with no all-pairs limit).
   uint64_t all_pairs_cap = std::numeric_limits<uint64_t>::max();
   /// Give up after this many moves (a guard; the search stops far earlier in practice).
   int max_moves = 1000000;
   /// And after this many search steps (candidate trees, switches and channels looked at): a
   /// limit on time that gives the same tables on every machine, unlike a clock (the plugin's
-  /// tables must equal offline routing). About a second or two of work.
-  uint64_t max_work = uint64_t{1} << 30;
+  /// tables must equal offline routing). About two seconds of work; only fabrics of thousands of
+  /// hosts reach it (10k hosts: the effective phase, then the limit).
+  uint64_t max_work = uint64_t{1} << 28;
   /// Skip the refinement when it would hold more than this many per-switch entries
   /// (HCA ports x switches, 12 bytes each) in memory.
   size_t max_state = size_t{60} << 20;
