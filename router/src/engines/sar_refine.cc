@@ -252,6 +252,10 @@ class Refiner {
             const int v = g_.arc_to[x];
             if (v == root) break;
             x = t.next[v];
+            if (x < 0) {  // no entry there (a disconnected part): not a move to make
+              ok = false;
+              break;
+            }
           }
           if (!ok) continue;
           if (!found || worst < best.worst ||
