@@ -37,6 +37,7 @@ import re
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -378,6 +379,40 @@ def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=F
     return day
 
 
+def day_trace(rows):
+    """The day's multi-leaf jobs as a replay trace (docs/formats.md): event n at hour n, each job
+    from the first event that saw it running to the event after the last one ('-' if it still
+    runs at the end). Only multi-leaf jobs matter to the reroutes, so only they are listed."""
+    first, last, hosts = {}, {}, {}
+    for row in rows:
+        for job_id, (job_hosts, _pattern) in row["multi_leaf_jobs"].items():
+            first.setdefault(job_id, row["n"])
+            last[job_id] = row["n"]
+            hosts[job_id] = job_hosts
+    end_n = rows[-1]["n"] if rows else 0
+    lines = ["# sar day demo: event n at n hours; multi-leaf jobs only"]
+    for job_id in sorted(first, key=lambda j: (first[j], str(j))):
+        end = "-" if last[job_id] == end_n else str((last[job_id] + 1) * 3600)
+        lines.append(f"{first[job_id] * 3600} {end} {job_id} {','.join(hosts[job_id])}")
+    return "\n".join(lines) + "\n"
+
+
+def write_day_report(bed, day, html, out=print):
+    """One self-contained page for the day, drawn by sar-route's own HTML writer: the day's job
+    set replayed (`sar-route replay --trace`) with sar and minhop, as in the printed table."""
+    trace = os.path.join(bed.workdir, "day.trace")
+    with open(trace, "w") as f:
+        f.write(day_trace(day.rows))
+    cmd = [bed.sar_route, "replay", "--topology", bed.topology, "--lids", bed.guid2lid,
+           "--trace", trace, "--engines", "sar,minhop", "--html", os.path.abspath(html),
+           "--progress", "off"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise day_bed.DayError(f"sar-route replay for the day's report failed: "
+                               f"{done.stderr.strip()}")
+    out(f"day report: {html}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -394,6 +429,9 @@ def main(argv=None):
     ap.add_argument("--build", default=os.path.join(day_bed.REPO, "build"),
                     help="build directory with sar-route and sar-filterd (default build/)")
     ap.add_argument("--out", help="keep every file here (default: a temp dir, removed)")
+    ap.add_argument("--html", help="write the day as one self-contained HTML page (time series "
+                                   "of max effective EFI per event, heat map before/after a "
+                                   "reroute), drawn by sar-route replay")
     ap.add_argument("--migration", choices=("on", "off"), default="off",
                     help="baseLID/highLID migration (docs/migration.md): LMC 1, the plugin's "
                          "coordinator, sar-agent + a reference consumer on up to 8 hosts "
@@ -421,6 +459,8 @@ def main(argv=None):
         day = run_day(bed, SHORT_DAY if args.short else FULL_DAY, args.seed,
                       out=lambda s: print(s, flush=True))
         day.summary()
+        if args.html:
+            write_day_report(bed, day, args.html, out=lambda s: print(s, flush=True))
         for f in day.failures:
             print(f"CHECK FAILED: {f}", file=sys.stderr)
         code = 1 if day.failures else 0

@@ -17,6 +17,10 @@ PACKAGES=(
   slurmctld slurmd slurm-client libslurm-dev slurmrestd libsystemd-dev
   python3
   libcadical-dev  # FORS: SAT solver for the exact spine assignment
+  # the HTML reports rendered in a real browser (sar_route_report_browser): chromium, not
+  # chromium-headless-shell, which saves only ~17 of ~110 MB (both need chromium-common) and is
+  # not the one the test was checked with; a font so text renders without recommends
+  chromium fonts-dejavu-core
 )
 
 missing=()

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -36,6 +37,30 @@ class Stopwatch {
 
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// A one-line progress bar with ETA on stderr, redrawn at most five times a second.
+class ProgressBar {
+ public:
+  void Update(size_t done, size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double frac = total ? static_cast<double>(done) / total : 1;
+    const int width = 30, filled = static_cast<int>(frac * width);
+    const double eta = done ? elapsed * (total - done) / done : 0;
+    std::fprintf(stderr, "\r[%.*s%.*s] %3d%% %zu/%zu  %dm%02ds elapsed, ETA %dm%02ds ", filled,
+                 "##############################", width - filled, "..............................",
+                 static_cast<int>(100 * frac), done, total, static_cast<int>(elapsed) / 60,
+                 static_cast<int>(elapsed) % 60, static_cast<int>(eta) / 60,
+                 static_cast<int>(eta) % 60);
+    if (done == total) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
 };
 
 struct FabricArgs {

@@ -16,6 +16,7 @@ std::function<int()> SetupCompare(CLI::App* cmd);
 std::function<int()> SetupRoute(CLI::App* cmd);
 std::function<int()> SetupFors(CLI::App* cmd);
 std::function<int()> SetupReplay(CLI::App* cmd);
+std::function<int()> SetupStudy(CLI::App* cmd);
 std::function<int()> SetupForsSchedule(CLI::App* cmd);
 
 }  // namespace sarcli

@@ -39,6 +39,10 @@ const Subcommand kSubcommands[] = {
     {"replay",
      "replay a job history (SWF, trace, sacct) and reroute at every job change, per engine",
      sarcli::SetupReplay},
+    {"study",
+     "fail-in-place study: growing seeded cable/switch failures, per engine disconnected pairs, "
+     "routability, max-min fair throughput and its regression",
+     sarcli::SetupStudy},
     {"fors-schedule", "one host's send/receive order in its alltoall job's FORS schedule",
      sarcli::SetupForsSchedule},
 };

@@ -155,12 +155,34 @@ Status ComputeObliviousRatio(const Fabric& f, const LftSet& lfts, const Obliviou
   r.per_channel.assign(f.num_port_slots(), 0);
   const std::vector<PortRef> ends = f.Endpoints();
   const size_t n = ends.size();
-  // Sources grouped by the switch they hang off: one walk per (switch, destination).
-  std::vector<std::vector<uint32_t>> on_switch(f.num_switches());
-  for (size_t i = 0; i < n; ++i) {
-    const PortRef peer = f.peer(ends[i]);
-    if (peer.valid() && f.is_switch(peer.node)) {
-      on_switch[f.switch_index(peer.node)].push_back(static_cast<uint32_t>(i));
+  // Sources grouped by the switch they hang off and the LID offset they send to: one walk per
+  // (group, destination).
+  const std::vector<uint8_t>* offset =
+      o.source_lid_offset != nullptr && !o.source_lid_offset->empty() ? o.source_lid_offset
+                                                                      : nullptr;
+  if (offset != nullptr && offset->size() != n) {
+    return Status::InvalidArgument("oblivious ratio: " + std::to_string(offset->size()) +
+                                   " source LID offsets for " + std::to_string(n) + " endpoints");
+  }
+  struct SourceGroup {
+    int sw;
+    uint8_t offset;
+    std::vector<uint32_t> members;
+  };
+  std::vector<SourceGroup> groups;
+  {
+    std::vector<int> group_of(static_cast<size_t>(f.num_switches()) * 256, -1);
+    for (size_t i = 0; i < n; ++i) {
+      const PortRef peer = f.peer(ends[i]);
+      if (!peer.valid() || !f.is_switch(peer.node)) continue;
+      const int sw = f.switch_index(peer.node);
+      const uint8_t off = offset != nullptr ? (*offset)[i] : 0;
+      int& g = group_of[static_cast<size_t>(sw) * 256 + off];
+      if (g < 0) {
+        g = static_cast<int>(groups.size());
+        groups.push_back({sw, off, {}});
+      }
+      groups[g].members.push_back(static_cast<uint32_t>(i));
     }
   }
   // Every pair crosses at least one switch-to-switch channel unless both ends share a switch:
@@ -175,11 +197,12 @@ Status ComputeObliviousRatio(const Fabric& f, const LftSet& lfts, const Obliviou
   uint64_t entries = 0;
   std::vector<PortId> path;
   for (size_t j = 0; j < n; ++j) {
-    const Lid lid = f.base_lid(ends[j]);
-    for (int s = 0; s < f.num_switches(); ++s) {
-      if (on_switch[s].empty()) continue;
+    const Lid base = f.base_lid(ends[j]);
+    const int num_lids = 1 << f.lmc(ends[j]);
+    for (const SourceGroup& group : groups) {
+      const Lid lid = base + (group.offset < num_lids ? group.offset : 0);
       path.clear();
-      NodeId sw = f.switches()[s];
+      NodeId sw = f.switches()[group.sw];
       for (int hops = 0; hops <= f.num_switches(); ++hops) {  // a loop ends the walk
         const uint8_t port = lfts.port(f.switch_index(sw), lid);
         if (port == 0 || port == LftSet::kNoRoute || port > f.num_ports(sw)) break;
@@ -189,11 +212,11 @@ Status ComputeObliviousRatio(const Fabric& f, const LftSet& lfts, const Obliviou
         sw = f.port_node(f.peer_id(c));
       }
       for (PortId c : path) {
-        for (uint32_t i : on_switch[s]) {
+        for (uint32_t i : group.members) {
           if (i != j) pairs[c].push_back({i, static_cast<uint32_t>(j)});
         }
       }
-      entries += path.size() * on_switch[s].size();
+      entries += path.size() * group.members.size();
       if (entries > o.max_entries) {
         return Status::InvalidArgument(
             "oblivious ratio: the fabric has too many routed pairs per channel to match (more "

@@ -218,6 +218,77 @@ std::string ReportPageHtml(const std::string& title, const std::string& body) {
 
 std::string ReportTableHtml(const ReportTable& table) { return Table(table); }
 
+std::string ScatterChartSvg(const std::string& title, const std::string& xlabel,
+                            const std::string& ylabel, const std::vector<ChartSeries>& series) {
+  const double w = 760, h = 300, left = 70, right = 140, top = 30, bottom = 40;
+  double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
+  bool first = true;
+  for (const ChartSeries& c : series) {
+    for (const auto& [px, py] : c.points) {
+      xmin = first ? px : std::min(xmin, px);
+      xmax = first ? px : std::max(xmax, px);
+      ymin = first ? py : std::min(ymin, py);
+      ymax = first ? py : std::max(ymax, py);
+      first = false;
+    }
+  }
+  // The y range is the data's (not from 0): degradation of a few percent must be visible.
+  const double pad = ymax > ymin ? (ymax - ymin) * 0.08 : std::max(1.0, std::abs(ymax) * 0.05);
+  ymin = std::max(0.0, ymin - pad);
+  ymax += pad;
+  if (xmax <= xmin) xmax = xmin + 1;
+  auto x = [&](double v) { return left + (v - xmin) / (xmax - xmin) * (w - left - right); };
+  auto y = [&](double v) { return top + (1 - (v - ymin) / (ymax - ymin)) * (h - top - bottom); };
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"" + Num(w, 0) +
+                  "\" height=\"" + Num(h, 0) + "\">\n";
+  s += "<text x=\"" + Num(left, 0) + "\" y=\"18\" font-weight=\"bold\">" + HtmlEscape(title) +
+       "</text>\n";
+  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(h - bottom) + "\" x2=\"" + Num(w - right) +
+       "\" y2=\"" + Num(h - bottom) + "\" stroke=\"black\"/>\n";
+  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
+       Num(h - bottom) + "\" stroke=\"black\"/>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double v = ymin + (ymax - ymin) * i / 4, t = xmin + (xmax - xmin) * i / 4;
+    s += "<text x=\"" + Num(left - 5) + "\" y=\"" + Num(y(v) + 4) +
+         "\" text-anchor=\"end\" font-size=\"11\">" + Num(v, ymax - ymin >= 10 ? 0 : 2) +
+         "</text>\n";
+    s += "<text x=\"" + Num(x(t)) + "\" y=\"" + Num(h - bottom + 15) +
+         "\" text-anchor=\"middle\" font-size=\"11\">" + Num(t, xmax - xmin >= 8 ? 0 : 1) +
+         "</text>\n";
+  }
+  s += "<text x=\"" + Num((left + w - right) / 2) + "\" y=\"" + Num(h - 5) +
+       "\" text-anchor=\"middle\" font-size=\"12\">" + HtmlEscape(xlabel) + "</text>\n";
+  s += "<text x=\"12\" y=\"" + Num(top + (h - top - bottom) / 2) +
+       "\" font-size=\"12\" transform=\"rotate(-90 12 " + Num(top + (h - top - bottom) / 2) +
+       ")\" text-anchor=\"middle\">" + HtmlEscape(ylabel) + "</text>\n";
+  for (size_t e = 0; e < series.size(); ++e) {
+    const ChartSeries& c = series[e];
+    const char* colour = kColours[e % 8];
+    // Engines at the same point would hide each other: a small horizontal offset per series.
+    const double dx = (static_cast<double>(e) - (series.size() - 1) / 2.0) * 3;
+    s +=
+        "<g class=\"points\" data-series=\"" + HtmlEscape(c.name) + "\" fill=\"" + colour + "\">\n";
+    double lo = 0, hi = 0;
+    for (size_t k = 0; k < c.points.size(); ++k) {
+      const auto& [px, py] = c.points[k];
+      lo = k == 0 ? px : std::min(lo, px);
+      hi = k == 0 ? px : std::max(hi, px);
+      s += "<circle class=\"point\" cx=\"" + Num(x(px) + dx) + "\" cy=\"" + Num(y(py)) +
+           "\" r=\"2.5\"/>\n";
+    }
+    s += "</g>\n";
+    if (c.has_line && !c.points.empty()) {
+      s += "<line class=\"fit\" data-series=\"" + HtmlEscape(c.name) + "\" x1=\"" + Num(x(lo)) +
+           "\" y1=\"" + Num(y(c.intercept + c.slope * lo)) + "\" x2=\"" + Num(x(hi)) + "\" y2=\"" +
+           Num(y(c.intercept + c.slope * hi)) + "\" stroke=\"" + colour +
+           "\" stroke-width=\"1.2\"/>\n";
+    }
+    s += "<text x=\"" + Num(w - right + 10) + "\" y=\"" + Num(top + 16 * (e + 1)) + "\" fill=\"" +
+         colour + "\" font-size=\"12\">" + HtmlEscape(c.name) + "</text>\n";
+  }
+  return s + "</svg>\n";
+}
+
 std::string LinkLoadHeatmapSvg(const Fabric& fabric, const std::vector<uint64_t>& load,
                                uint64_t max, const std::string& title) {
   return Heatmap(fabric, LeafUpperPairs(fabric), load, max, title);

@@ -25,6 +25,7 @@ hosts, and sar-filterd between them. Asserts:
 """
 
 import os
+import xml.etree.ElementTree as ET
 
 import filterd_it as it
 import sar_it
@@ -88,6 +89,18 @@ def body(args):
                      f"event {row['n']} ({row['title']}): latency {lat}")
         for row in quiet:  # read back after the event: the same tables as before it
             it.check(row["same"] is True, f"event {row['n']}: switches changed without reroute")
+        # The day's page, drawn by sar-route replay from the day's multi-leaf jobs.
+        html = os.path.join(args.workdir, "day.html")
+        day_demo.write_day_report(bed, day, html, out=print)
+        svg = "{http://www.w3.org/2000/svg}"
+        root = ET.parse(html).getroot()  # well-formed XML
+        series = [e for e in root.iter(f"{svg}polyline") if e.get("class") == "series"]
+        it.check({e.get("data-engine") for e in series} == {"sar", "minhop"},
+                 f"day report series: {[e.get('data-engine') for e in series]}")
+        multi = {j for r in day.rows for j in r["multi_leaf_jobs"]}
+        with open(os.path.join(bed.workdir, "day.trace")) as f:
+            traced = [ln for ln in f if ln.strip() and not ln.startswith("#")]
+        it.check(len(traced) == len(multi) >= 2, f"day trace: {len(traced)} jobs, {len(multi)}")
     finally:
         pids = list(bed.pids)
         bed.stop()

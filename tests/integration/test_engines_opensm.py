@@ -137,8 +137,10 @@ def cli_checks(args):
     os.makedirs(w)
     p = sar_it.run([sr, "route", "--engine", "list"], expect=0)
     # The registry's names, one per line, in its order: the four this test routes through
-    # OpenSM first, then the closed-form engines (test_dmodc_plugin.py covers those).
-    check(p.stdout.split() == ALL_ENGINES.split(",") + ["dmodk", "dmodc", "sar-dmodc"],
+    # OpenSM first, then the closed-form engines (test_dmodc_plugin.py covers those), then the
+    # source-group engines (unit tests: router/src/engines/osrm_test.cc).
+    check(p.stdout.split() == ALL_ENGINES.split(",") + ["dmodk", "dmodc", "sar-dmodc", "osrm2",
+                                                        "osrm3"],
           f"--engine list printed {p.stdout!r}")
     p = sar_it.run([sr, "route", "--engine", "nosuch", "-t", "x", "-o", "y"], expect=2)
     check("minhop" in p.stderr and "nosuch" in p.stderr, f"unknown engine: {p.stderr!r}")

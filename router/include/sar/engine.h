@@ -4,7 +4,8 @@
 //
 // Engines: "minhop", "updn" (Up*/Down*), "dfsssp", "sar" (scheduling-aware DFSSSP), "dmodk",
 // "dmodc" (closed-form fat-tree routing, Gliksberg et al. 2020), "sar-dmodc" (dmodc with
-// job-local node indices).
+// job-local node indices), "osrm2" and "osrm3" (Yuan et al.'s optimal oblivious single-path
+// routings, one LID per source group).
 // Every engine routes every LID of the fabric: each LID of each cabled HCA port (all 2^LMC of
 // them) and each switch's port-0 LID, from every switch. Engines never print; they report
 // through RoutingOutput and Status.
@@ -67,6 +68,10 @@ struct RoutingOutput {
   double layers_ms = 0;
   /// Facts worth telling the operator (chosen roots, unreachable pairs, layer counts).
   std::vector<std::string> notes;
+  /// Per endpoint (Fabric::Endpoints() order): which of a destination's 2^LMC LIDs this source
+  /// sends to, as an offset from the base LID. Empty = the base LID for every source (every
+  /// engine but osrm2/osrm3, whose routes depend on the source's group: osrm_core.h).
+  std::vector<uint8_t> source_lid_offset;
 };
 
 /// An engine: one subclass per file, implementing DoRoute. Route, not virtual, is the one place

@@ -11,12 +11,13 @@
 // baseload (Yuan Theorem 3), so there PERF(r) = mds(r) exactly; on an oversubscribed tree mds(r)
 // is an upper bound of PERF(r).
 //
-// Pairs: ordered pairs of distinct cabled HCA ports, to each destination's base LID, routed by
-// the LFTs (undelivered routes count on the channels they do cross). Exact and fast: each
-// destination's in-tree is walked once per switch (memoised), not once per source; a channel's
-// matching is bounded by min(distinct sources, distinct destinations), and channels are matched
-// (Hopcroft-Karp) in decreasing order of that bound until no bound can beat the best found.
-// Memory: one entry per (pair, switch-to-switch channel on its route).
+// Pairs: ordered pairs of distinct cabled HCA ports, to each destination's base LID (or the LID
+// the source picks, ObliviousOptions::source_lid_offset), routed by the LFTs (undelivered routes
+// count on the channels they do cross). Exact and fast: each destination's in-tree is walked once
+// per switch (memoised), not once per source; a channel's matching is bounded by min(distinct
+// sources, distinct destinations), and channels are matched (Hopcroft-Karp) in decreasing order of
+// that bound until no bound can beat the best found. Memory: one entry per (pair, switch-to-switch
+// channel on its route).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,10 @@ struct ObliviousOptions {
   /// Refuse fabrics needing more pair-channel entries than this (8 bytes each; the default,
   /// 512 MB, is a few thousand endpoints).
   uint64_t max_entries = 64'000'000;
+  /// Per endpoint (Fabric::Endpoints() order): the offset from a destination's base LID that
+  /// source sends to (RoutingOutput::source_lid_offset: osrm2/osrm3 route per source group).
+  /// Null or empty = the base LID. An offset beyond a destination's 2^LMC LIDs uses its base.
+  const std::vector<uint8_t>* source_lid_offset = nullptr;
 };
 
 struct ObliviousResult {

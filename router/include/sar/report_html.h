@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sar/fabric.h"
@@ -55,6 +56,20 @@ std::string ReportTableHtml(const ReportTable& table);
 /// The heat map described above for one load vector (per PortId), colours scaled to `max`.
 std::string LinkLoadHeatmapSvg(const Fabric& fabric, const std::vector<uint64_t>& load,
                                uint64_t max, const std::string& title);
+
+/// One series of a scatter chart, with an optional fitted line y = intercept + slope * x.
+struct ChartSeries {
+  std::string name;
+  std::vector<std::pair<double, double>> points;
+  bool has_line = false;
+  double intercept = 0, slope = 0;
+};
+/// A scatter chart: per series one <g class="points" data-series="name"> holding a
+/// <circle class="point"> per point, and its <line class="fit"> if has_line (drawn over the
+/// x range of the points). Colours per series as in the other charts; the y axis spans the
+/// data (not from 0), so small degradations show.
+std::string ScatterChartSvg(const std::string& title, const std::string& xlabel,
+                            const std::string& ylabel, const std::vector<ChartSeries>& series);
 
 /// `text` with &, <, >, " escaped.
 std::string HtmlEscape(const std::string& text);

@@ -25,6 +25,8 @@ const EngineEntry kEngines[] = {
     {"dmodk", internal::NewDmodkEngine},
     {"dmodc", internal::NewDmodcEngine},
     {"sar-dmodc", internal::NewSarDmodcEngine},
+    {"osrm2", internal::NewOsrm2Engine},
+    {"osrm3", internal::NewOsrm3Engine},
 };
 // clang-format on
 

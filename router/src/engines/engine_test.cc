@@ -31,6 +31,11 @@ bool IsSentinel(const RoutingOutput& out) {
          out.notes == std::vector<std::string>{"left over"};
 }
 
+// osrm2/osrm3 route one LID per source group, so the LMC-0 fabrics here are not theirs to route
+// (they fail asking for the LMC): osrm_test.cc covers them on m-port trees with that LMC. The
+// input checks before any engine runs apply to them as to every engine.
+bool NeedsSourceGroupLids(const std::string& name) { return name.rfind("osrm", 0) == 0; }
+
 // Runs `in` through every engine; expects every one to fail with `code` and one message, which
 // it returns (and which must contain `needle`).
 std::string FailsAlikeForEveryEngine(const RoutingInput& in, Status::Code code,
@@ -51,10 +56,12 @@ std::string FailsAlikeForEveryEngine(const RoutingInput& in, Status::Code code,
 
 TEST(RoutingEngine, EveryEngineRoutesTheSameValidInput) {
   const Fabric f = testfab::FatTree2(3, 2, 2);
-  ASSERT_EQ(RoutingEngineNames().size(), 7u);
+  ASSERT_EQ(RoutingEngineNames().size(), 9u);
   for (const std::string& name : RoutingEngineNames()) {
     SCOPED_TRACE(name);
     auto engine = MakeRoutingEngine(name);
+    ASSERT_NE(engine, nullptr);
+    if (NeedsSourceGroupLids(name)) continue;
     ASSERT_NE(engine, nullptr);
     EXPECT_EQ(engine->name(), name);
     RoutingInput in;
@@ -80,6 +87,7 @@ TEST(RoutingEngine, UsesJobsSaysWhetherTheJobsChangeTheTables) {
   ASSERT_EQ(jobs.size(), 2u);
   for (const std::string& name : RoutingEngineNames()) {
     SCOPED_TRACE(name);
+    if (NeedsSourceGroupLids(name)) continue;
     RoutingInput with;
     with.jobs = &jobs;
     const RoutingOutput a = enginetest::RouteOk(name, f);
@@ -150,6 +158,7 @@ TEST(RoutingEngine, RootsMustBeSwitchesForEveryEngine) {
   // Valid roots are accepted by every engine (only updn uses them).
   in.roots = {f.switches().back()};
   for (const std::string& name : RoutingEngineNames()) {
+    if (NeedsSourceGroupLids(name)) continue;
     RoutingOutput out;
     EXPECT_TRUE(MakeRoutingEngine(name)->Route(in, &out).ok()) << name;
   }
@@ -168,6 +177,7 @@ TEST(RoutingEngine, JobsMustReferToCabledHcaPortsOfThisFabric) {
   in.fabric = &f;
   in.jobs = &jobs;
   for (const std::string& name : RoutingEngineNames()) {
+    if (NeedsSourceGroupLids(name)) continue;
     RoutingOutput out;
     EXPECT_TRUE(MakeRoutingEngine(name)->Route(in, &out).ok()) << name;
   }
@@ -224,6 +234,7 @@ TEST(RoutingEngine, NodeClassesMustBeSizedForTheFabric) {
                            "node classes are for " + std::to_string(f.num_nodes() - 1));
   classes.of_node.clear();  // empty = every HCA compute: fine
   for (const std::string& name : RoutingEngineNames()) {
+    if (NeedsSourceGroupLids(name)) continue;
     RoutingOutput out;
     EXPECT_TRUE(MakeRoutingEngine(name)->Route(in, &out).ok()) << name;
   }
@@ -256,6 +267,7 @@ TEST(RoutingEngine, DisconnectedFabricFailsAlikeOrIsNotedOnce) {
     // between them joins equal ranks, which up*-down* never uses, so they add their own note
     // (dmodc_test.cc covers that); dmodk refuses anything but an intact PGFT.
     if (name == "dmodk" || name == "dmodc" || name == "sar-dmodc") continue;
+    if (NeedsSourceGroupLids(name)) continue;  // two islands are no fat-tree for them either
     SCOPED_TRACE(name);
     RoutingOutput out;
     ASSERT_TRUE(MakeRoutingEngine(name)->Route(in, &out).ok());

@@ -14,5 +14,7 @@ std::unique_ptr<RoutingEngine> NewSarEngine();       // sar.cc
 std::unique_ptr<RoutingEngine> NewDmodkEngine();     // dmodk.cc
 std::unique_ptr<RoutingEngine> NewDmodcEngine();     // dmodc.cc
 std::unique_ptr<RoutingEngine> NewSarDmodcEngine();  // sar_dmodc.cc
+std::unique_ptr<RoutingEngine> NewOsrm2Engine();     // osrm2.cc
+std::unique_ptr<RoutingEngine> NewOsrm3Engine();     // osrm3.cc
 
 }  // namespace sar::internal

@@ -1,0 +1,198 @@
+// sar-route study: the fail-in-place study (sar/study.h does the work; this file reads options,
+// draws the steps from annual failure rates if asked, and prints).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "sar/io/file_util.h"
+#include "sar/study.h"
+
+namespace sarcli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct StudyArgs {
+  FabricArgs fabric;
+  std::vector<std::string> engines = {"sar", "dfsssp", "minhop", "updn", "dmodc"};
+  std::vector<int> links = {0, 1, 2, 4, 8, 16};
+  std::vector<int> switches;
+  int years = 0;
+  double link_afr = 0.009, switch_afr = 0.01;  // TSUBAME2.0, fail-in-place paper Table I
+  int seeds = 3;
+  uint64_t seed = 1;
+  std::vector<int> clusters = {4, 16};
+  int vls = 8;
+  int threads = 0;
+  bool json = false;
+  std::string html;
+  std::string progress = "auto";
+};
+
+// Cables between switches and switches without HCAs: what PickRandomFailures may fail.
+void Failable(const sar::Fabric& f, int* cables, int* switches) {
+  *cables = 0;
+  *switches = 0;
+  for (sar::NodeId s : f.switches()) {
+    bool hca = false;
+    for (int p = 1; p <= f.num_ports(s); ++p) {
+      const sar::PortRef peer = f.peer({s, p});
+      if (!peer.valid()) continue;
+      hca |= !f.is_switch(peer.node);
+      *cables += f.is_switch(peer.node);
+    }
+    *switches += !hca;
+  }
+  *cables /= 2;
+}
+
+Json FitJson(const sar::LinearFit& f) {
+  return {{"intercept", f.intercept}, {"slope", f.slope}, {"r2", f.r2}, {"n", f.n}};
+}
+
+int RunStudy(const StudyArgs& a) {
+  sar::Fabric f;
+  sar::Status s = LoadFabric(a.fabric, &f);
+  if (!s.ok()) return Fail(s);
+  sar::StudyOptions o;
+  o.engines = a.engines;
+  o.seeds = a.seeds;
+  o.seed = a.seed;
+  o.cluster_sizes = a.clusters;
+  o.num_vls = a.vls;
+  o.threads = a.threads;
+  if (a.years > 0) {
+    // Expected failures after y years at a constant annual rate, each component independently.
+    int cables = 0, sws = 0;
+    Failable(f, &cables, &sws);
+    o.links.clear();
+    o.switches.clear();
+    for (int y = 0; y <= a.years; ++y) {
+      o.links.push_back(static_cast<int>(std::lround(cables * (1 - std::pow(1 - a.link_afr, y)))));
+      o.switches.push_back(
+          static_cast<int>(std::lround(sws * (1 - std::pow(1 - a.switch_afr, y)))));
+    }
+  } else {
+    o.links = a.links;
+    o.switches = a.switches.empty() ? std::vector<int>(a.links.size(), 0) : a.switches;
+  }
+  const bool bar = a.progress == "on" || (a.progress == "auto" && isatty(STDERR_FILENO));
+  auto progress = std::make_shared<ProgressBar>();
+  if (bar) o.progress = [progress](int done, int total) { progress->Update(done, total); };
+  sar::StudyResult r;
+  s = sar::RunStudy(f, o, &r);
+  if (!s.ok()) return Fail(s);
+  if (!a.html.empty()) {
+    s = sar::WriteFileAtomic(a.html,
+                             sar::StudyReportHtml("Fail-in-place study: " + a.fabric.topology, r));
+    if (!s.ok()) return Fail(s);
+  }
+  if (a.json) {
+    Json out;
+    out["topology"] = a.fabric.topology;
+    out["endpoints"] = r.endpoints;
+    out["cluster_sizes"] = r.cluster_sizes;
+    Json engines = Json::array();
+    for (size_t e = 0; e < r.engines.size(); ++e) {
+      Json j = {{"engine", r.engines[e]},
+                {"alltoall", FitJson(r.fit_alltoall[e])},
+                {"exchange", FitJson(r.fit_exchange[e])}};
+      Json cl = Json::array();
+      for (const sar::LinearFit& c : r.fit_clustered[e]) cl.push_back(FitJson(c));
+      j["clustered"] = std::move(cl);
+      if (!r.intact_error[e].empty()) j["intact_error"] = r.intact_error[e];
+      engines.push_back(std::move(j));
+    }
+    out["engines"] = std::move(engines);
+    Json points = Json::array();
+    for (const sar::StudyPoint& pt : r.points) {
+      Json p = {{"links", pt.links}, {"switches", pt.switches}, {"seed", pt.seed}};
+      if (!pt.drawn) {
+        p["error"] = pt.draw_error;
+      } else {
+        Json cells = Json::array();
+        for (const sar::StudyCell& c : pt.cells) {
+          Json jc = {{"routed", c.routed},       {"disconnected_before", c.disconnected_before},
+                     {"alltoall", c.alltoall},   {"exchange", c.exchange},
+                     {"clustered", c.clustered}, {"route_ms", c.route_ms}};
+          if (!c.routed) jc["error"] = c.error;
+          cells.push_back(std::move(jc));
+        }
+        p["engines"] = std::move(cells);
+      }
+      points.push_back(std::move(p));
+    }
+    out["points"] = std::move(points);
+    std::cout << out.dump(2) << "\n";
+    return kOk;
+  }
+  std::printf("%zu endpoints, %zu draws; throughput in link bandwidths (all-to-all at most %zu)\n",
+              r.endpoints, r.points.size(), r.endpoints);
+  std::printf("%-10s %7s %10s %8s %5s   %9s %8s %5s", "engine", "routed", "intercept", "slope",
+              "R2", "exchange", "slope", "R2");
+  for (int c : r.cluster_sizes) std::printf("   c%-3d intercept   slope    R2", c);
+  std::printf("\n");
+  for (size_t e = 0; e < r.engines.size(); ++e) {
+    int routed = 0, drawn = 0;
+    for (const sar::StudyPoint& pt : r.points) {
+      drawn += pt.drawn;
+      routed += pt.drawn && pt.cells[e].routed;
+    }
+    const sar::LinearFit& x = r.fit_alltoall[e];
+    const sar::LinearFit& xx = r.fit_exchange[e];
+    std::printf("%-10s %3d/%-3d %10.2f %8.3f %5.2f   %9.2f %8.3f %5.2f", r.engines[e].c_str(),
+                routed, drawn, x.intercept, x.slope, x.r2, xx.intercept, xx.slope, xx.r2);
+    for (const sar::LinearFit& c : r.fit_clustered[e]) {
+      std::printf("   %14.2f %7.3f %5.2f", c.intercept, c.slope, c.r2);
+    }
+    std::printf("\n");
+    if (!r.intact_error[e].empty()) {
+      std::printf("  %s: intact fabric not routed: %s\n", r.engines[e].c_str(),
+                  r.intact_error[e].c_str());
+    }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+std::function<int()> SetupStudy(CLI::App* c) {
+  auto a = std::make_shared<StudyArgs>();
+  AddFabricOptions(c, &a->fabric);
+  c->add_option("--engines,-e", a->engines,
+                "engines, comma separated (default sar,dfsssp,minhop,updn,dmodc)")
+      ->delimiter(',');
+  c->add_option("--links", a->links,
+                "failed switch-to-switch cables per step (default 0,1,2,4,8,16)")
+      ->delimiter(',');
+  c->add_option("--switches", a->switches,
+                "failed switches per step, as many as --links (default all 0)")
+      ->delimiter(',');
+  c->add_option("--years", a->years,
+                "instead of --links/--switches: steps 0..N years at the annual failure rates");
+  c->add_option("--link-afr", a->link_afr, "annual failure rate of a cable (default 0.009)");
+  c->add_option("--switch-afr", a->switch_afr, "annual failure rate of a switch (default 0.01)");
+  c->add_option("--seeds", a->seeds, "failure draws per step (default 3)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--seed", a->seed, "first seed (default 1)");
+  c->add_option("--clusters", a->clusters, "cluster sizes of the clustered pattern (default 4,16)")
+      ->delimiter(',');
+  c->add_option("--vls", a->vls, "virtual lanes for layered engines")->check(CLI::Range(1, 15));
+  c->add_option("--threads", a->threads, "worker threads (0 = all cores)");
+  c->add_flag("--json", a->json, "print one JSON object (fits and every point)");
+  c->add_option("--html", a->html, "write a self-contained HTML report with inline SVG");
+  c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  return [a] { return RunStudy(*a); };
+}
+
+}  // namespace sarcli

@@ -1,0 +1,23 @@
+// OSRM2: Yuan et al.'s optimal oblivious single-path routing for 2-level fat-trees, one LID per
+// source group (the rule and its LID budget: osrm_core.h, docs/engines.md).
+#include "engines/engines.h"
+#include "engines/osrm_core.h"
+
+namespace sar::internal {
+namespace {
+
+class Osrm2Engine : public RoutingEngine {
+ public:
+  std::string_view name() const override { return "osrm2"; }
+
+ protected:
+  Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
+    return RouteOsrm(in, 2, out);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RoutingEngine> NewOsrm2Engine() { return std::make_unique<Osrm2Engine>(); }
+
+}  // namespace sar::internal

@@ -1,0 +1,512 @@
+#include "sar/study.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <random>
+
+#include "sar/engine.h"
+#include "sar/failures.h"
+#include "sar/report_html.h"
+#include "sar/routing_pass.h"
+
+namespace sar {
+
+std::vector<double> MaxMinFairRates(const std::vector<std::vector<int32_t>>& paths,
+                                    int num_channels) {
+  const size_t n = paths.size();
+  std::vector<double> rate(n, 0);
+  std::vector<char> frozen(n, 0);
+  std::vector<int> cnt(num_channels, 0);
+  std::vector<double> used(num_channels, 0);  // capacity taken by frozen flows
+  // Flows per channel (CSR).
+  std::vector<size_t> begin(num_channels + 1, 0);
+  for (size_t f = 0; f < n; ++f) {
+    if (paths[f].empty()) frozen[f] = 1;
+    for (int32_t c : paths[f]) ++begin[c + 1];
+  }
+  std::partial_sum(begin.begin(), begin.end(), begin.begin());
+  std::vector<uint32_t> on(begin.back());
+  {
+    std::vector<size_t> fill(begin.begin(), begin.end() - 1);
+    for (size_t f = 0; f < n; ++f) {
+      for (int32_t c : paths[f]) on[fill[c]++] = static_cast<uint32_t>(f);
+    }
+  }
+  for (int c = 0; c < num_channels; ++c) cnt[c] = static_cast<int>(begin[c + 1] - begin[c]);
+  std::vector<int> live;  // channels with unfrozen flows
+  for (int c = 0; c < num_channels; ++c) {
+    if (cnt[c] > 0) live.push_back(c);
+  }
+  // All unfrozen flows share one rate, `level`; channel c saturates when used + cnt * level = 1.
+  // A channel's share (1 - used) / cnt does not move when flows at the current level freeze.
+  std::vector<int> saturated;
+  while (!live.empty()) {
+    double level = std::numeric_limits<double>::infinity();
+    for (int c : live) level = std::min(level, (1 - used[c]) / cnt[c]);
+    saturated.clear();
+    for (int c : live) {
+      if ((1 - used[c]) / cnt[c] <= level * (1 + 1e-12) + 1e-15) saturated.push_back(c);
+    }
+    for (int c : saturated) {
+      for (size_t k = begin[c]; k < begin[c + 1]; ++k) {
+        const uint32_t f = on[k];
+        if (frozen[f]) continue;
+        frozen[f] = 1;
+        rate[f] = level;
+        for (int32_t c2 : paths[f]) {
+          --cnt[c2];
+          used[c2] += level;
+        }
+      }
+    }
+    live.erase(std::remove_if(live.begin(), live.end(), [&](int c) { return cnt[c] == 0; }),
+               live.end());
+  }
+  return rate;
+}
+
+LinearFit FitLine(const std::vector<double>& x, const std::vector<double>& y) {
+  LinearFit fit;
+  fit.n = static_cast<int>(std::min(x.size(), y.size()));
+  if (fit.n == 0) return fit;
+  double mx = 0, my = 0;
+  for (int i = 0; i < fit.n; ++i) {
+    mx += x[i];
+    my += y[i];
+  }
+  mx /= fit.n;
+  my /= fit.n;
+  double sxx = 0, sxy = 0, syy = 0;
+  for (int i = 0; i < fit.n; ++i) {
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (y[i] - my);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  fit.slope = sxx > 0 ? sxy / sxx : 0;
+  fit.intercept = my - fit.slope * mx;
+  // Share of the variance the line explains; a constant y is explained perfectly.
+  fit.r2 = sxx <= 0 ? 0 : syy > 0 ? (sxy * sxy) / (sxx * syy) : 1;
+  return fit;
+}
+
+namespace {
+
+// The channels of one route from endpoint s to the LID `lid` of endpoint d; false if the route
+// is not delivered to d's port.
+bool Walk(const Fabric& f, const LftSet& lfts, const std::vector<PortRef>& ends, uint32_t s,
+          uint32_t d, Lid lid, std::vector<int32_t>* path) {
+  path->clear();
+  PortId c = f.port_id(ends[s]);
+  for (int hops = 0; hops <= f.num_switches() + 1; ++hops) {
+    path->push_back(c);
+    const PortId peer = f.peer_id(c);
+    if (peer == kNoPort) return false;
+    const NodeId node = f.port_node(peer);
+    if (!f.is_switch(node)) return f.port_ref(peer) == ends[d];
+    const uint8_t port = lfts.port(f.switch_index(node), lid);
+    if (port == 0 || port == LftSet::kNoRoute || port > f.num_ports(node)) return false;
+    c = f.port_id(node, port);
+  }
+  return false;
+}
+
+Lid LidFor(const Fabric& f, const std::vector<PortRef>& ends, const std::vector<uint8_t>& offset,
+           uint32_t s, uint32_t d) {
+  const uint8_t o = offset.empty() ? 0 : offset[s];
+  return f.base_lid(ends[d]) + (o < (1 << f.lmc(ends[d])) ? o : 0);
+}
+
+}  // namespace
+
+void TraceFlows(const Fabric& f, const LftSet& lfts, const std::vector<uint8_t>& offset,
+                const std::vector<Flow>& flows, std::vector<std::vector<int32_t>>* paths,
+                uint64_t* undelivered) {
+  const std::vector<PortRef> ends = f.Endpoints();
+  paths->clear();
+  paths->reserve(flows.size());
+  *undelivered = 0;
+  std::vector<int32_t> path;
+  for (const Flow& fl : flows) {
+    if (Walk(f, lfts, ends, fl.src, fl.dst, LidFor(f, ends, offset, fl.src, fl.dst), &path)) {
+      paths->push_back(path);
+    } else {
+      ++*undelivered;
+    }
+  }
+}
+
+std::vector<Flow> AllToAllFlows(size_t n) {
+  std::vector<Flow> flows;
+  flows.reserve(n * (n > 0 ? n - 1 : 0));
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t d = 0; d < n; ++d) {
+      if (s != d) flows.push_back({s, d});
+    }
+  }
+  return flows;
+}
+
+std::vector<Flow> ClusteredFlows(size_t n, int size, uint64_t seed) {
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<Flow> flows;
+  const size_t k = static_cast<size_t>(std::max(size, 1));
+  for (size_t b = 0; b < n; b += k) {
+    const size_t e = std::min(n, b + k);
+    for (size_t i = b; i < e; ++i) {
+      for (size_t j = b; j < e; ++j) {
+        if (i != j) flows.push_back({order[i], order[j]});
+      }
+    }
+  }
+  return flows;
+}
+
+uint64_t DisconnectedPairs(const Fabric& f, const LftSet& lfts, const std::vector<uint8_t>& offset,
+                           const std::vector<bool>& failed_ports) {
+  const std::vector<PortRef> ends = f.Endpoints();
+  uint64_t count = 0;
+  std::vector<int32_t> path;
+  for (uint32_t s = 0; s < ends.size(); ++s) {
+    for (uint32_t d = 0; d < ends.size(); ++d) {
+      if (s == d || !Walk(f, lfts, ends, s, d, LidFor(f, ends, offset, s, d), &path)) continue;
+      for (int32_t c : path) {
+        if (failed_ports[c] || failed_ports[f.peer_id(c)]) {
+          ++count;
+          break;
+        }
+      }
+    }
+  }
+  return count;
+}
+
+namespace {
+
+// The max-min sum; *exchange (if given): flows / the busiest channel's flow count.
+double Throughput(const Fabric& f, const RoutingOutput& out, const std::vector<Flow>& flows,
+                  uint64_t* undelivered, double* exchange = nullptr) {
+  std::vector<std::vector<int32_t>> paths;
+  TraceFlows(f, out.lfts, out.source_lid_offset, flows, &paths, undelivered);
+  if (exchange != nullptr) {
+    std::vector<uint32_t> load(f.num_port_slots(), 0);
+    uint32_t busiest = 0;
+    for (const std::vector<int32_t>& p : paths) {
+      for (int32_t c : p) busiest = std::max(busiest, ++load[c]);
+    }
+    *exchange = busiest ? static_cast<double>(paths.size()) / busiest : 0;
+  }
+  const std::vector<double> rates = MaxMinFairRates(paths, f.num_port_slots());
+  return std::accumulate(rates.begin(), rates.end(), 0.0);
+}
+
+// Per PortId of `f`: the ends of the cut cables and every port of a removed switch.
+std::vector<bool> FailedPorts(const Fabric& f, const FailureSet& fs) {
+  std::vector<bool> failed(f.num_port_slots(), false);
+  for (const auto& [name, port] : fs.links) {
+    const NodeId n = f.FindByName(name);
+    if (n == kNoNode) continue;
+    failed[f.port_id(n, port)] = true;
+    const PortId peer = f.peer_id(f.port_id(n, port));
+    if (peer != kNoPort) failed[peer] = true;
+  }
+  for (const std::string& name : fs.switches) {
+    const NodeId n = f.FindByName(name);
+    if (n == kNoNode) continue;
+    for (int p = 0; p <= f.num_ports(n); ++p) failed[f.port_id(n, p)] = true;
+  }
+  return failed;
+}
+
+// Routes and validates; false (with the reason) when the engine cannot route `f`.
+bool RouteAndValidate(const RoutingEngine& engine, const Fabric& f, const StudyOptions& o,
+                      RoutingOutput* out, std::string* error) {
+  RoutingInput in;
+  in.fabric = &f;
+  in.num_vls = o.num_vls;
+  in.threads = o.threads;
+  Status s = engine.Route(in, out);
+  if (s.ok()) {
+    ValidationOptions vo;
+    vo.num_vls = o.num_vls;
+    vo.threads = o.threads;
+    ValidationReport report;
+    s = ValidateRouting(f, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
+                        out->num_layers, vo, &report);
+  }
+  if (!s.ok()) *error = s.message();
+  return s.ok();
+}
+
+}  // namespace
+
+Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
+  if (o.links.size() != o.switches.size() || o.links.empty()) {
+    return Status::InvalidArgument("study: give as many switch counts as link counts (" +
+                                   std::to_string(o.links.size()) + " and " +
+                                   std::to_string(o.switches.size()) + ")");
+  }
+  std::vector<std::unique_ptr<RoutingEngine>> engines;
+  for (const std::string& name : o.engines) {
+    engines.push_back(MakeRoutingEngine(name));
+    if (!engines.back()) {
+      return Status::InvalidArgument("study: no engine '" + name +
+                                     "' (engines: " + RoutingEngineList() + ")");
+    }
+  }
+  SAR_RETURN_IF_ERROR(fabric.CheckEndpointLids());
+  StudyResult r;
+  r.engines = o.engines;
+  r.cluster_sizes = o.cluster_sizes;
+  r.endpoints = fabric.Endpoints().size();
+  r.pairs = r.endpoints * (r.endpoints > 0 ? r.endpoints - 1 : 0);
+  const std::vector<Flow> alltoall = AllToAllFlows(r.endpoints);
+  std::vector<std::vector<Flow>> clustered;
+  for (int size : o.cluster_sizes) {
+    clustered.push_back(ClusteredFlows(r.endpoints, size, o.seed));
+  }
+  // The intact fabric's tables: what is disconnected until the engine reroutes.
+  const size_t ne = engines.size();
+  std::vector<RoutingOutput> intact(ne);
+  r.intact_error.assign(ne, "");
+  for (size_t e = 0; e < ne; ++e) {
+    std::string error;
+    if (!RouteAndValidate(*engines[e], fabric, o, &intact[e], &error)) r.intact_error[e] = error;
+  }
+  int total = 0, done = 0;
+  for (size_t i = 0; i < o.links.size(); ++i) {
+    total += o.links[i] == 0 && o.switches[i] == 0 ? 1 : o.seeds;
+  }
+  for (size_t i = 0; i < o.links.size(); ++i) {
+    const int draws = o.links[i] == 0 && o.switches[i] == 0 ? 1 : o.seeds;
+    for (int k = 0; k < draws; ++k) {
+      StudyPoint pt;
+      pt.links = o.links[i];
+      pt.switches = o.switches[i];
+      pt.seed = o.seed + k;
+      pt.cells.resize(ne);
+      RandomFailureOptions ro;
+      ro.num_links = pt.links;
+      ro.num_switches = pt.switches;
+      ro.seed = pt.seed;
+      FailureSet fs;
+      Fabric degraded;
+      Status s = PickRandomFailures(fabric, ro, &fs);
+      if (s.ok()) s = ApplyFailures(fabric, fs, &degraded);
+      if (s.ok() && degraded.Endpoints().size() != r.endpoints) {
+        s = Status::Failed("the failures removed endpoints");
+      }
+      if (!s.ok()) {
+        pt.drawn = false;
+        pt.draw_error = s.message();
+      } else {
+        const std::vector<bool> failed = FailedPorts(fabric, fs);
+        for (size_t e = 0; e < ne; ++e) {
+          StudyCell& cell = pt.cells[e];
+          if (r.intact_error[e].empty()) {
+            cell.disconnected_before =
+                DisconnectedPairs(fabric, intact[e].lfts, intact[e].source_lid_offset, failed);
+          }
+          RoutingOutput routed;
+          const auto t0 = std::chrono::steady_clock::now();
+          cell.routed = RouteAndValidate(*engines[e], degraded, o, &routed, &cell.error);
+          cell.route_ms =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count();
+          if (!cell.routed) continue;
+          uint64_t lost = 0;
+          cell.alltoall = Throughput(degraded, routed, alltoall, &lost, &cell.exchange);
+          for (const std::vector<Flow>& flows : clustered) {
+            uint64_t l = 0;
+            cell.clustered.push_back(Throughput(degraded, routed, flows, &l));
+            lost += l;
+          }
+          if (lost > 0) {  // validated tables deliver everything; keep the study honest anyway
+            cell.routed = false;
+            cell.error = std::to_string(lost) + " flows not delivered";
+          }
+        }
+      }
+      r.points.push_back(std::move(pt));
+      if (o.progress) o.progress(++done, total);
+    }
+  }
+  // Lines per engine over the draws it routed; x = failed cables + failed switches.
+  r.fit_alltoall.resize(ne);
+  r.fit_exchange.resize(ne);
+  r.fit_clustered.assign(ne, std::vector<LinearFit>(o.cluster_sizes.size()));
+  for (size_t e = 0; e < ne; ++e) {
+    std::vector<double> x, y, yx;
+    std::vector<std::vector<double>> yc(o.cluster_sizes.size());
+    for (const StudyPoint& pt : r.points) {
+      if (!pt.drawn || !pt.cells[e].routed) continue;
+      x.push_back(pt.links + pt.switches);
+      y.push_back(pt.cells[e].alltoall);
+      yx.push_back(pt.cells[e].exchange);
+      for (size_t c = 0; c < yc.size(); ++c) yc[c].push_back(pt.cells[e].clustered[c]);
+    }
+    r.fit_alltoall[e] = FitLine(x, y);
+    r.fit_exchange[e] = FitLine(x, yx);
+    for (size_t c = 0; c < yc.size(); ++c) r.fit_clustered[e][c] = FitLine(x, yc[c]);
+  }
+  *out = std::move(r);
+  return Status::OK();
+}
+
+namespace {
+
+std::string Fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
+  std::string s;
+  s += "<p>" + std::to_string(r.endpoints) + " endpoints, " + std::to_string(r.pairs) +
+       " ordered pairs; " + std::to_string(r.points.size()) +
+       " failure draws. Throughput: max-min fair fluid model (every flow on its single route, "
+       "every channel of capacity 1, HCA links included), the sum of the rates in link "
+       "bandwidths; all-to-all can reach at most " +
+       std::to_string(r.endpoints) +
+       ". Exchange: all-to-all as equal messages, flows over the busiest channel's flow count "
+       "(the pattern's completion-time bound; fail-in-place paper Eq. 7). Clustered: random "
+       "groups, all-to-all within each (Yuan et al. Sec. 5). "
+       "Disconnected before rerouting: pairs whose route in the intact fabric's tables crosses "
+       "a failed cable or switch.</p>\n";
+  ReportTable fit;
+  fit.caption =
+      "Linear regression of throughput over failed components (cables + switches), "
+      "per engine (fail-in-place paper, Table V)";
+  fit.header = {"engine", "routed draws", "all-to-all intercept",
+                "slope",  "R^2",          "exchange intercept",
+                "slope",  "R^2"};
+  for (int size : r.cluster_sizes) {
+    const std::string k = "clusters of " + std::to_string(size);
+    fit.header.insert(fit.header.end(), {k + " intercept", "slope", "R^2"});
+  }
+  for (size_t e = 0; e < r.engines.size(); ++e) {
+    int routed = 0, drawn = 0;
+    for (const StudyPoint& pt : r.points) {
+      drawn += pt.drawn;
+      routed += pt.drawn && pt.cells[e].routed;
+    }
+    std::vector<std::string> row = {r.engines[e],
+                                    std::to_string(routed) + "/" + std::to_string(drawn)};
+    auto add = [&](const LinearFit& f) {
+      if (f.n == 0) {
+        row.insert(row.end(), {"-", "-", "-"});
+      } else {
+        row.insert(row.end(), {Fixed(f.intercept, 2), Fixed(f.slope, 3), Fixed(f.r2, 2)});
+      }
+    };
+    add(r.fit_alltoall[e]);
+    add(r.fit_exchange[e]);
+    for (const LinearFit& f : r.fit_clustered[e]) add(f);
+    fit.rows.push_back(std::move(row));
+  }
+  s += ReportTableHtml(fit);
+  // Per step, means over the draws.
+  ReportTable steps;
+  steps.caption = "Per step (means over the draws; routed = draws the engine routed)";
+  steps.header = {"failed cables", "failed switches", "draws"};
+  for (const std::string& e : r.engines) {
+    steps.header.insert(steps.header.end(), {e + " routed", e + " disconnected before",
+                                             e + " all-to-all", e + " exchange"});
+  }
+  for (size_t i = 0; i < r.points.size();) {
+    size_t j = i;
+    while (j < r.points.size() && r.points[j].links == r.points[i].links &&
+           r.points[j].switches == r.points[i].switches) {
+      ++j;
+    }
+    std::vector<std::string> row = {std::to_string(r.points[i].links),
+                                    std::to_string(r.points[i].switches), std::to_string(j - i)};
+    for (size_t e = 0; e < r.engines.size(); ++e) {
+      int routed = 0, drawn = 0;
+      double disc = 0, thr = 0, exch = 0;
+      for (size_t k = i; k < j; ++k) {
+        if (!r.points[k].drawn) continue;
+        ++drawn;
+        disc += static_cast<double>(r.points[k].cells[e].disconnected_before);
+        if (r.points[k].cells[e].routed) {
+          ++routed;
+          thr += r.points[k].cells[e].alltoall;
+          exch += r.points[k].cells[e].exchange;
+        }
+      }
+      row.push_back(std::to_string(routed) + "/" + std::to_string(drawn));
+      row.push_back(!r.intact_error[e].empty() || drawn == 0 ? "-" : Fixed(disc / drawn, 0));
+      row.push_back(routed ? Fixed(thr / routed, 2) : "-");
+      row.push_back(routed ? Fixed(exch / routed, 2) : "-");
+    }
+    steps.rows.push_back(std::move(row));
+    i = j;
+  }
+  s += ReportTableHtml(steps);
+  auto chart = [&](const std::string& what, int cluster) {
+    std::vector<ChartSeries> series;
+    for (size_t e = 0; e < r.engines.size(); ++e) {
+      ChartSeries c;
+      c.name = r.engines[e];
+      for (const StudyPoint& pt : r.points) {
+        if (!pt.drawn || !pt.cells[e].routed) continue;
+        const double y = cluster == -1   ? pt.cells[e].alltoall
+                         : cluster == -2 ? pt.cells[e].exchange
+                                         : pt.cells[e].clustered[cluster];
+        c.points.push_back({static_cast<double>(pt.links + pt.switches), y});
+      }
+      const LinearFit& f = cluster == -1   ? r.fit_alltoall[e]
+                           : cluster == -2 ? r.fit_exchange[e]
+                                           : r.fit_clustered[e][cluster];
+      c.has_line = f.n > 0;
+      c.intercept = f.intercept;
+      c.slope = f.slope;
+      series.push_back(std::move(c));
+    }
+    return ScatterChartSvg(what, "failed cables + switches", "throughput (link bandwidths)",
+                           series);
+  };
+  s += "<h2>Degradation</h2>\n";
+  s += chart("All-to-all throughput (max-min fair sum)", -1);
+  s += chart("All-to-all as an exchange (flows / busiest channel)", -2);
+  for (size_t c = 0; c < r.cluster_sizes.size(); ++c) {
+    s += chart("Clustered traffic, groups of " + std::to_string(r.cluster_sizes[c]),
+               static_cast<int>(c));
+  }
+  std::string notes;
+  for (size_t e = 0; e < r.engines.size(); ++e) {
+    if (!r.intact_error[e].empty()) {
+      notes += "<li>" + HtmlEscape(r.engines[e]) +
+               " does not route the intact fabric: " + HtmlEscape(r.intact_error[e]) + "</li>\n";
+    }
+    for (const StudyPoint& pt : r.points) {
+      if (pt.drawn && !pt.cells[e].routed && r.intact_error[e].empty()) {
+        notes += "<li>" + HtmlEscape(r.engines[e]) + " at " + std::to_string(pt.links) +
+                 " cables / " + std::to_string(pt.switches) + " switches (seed " +
+                 std::to_string(pt.seed) + "): " + HtmlEscape(pt.cells[e].error) + "</li>\n";
+        break;  // the first failure per engine is enough to say why
+      }
+    }
+  }
+  for (const StudyPoint& pt : r.points) {
+    if (!pt.drawn) {
+      notes += "<li>no failure set of " + std::to_string(pt.links) + " cables / " +
+               std::to_string(pt.switches) + " switches for seed " + std::to_string(pt.seed) +
+               ": " + HtmlEscape(pt.draw_error) + "</li>\n";
+    }
+  }
+  if (!notes.empty()) s += "<h2>Notes</h2>\n<ul>\n" + notes + "</ul>\n";
+  return ReportPageHtml(title, s);
+}
+
+}  // namespace sar

@@ -1,0 +1,194 @@
+// The fail-in-place study's pieces against hand-computed cases: max-min fair rates, the
+// least-squares line, the disconnected pair count against an independent walk over the degraded
+// fabric, and a small study end to end.
+#include "sar/study.h"
+
+#include <cmath>
+#include <numeric>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "sar/engine.h"
+#include "sar/failures.h"
+#include "sar/generate.h"
+#include "sar/lids.h"
+
+namespace sar {
+namespace {
+
+TEST(MaxMinFair, HandComputedCases) {
+  // One flow alone: the whole link.
+  EXPECT_DOUBLE_EQ(MaxMinFairRates({{0}}, 1)[0], 1.0);
+  // Two flows on one link: half each.
+  const std::vector<double> two = MaxMinFairRates({{0}, {0}}, 1);
+  EXPECT_DOUBLE_EQ(two[0], 0.5);
+  EXPECT_DOUBLE_EQ(two[1], 0.5);
+  // A crosses links 0 and 1, B only 0, C and D only 1: link 1 is the bottleneck at 1/3 for A, C
+  // and D; B then takes what A leaves on link 0, 2/3.
+  const std::vector<double> r = MaxMinFairRates({{0, 1}, {0}, {1}, {1}}, 2);
+  EXPECT_NEAR(r[0], 1.0 / 3, 1e-12);
+  EXPECT_NEAR(r[1], 2.0 / 3, 1e-12);
+  EXPECT_NEAR(r[2], 1.0 / 3, 1e-12);
+  EXPECT_NEAR(r[3], 1.0 / 3, 1e-12);
+  // Three levels: link 0 shared by A,B,C,D (1/4 each) except that D also crosses link 1 with E..G
+  // (D and E..G at 1/4 too there: 4 flows); link 2 carries only H: 1.
+  const std::vector<double> s = MaxMinFairRates({{0}, {0}, {0}, {0, 1}, {1}, {1}, {1}, {2}}, 3);
+  for (int f = 0; f < 7; ++f) EXPECT_NEAR(s[f], 0.25, 1e-12) << f;
+  EXPECT_NEAR(s[7], 1.0, 1e-12);
+  // No path: rate 0.
+  EXPECT_EQ(MaxMinFairRates({{}}, 1)[0], 0.0);
+}
+
+TEST(FitLine, KnownLines) {
+  const LinearFit exact = FitLine({0, 1, 2, 5}, {3, 1, -1, -7});
+  EXPECT_NEAR(exact.intercept, 3, 1e-12);
+  EXPECT_NEAR(exact.slope, -2, 1e-12);
+  EXPECT_NEAR(exact.r2, 1, 1e-12);
+  // By hand: means 1.5 and 2.5, Sxy = 4, Sxx = 5, Syy = 5.
+  const LinearFit noisy = FitLine({0, 1, 2, 3}, {1, 3, 2, 4});
+  EXPECT_NEAR(noisy.slope, 0.8, 1e-12);
+  EXPECT_NEAR(noisy.intercept, 1.3, 1e-12);
+  EXPECT_NEAR(noisy.r2, 0.64, 1e-12);
+  EXPECT_EQ(noisy.n, 4);
+}
+
+Fabric Ft2(int m0, int m1, int lmc = 0) {
+  Fabric f;
+  EXPECT_TRUE(GenerateFatTree2(m0, m1, 1, {}, &f).ok());
+  LidOptions lo;
+  lo.lmc = lmc;
+  EXPECT_TRUE(AssignLids(lo, &f).ok());
+  return f;
+}
+
+TEST(Study, AllToAllOnAnIntactFullBisectionTreeReachesOnePerHost) {
+  // dmodk spreads all-to-all evenly: the HCA links are the bottleneck, N - 1 flows each, so
+  // every flow gets 1 / (N - 1) and the sum is N.
+  const Fabric f = Ft2(4, 4);
+  RoutingInput in;
+  in.fabric = &f;
+  RoutingOutput out;
+  ASSERT_TRUE(MakeRoutingEngine("dmodk")->Route(in, &out).ok());
+  std::vector<std::vector<int32_t>> paths;
+  uint64_t lost = 0;
+  TraceFlows(f, out.lfts, {}, AllToAllFlows(16), &paths, &lost);
+  EXPECT_EQ(lost, 0u);
+  ASSERT_EQ(paths.size(), 16u * 15);
+  const std::vector<double> rates = MaxMinFairRates(paths, f.num_port_slots());
+  EXPECT_NEAR(std::accumulate(rates.begin(), rates.end(), 0.0), 16.0, 1e-9);
+}
+
+TEST(Study, ClustersPartitionTheEndpoints) {
+  const std::vector<Flow> flows = ClusteredFlows(10, 4, 7);  // 4 + 4 + 2 endpoints
+  EXPECT_EQ(flows.size(), 12u + 12u + 2u);
+  std::set<uint32_t> srcs;
+  for (const Flow& fl : flows) {
+    EXPECT_NE(fl.src, fl.dst);
+    srcs.insert(fl.src);
+  }
+  EXPECT_EQ(srcs.size(), 10u);
+}
+
+TEST(Study, DisconnectedPairsMatchAWalkOverTheDegradedFabric) {
+  const Fabric f = Ft2(4, 6);
+  RoutingInput in;
+  in.fabric = &f;
+  RoutingOutput out;
+  ASSERT_TRUE(MakeRoutingEngine("dfsssp")->Route(in, &out).ok());
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    RandomFailureOptions ro;
+    ro.num_links = 3;
+    ro.num_switches = 1;
+    ro.seed = seed;
+    FailureSet fs;
+    ASSERT_TRUE(PickRandomFailures(f, ro, &fs).ok());
+    Fabric g;
+    ASSERT_TRUE(ApplyFailures(f, fs, &g).ok());
+    std::vector<bool> failed(f.num_port_slots(), false);
+    for (const auto& [name, port] : fs.links) {
+      const PortId id = f.port_id(f.FindByName(name), port);
+      failed[id] = failed[f.peer_id(id)] = true;
+    }
+    for (const std::string& name : fs.switches) {
+      const NodeId n = f.FindByName(name);
+      for (int p = 0; p <= f.num_ports(n); ++p) failed[f.port_id(n, p)] = true;
+    }
+    const uint64_t got = DisconnectedPairs(f, out.lfts, {}, failed);
+    // Independently: follow the intact tables through the degraded fabric by node names; a
+    // pair is cut if a switch on its route is gone or the port it leaves by has no cable.
+    uint64_t want = 0;
+    const std::vector<PortRef> ends = f.Endpoints();
+    for (const PortRef& s : ends) {
+      for (const PortRef& d : ends) {
+        if (s == d) continue;
+        NodeId at = f.peer(s).node;
+        while (true) {
+          const NodeId here = g.FindByName(f.name(at));
+          const int port = out.lfts.port(f.switch_index(at), f.base_lid(d));
+          if (here == kNoNode || !g.peer({here, port}).valid()) {
+            ++want;
+            break;
+          }
+          const PortRef next = f.peer({at, port});
+          if (!f.is_switch(next.node)) break;
+          at = next.node;
+        }
+      }
+    }
+    EXPECT_EQ(got, want) << "seed " << seed;
+    EXPECT_GT(want, 0u);
+  }
+}
+
+TEST(Study, SmallStudyEndToEnd) {
+  const Fabric f = Ft2(4, 4);
+  StudyOptions o;
+  o.engines = {"dfsssp", "dmodk"};
+  o.links = {0, 2};
+  o.switches = {0, 0};
+  o.seeds = 2;
+  o.cluster_sizes = {4};
+  int calls = 0;
+  o.progress = [&](int done, int total) {
+    ++calls;
+    EXPECT_EQ(total, 3);
+    EXPECT_EQ(done, calls);
+  };
+  StudyResult r;
+  ASSERT_TRUE(RunStudy(f, o, &r).ok());
+  ASSERT_EQ(r.points.size(), 3u);
+  EXPECT_EQ(calls, 3);
+  // Intact: nothing disconnected, both route, all-to-all at N.
+  for (int e = 0; e < 2; ++e) {
+    EXPECT_TRUE(r.points[0].cells[e].routed);
+    EXPECT_EQ(r.points[0].cells[e].disconnected_before, 0u);
+  }
+  EXPECT_NEAR(r.points[0].cells[1].alltoall, 16.0, 1e-9);
+  // Exchange: 240 flows, the busiest channels are the HCA links with 15 each (a leaf's 4 x 12
+  // remote flows spread 12 per up-link): 16.
+  EXPECT_NEAR(r.points[0].cells[1].exchange, 16.0, 1e-9);
+  // Degraded: dmodk refuses (it needs an intact PGFT), dfsssp routes; cut cables cut pairs.
+  for (int k = 1; k <= 2; ++k) {
+    EXPECT_TRUE(r.points[k].cells[0].routed) << r.points[k].cells[0].error;
+    EXPECT_FALSE(r.points[k].cells[1].routed);
+    EXPECT_GT(r.points[k].cells[0].disconnected_before, 0u);
+    EXPECT_LE(r.points[k].cells[0].alltoall, 16.0 + 1e-9);
+  }
+  EXPECT_EQ(r.fit_alltoall[0].n, 3);
+  EXPECT_EQ(r.fit_alltoall[1].n, 1);
+  const std::string html = StudyReportHtml("t", r);
+  // One point per routed draw and chart (all-to-all, exchange, clusters of 4): (3 + 1) * 3.
+  const std::regex point("class=\"point\"");
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(html.begin(), html.end(), point), std::sregex_iterator()),
+      12);
+  EXPECT_NE(html.find("class=\"fit\""), std::string::npos);
+  // Mismatched step lists are refused.
+  o.switches = {0};
+  EXPECT_EQ(RunStudy(f, o, &r).code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace sar
