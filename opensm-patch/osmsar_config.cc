@@ -70,6 +70,17 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
   if (key == "allow_disconnected") return bool_value(&c->allow_disconnected);
   if (key == "migration") return bool_value(&c->migration);
   if (key == "delta") return bool_value(&c->delta);
+  if (key == "sar_refine") return bool_value(&c->sar_refine);
+  if (key == "sar_all_pairs_budget") {
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || errno != 0 || !(v >= 0) || v > 1000) {
+      return bad("must be a number in 0..1000 (0 = no cap)");
+    }
+    c->sar_all_pairs_budget = v;
+    return sar::Status::OK();
+  }
   if (key == "ack_timeout_ms") return int_value(1, 600000, &c->ack_timeout_ms);
   if (key == "repath_timeout_ms") return int_value(1, 600000, &c->repath_timeout_ms);
   if (key == "exclude_after") return int_value(1, 1000, &c->exclude_after);
@@ -123,6 +134,8 @@ void OsmsarConfigInit(OsmsarConfig* config) {
   config->ack_timeout_ms = 2000;
   config->repath_timeout_ms = 2000;
   config->exclude_after = 3;
+  config->sar_refine = 1;
+  config->sar_all_pairs_budget = 1.25;
 }
 
 int OsmsarReadConfig(const char* path, OsmsarConfig* config, char** errptr) {
@@ -151,6 +164,7 @@ sar_options_t* OsmsarOptions(const OsmsarConfig* c) {
   sar_options_set_allow_disconnected(o, c->allow_disconnected);
   sar_options_set_migration(o, c->migration);
   sar_options_set_delta(o, c->delta);
+  sar_options_set_sar_refine(o, c->sar_refine, c->sar_all_pairs_budget);
   return o;
 }
 

@@ -41,10 +41,13 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
   OsmsarConfigInit(&c);
   EXPECT_STREQ(c.engine, "sar");
   EXPECT_EQ(c.num_vls, 8);
+  EXPECT_EQ(c.sar_refine, 1);
+  EXPECT_DOUBLE_EQ(c.sar_all_pairs_budget, 1.25);
   const std::string path = TempFile(
       "ok.conf",
       "# comment\n\nengine dfsssp\nmapping_file /run/sar/jobs  # trailing\ncn_guid_file /a\n"
-      "io_guid_file /b\r\nnum_vls 4\nthreads 2\nallow_disconnected true");
+      "io_guid_file /b\r\nnum_vls 4\nthreads 2\nallow_disconnected true\nsar_refine off\n"
+      "sar_all_pairs_budget 1.5");
   ASSERT_EQ(Read(path, &c), "");
   EXPECT_STREQ(c.engine, "dfsssp");
   EXPECT_STREQ(c.mapping_file, "/run/sar/jobs");
@@ -53,6 +56,8 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
   EXPECT_EQ(c.num_vls, 4);
   EXPECT_EQ(c.threads, 2);
   EXPECT_EQ(c.allow_disconnected, 1);
+  EXPECT_EQ(c.sar_refine, 0);
+  EXPECT_DOUBLE_EQ(c.sar_all_pairs_budget, 1.5);
   EXPECT_EQ(c.migration, 0);
   EXPECT_EQ(c.ack_timeout_ms, 2000);
   EXPECT_EQ(c.exclude_after, 3);
@@ -102,6 +107,8 @@ TEST(OsmsarConfig, BadLinesNameFileAndLine) {
       {"num_vls x\n", ":1: num_vls must be an integer in 1..15, not 'x'"},
       {"mapping_file\n", ":1: expected '<key> <value>', got 'mapping_file'"},
       {"threads -1\n", ":1: threads must be an integer in 0..1024, not '-1'"},
+      {"sar_all_pairs_budget -1\n",
+       ":1: sar_all_pairs_budget must be a number in 0..1000 (0 = no cap), not '-1'"},
       {"mapping_file /" + std::string(OSMSAR_PATH_MAX, 'x') + "\n",
        ":1: mapping_file path too long"}};
   for (size_t i = 0; i < bad.size(); ++i) {

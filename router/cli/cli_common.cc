@@ -36,7 +36,8 @@ int Fail(const sar::Status& s) {
 
 // --- Loading a fabric with LIDs -------------------------------------------------------------
 
-void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required) {
+void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required,
+                      bool canonical_default) {
   cmd->add_option("--topology,-t", args->topology, "topology file (ibnetdiscover or ibsim form)")
       ->required(topology_required);
   cmd->add_option("--lids", args->lids,
@@ -44,9 +45,29 @@ void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required) {
                   "topology file, else the deterministic assignment)");
   cmd->add_option("--lmc", args->lmc, "LMC for the deterministic LID assignment")
       ->check(CLI::Range(0, 7));
-  cmd->add_flag("--canonical-order", args->canonical_order,
-                "put nodes in the OpenSM plugin's order (switches, then HCAs, each by GUID) "
-                "before routing, so tables can be compared with libosmsar's entry for entry");
+  args->canonical_order = canonical_default;
+  if (canonical_default) {
+    cmd->add_flag("--canonical-order", args->canonical_order,
+                  "put nodes in the OpenSM plugin's order (switches, then HCAs, each by GUID) "
+                  "before routing (the default here)");
+    cmd->add_flag("--file-order{false}", args->canonical_order,
+                  "keep the topology file's node order instead of the OpenSM plugin's canonical "
+                  "one (engines break ties by node order, so tables can differ from the plugin's)");
+  } else {
+    cmd->add_flag("--canonical-order", args->canonical_order,
+                  "put nodes in the OpenSM plugin's order (switches, then HCAs, each by GUID) "
+                  "before routing, so tables can be compared with libosmsar's entry for entry");
+  }
+}
+
+void AddSarOptions(CLI::App* cmd, SarKnobs* knobs) {
+  cmd->add_flag("--no-sar-refine{false}", knobs->refine,
+                "sar: skip the local search that moves job routes off the most loaded channels "
+                "(the plain SSSP result)");
+  cmd->add_option("--sar-all-pairs-budget", knobs->all_pairs_budget,
+                  "sar: the refinement keeps every channel's all-pairs load within this factor "
+                  "of the all-pairs lower bound (0 = no cap)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {

@@ -70,9 +70,21 @@ struct FabricArgs {
   bool canonical_order = false;  // renumber nodes as the OpenSM plugin does (fabric_order.h)
 };
 
-/// --topology, --lids, --lmc, --canonical-order. A command that can run without a topology
-/// (`route --engine list`) passes topology_required = false and checks it itself.
-void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required = true);
+/// --topology, --lids, --lmc, and the node order. A command that can run without a topology
+/// (`route --engine list`) passes topology_required = false and checks it itself. Commands that
+/// route (route, compare) pass canonical_default = true: they put nodes in the OpenSM plugin's
+/// order unless --file-order is given, so what is measured offline is what the plugin delivers;
+/// the others keep file order unless --canonical-order is given.
+void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required = true,
+                      bool canonical_default = false);
+
+/// SAR's knobs (RoutingInput::sar_refine, sar_all_pairs_budget).
+struct SarKnobs {
+  bool refine = true;
+  double all_pairs_budget = 1.25;
+};
+/// --no-sar-refine, --sar-all-pairs-budget.
+void AddSarOptions(CLI::App* cmd, SarKnobs* knobs);
 
 /// Reads the topology and settles its LIDs: a guid2lid file wins, then LIDs carried by the
 /// topology (live ibnetdiscover output), then the deterministic assignment with args.lmc.

@@ -27,6 +27,7 @@
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
 #include "sar/jobs.h"
+#include "sar/lower_bound.h"
 #include "sar/metrics.h"
 #include "sar/oblivious.h"
 #include "sar/report_html.h"
@@ -51,6 +52,7 @@ struct CompareArgs {
   std::string html;
   std::string testbed_script;
   std::string workdir;
+  SarKnobs sar;
 };
 
 // One line of the table.
@@ -181,6 +183,8 @@ void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
   in.num_vls = a.vls;
   in.jobs = &jobs;
   in.threads = a.threads;
+  in.sar_refine = a.sar.refine;
+  in.sar_all_pairs_budget = a.sar.all_pairs_budget;
   sar::RoutingOutput out;
   Stopwatch watch;
   const sar::Status s = e->Route(in, &out);
@@ -238,40 +242,6 @@ void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
     return;
   }
   Judge(a, f, lfts, nullptr, jobs, row);
-}
-
-// A floor no destination-based routing can beat, from each switch's own HCAs: every route from
-// them to an HCA elsewhere leaves over one of the switch's c switch-to-switch channels, and all
-// n_j of a job's sources on the switch reach one destination over the same channel (the switch
-// has one LFT entry per LID). So some channel carries at least the average, ceil(sum/c), and for
-// each job at least n_j * ceil(destinations elsewhere / c).
-uint64_t EffectiveEfiLowerBound(const sar::Fabric& f, const std::vector<sar::ResolvedJob>& jobs) {
-  const int num_sw = f.num_switches();
-  std::vector<uint64_t> channels(num_sw, 0);
-  for (int s = 0; s < num_sw; ++s) {
-    const sar::NodeId sw = f.switches()[s];
-    for (int p = 1; p <= f.num_ports(sw); ++p) channels[s] += f.is_inter_switch(f.port_id(sw, p));
-  }
-  std::vector<uint64_t> leaving(num_sw, 0);
-  uint64_t bound = 0;
-  for (const sar::ResolvedJob& j : jobs) {
-    std::vector<uint64_t> on_switch(num_sw, 0);
-    for (const sar::PortRef& e : j.endpoints) {
-      const sar::PortRef peer = f.peer(e);
-      if (f.is_switch(peer.node)) ++on_switch[f.switch_index(peer.node)];
-    }
-    const uint64_t n = j.endpoints.size();
-    for (int s = 0; s < num_sw; ++s) {
-      if (on_switch[s] == 0 || channels[s] == 0) continue;
-      const uint64_t elsewhere = n - on_switch[s];
-      leaving[s] += on_switch[s] * elsewhere;
-      bound = std::max(bound, on_switch[s] * ((elsewhere + channels[s] - 1) / channels[s]));
-    }
-  }
-  for (int s = 0; s < num_sw; ++s) {
-    if (channels[s] > 0) bound = std::max(bound, (leaving[s] + channels[s] - 1) / channels[s]);
-  }
-  return bound;
 }
 
 // The table and one leaf-to-upper-switch heat map of effective EFI per engine, one colour scale.
@@ -370,10 +340,16 @@ int RunCompare(const CompareArgs& a) {
   out["topology"] = a.fabric.topology;
   out["jobs"] = jobs.size();
   out["multi_switch_jobs"] = multi;
-  const uint64_t bound = EffectiveEfiLowerBound(f, jobs);
+  const sar::EffectiveEfiBound lb = sar::EffectiveEfiLowerBound(f, jobs);
+  const uint64_t bound = lb.value;
   out["effective_efi_lower_bound"] = bound;
   const sar::LinkRate nominal = f.nominal_rate();
   out["nominal_rate"] = nominal.declared() ? Json(sar::LinkRateString(nominal)) : Json(nullptr);
+  out["lower_bound"] = {{"value", lb.value},
+                        {"leaf", lb.leaf},
+                        {"level", lb.level},
+                        {"leaf_average", lb.leaf_avg},
+                        {"where", lb.where}};
   Json table = Json::array();
   for (const Row& r : rows) {
     all_ok = all_ok && r.ok && r.valid;
@@ -385,6 +361,8 @@ int RunCompare(const CompareArgs& a) {
       if (!r.valid) j["invalid"] = r.invalid;
       j["effective_efi_max"] = r.metrics.effective_efi.max;
       j["effective_efi_mean"] = r.metrics.effective_efi.mean;
+      j["bound_gap"] =
+          bound > 0 ? Json(sar::BoundGap(r.metrics.effective_efi.max, bound)) : Json(nullptr);
       j["efi_max"] = r.metrics.efi.max;
       // Per unit of capacity, a full-rate link counting 1 (equal to the raw maxima when every
       // link runs at the nominal rate).
@@ -413,21 +391,32 @@ int RunCompare(const CompareArgs& a) {
         "%s: %zu jobs, %d span two or more leaf switches; no routing has max effective EFI "
         "below %llu\n",
         a.fabric.topology.c_str(), jobs.size(), multi, static_cast<unsigned long long>(bound));
-    std::printf("%-16s %5s %9s %9s %7s %10s %10s %7s %9s %6s %5s %10s\n", "engine", "valid",
-                "effEFImax", "effEFImean", "dark%", "jobEFImax", "jobChans", "unused", "route_ms",
-                "layers", "obl", "effEFI/cap");
+    std::printf("lower bound %llu from %s (per leaf %llu, per level %llu, leaf average %llu)\n",
+                static_cast<unsigned long long>(lb.value),
+                lb.where.empty() ? "-" : lb.where.c_str(), static_cast<unsigned long long>(lb.leaf),
+                static_cast<unsigned long long>(lb.level),
+                static_cast<unsigned long long>(lb.leaf_avg));
+    std::printf("%-16s %5s %9s %6s %9s %7s %10s %10s %7s %9s %6s %5s %7s %10s\n", "engine",
+                "valid", "effEFImax", "gap%", "effEFImean", "dark%", "jobEFImax", "jobChans",
+                "unused", "route_ms", "layers", "obl", "EFImax", "effEFI/cap");
     for (const Row& r : rows) {
       if (!r.ok) {
         std::printf("%-16s FAILED: %s\n", r.name.c_str(), r.error.c_str());
         continue;
       }
-      std::printf("%-16s %5s %9llu %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s %5s %10.2f\n",
+      char gap[16] = "-";
+      if (bound > 0) {
+        std::snprintf(gap, sizeof gap, "%.1f",
+                      100.0 * sar::BoundGap(r.metrics.effective_efi.max, bound));
+      }
+      std::printf("%-16s %5s %9llu %6s %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s %5s %7llu %10.2f\n",
                   r.name.c_str(), r.valid ? "yes" : "NO",
-                  static_cast<unsigned long long>(r.metrics.effective_efi.max),
+                  static_cast<unsigned long long>(r.metrics.effective_efi.max), gap,
                   r.metrics.effective_efi.mean, 100.0 * r.metrics.dark_fiber, r.mean_job_efi_max,
                   r.mean_job_channels, r.unused_channels, r.routing_ms,
                   r.layers >= 0 ? std::to_string(r.layers).c_str() : "-",
                   r.oblivious >= 0 ? std::to_string(r.oblivious).c_str() : "-",
+                  static_cast<unsigned long long>(r.metrics.efi.max),
                   r.metrics.effective_efi_per_capacity.max);
       if (!r.valid) std::printf("%-16s   %s\n", "", r.invalid.c_str());
       if (r.source_lids) {
@@ -445,7 +434,8 @@ int RunCompare(const CompareArgs& a) {
 
 std::function<int()> SetupCompare(CLI::App* c) {
   auto a = std::make_shared<CompareArgs>();
-  AddFabricOptions(c, &a->fabric);
+  AddFabricOptions(c, &a->fabric, /*topology_required=*/true, /*canonical_default=*/true);
+  AddSarOptions(c, &a->sar);
   c->add_option("--jobs,-j", a->jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line")
       ->required();
   c->add_option("--engines,-e", a->engines,

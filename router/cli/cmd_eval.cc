@@ -14,6 +14,7 @@
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/jobs.h"
+#include "sar/lower_bound.h"
 #include "sar/oblivious.h"
 #include "sar/routing_pass.h"
 
@@ -149,6 +150,15 @@ int RunEval(const EvalArgs& a) {
   j["channels"] = m.channels;
   j["efi"] = EfiJson(m.efi);
   j["effective_efi"] = EfiJson(m.effective_efi);
+  const sar::EffectiveEfiBound lb = sar::EffectiveEfiLowerBound(f, jobs);
+  j["lower_bound"] = jobs.empty() ? Json(nullptr)
+                                  : Json{{"value", lb.value},
+                                         {"leaf", lb.leaf},
+                                         {"level", lb.level},
+                                         {"leaf_average", lb.leaf_avg},
+                                         {"where", lb.where}};
+  j["bound_gap"] =
+      lb.value > 0 ? Json(sar::BoundGap(m.effective_efi.max, lb.value)) : Json(nullptr);
   j["dark_fiber"] = m.dark_fiber;
   // Loads per unit of capacity (a full-rate link counts 1): beside the raw EFIs, not instead.
   const sar::LinkRate nominal = f.nominal_rate();
@@ -243,6 +253,11 @@ int RunEval(const EvalArgs& a) {
     if (!jobs.empty()) {
       std::printf("effective EFI:  max %llu, mean %.2f\n",
                   static_cast<unsigned long long>(m.effective_efi.max), m.effective_efi.mean);
+      if (lb.value > 0) {
+        std::printf("lower bound:    %llu (%s), gap %.1f%%\n",
+                    static_cast<unsigned long long>(lb.value), lb.where.c_str(),
+                    100.0 * sar::BoundGap(m.effective_efi.max, lb.value));
+      }
       std::printf("dark fiber:     %.1f%%\n", 100.0 * m.dark_fiber);
     }
     if (m.slow_channels > 0) {

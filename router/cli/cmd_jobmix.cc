@@ -52,6 +52,10 @@ std::function<int()> SetupJobMix(CLI::App* c) {
       ->check(CLI::Range(0.0, 1.0));
   c->add_option("--rounds", a->mix.rounds, "arrival/departure rounds (more = more holes)")
       ->check(CLI::PositiveNumber);
+  c->add_option("--run-length", a->mix.run_length,
+                "fragmented placement: each job in runs of at most N hosts per leaf on random "
+                "leaves (0 = SLURM's topology-aware best fit, the default)")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("-o,--out", a->out, "job mapping file to write")->required();
   return [a] { return RunJobMix(*a); };
 }

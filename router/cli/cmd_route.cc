@@ -35,6 +35,7 @@ struct RouteArgs {
   int threads = 0;
   bool allow_disconnected = false;
   bool migration = false;
+  SarKnobs sar;
   std::string out;
   std::string out_format = "opensm";
   std::string sl_out;
@@ -76,6 +77,8 @@ int RunRoute(const RouteArgs& a) {
   ro.threads = a.threads;
   ro.allow_disconnected = a.allow_disconnected;
   ro.migration = a.migration;
+  ro.sar_refine = a.sar.refine;
+  ro.sar_all_pairs_budget = a.sar.all_pairs_budget;
   sar::RoutingInputs in;
   s = sar::LoadRoutingInputs(f, ro, &in);
   for (const std::string& note : in.notes) {
@@ -166,7 +169,8 @@ std::function<int()> SetupRoute(CLI::App* c) {
                 "routing engine, or 'list' (" + sar::RoutingEngineList() + ")")
       ->required();
   // The topology is checked in run: `--engine list` must work without one.
-  AddFabricOptions(c, &r.fabric, /*topology_required=*/false);
+  AddFabricOptions(c, &r.fabric, /*topology_required=*/false, /*canonical_default=*/true);
+  AddSarOptions(c, &r.sar);
   c->add_option("--jobs,-j", r.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
   c->add_option("--vls", r.vls, "virtual lanes usable as layers")->check(CLI::Range(1, 15));
   c->add_option("--cn-guids", r.cn_guids, "compute node GUIDs, one per line");

@@ -228,6 +228,10 @@ void sar_options_set_threads(sar_options_t* o, int threads) { o->options.threads
 void sar_options_set_allow_disconnected(sar_options_t* o, int allow) {
   o->options.allow_disconnected = allow != 0;
 }
+void sar_options_set_sar_refine(sar_options_t* o, int refine, double all_pairs_budget) {
+  o->options.sar_refine = refine != 0;
+  o->options.sar_all_pairs_budget = all_pairs_budget > 0 ? all_pairs_budget : 0;
+}
 void sar_options_set_migration(sar_options_t* o, int on) { o->options.migration = on != 0; }
 void sar_options_set_delta(sar_options_t* o, int on) { o->options.delta = on != 0; }
 

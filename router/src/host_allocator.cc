@@ -60,6 +60,37 @@ bool HostAllocator::Place(int size, std::vector<int>* hosts) {
   return true;
 }
 
+bool HostAllocator::PlaceRuns(int size, int run, std::mt19937_64* rng, std::vector<int>* hosts) {
+  if (size < 1 || size > total() - busy_ || run < 1) return false;
+  int need = size;
+  while (need > 0) {
+    std::vector<int> order;
+    for (int l = 0; l < num_leaves(); ++l) {
+      if (FreeOn(l) > 0) order.push_back(l);
+    }
+    // Fisher-Yates with our own draws, so the order depends on the seed only (std::shuffle's
+    // algorithm is the library's choice).
+    for (size_t i = order.size(); i > 1; --i) {
+      std::swap(order[i - 1], order[(*rng)() % i]);
+    }
+    for (int l : order) {
+      int take = std::min(run, need);
+      for (int h : leaf_hosts_[l]) {
+        if (take == 0) break;
+        if (!free_[h]) continue;
+        free_[h] = false;
+        --free_count_[l];
+        hosts->push_back(h);
+        --need;
+        --take;
+      }
+      if (need == 0) break;
+    }
+  }
+  busy_ += size;
+  return true;
+}
+
 void HostAllocator::Release(const std::vector<int>& hosts) {
   for (int h : hosts) {
     if (free_[h]) continue;  // not placed: nothing to free

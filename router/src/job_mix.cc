@@ -22,6 +22,7 @@ Status GenerateJobMix(const Fabric& fabric, const JobMixOptions& o, JobMapping* 
   if (o.min_size < 1 || o.max_size < o.min_size) {
     return Status::InvalidArgument("job sizes must satisfy 1 <= min <= max");
   }
+  if (o.run_length < 0) return Status::InvalidArgument("run length must be >= 0");
   if (o.utilization < 0 || o.utilization > 1 || o.departures < 0 || o.departures > 1) {
     return Status::InvalidArgument("utilization and departures are shares in [0, 1]");
   }
@@ -42,7 +43,9 @@ Status GenerateJobMix(const Fabric& fabric, const JobMixOptions& o, JobMapping* 
       size = std::clamp(size, o.min_size, std::min(o.max_size, m.total()));
       RunningJob job;
       job.id = next_id;
-      if (size > target - m.busy() + o.min_size || !m.Place(size, &job.hosts)) {
+      if (size > target - m.busy() + o.min_size ||
+          !(o.run_length > 0 ? m.PlaceRuns(size, o.run_length, &rng, &job.hosts)
+                             : m.Place(size, &job.hosts))) {
         ++misses;
         continue;
       }

@@ -1,5 +1,6 @@
 #include "sar/job_mix.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -60,6 +61,39 @@ TEST(JobMixTest, SmallJobsStayOnOneLeafAndBigOnesSpanFew) {
     }
   }
   EXPECT_GT(multi, 0) << "a busy machine has multi-leaf jobs";
+}
+
+// --run-length: every job in runs of at most N hosts per leaf, so any job larger than N spans
+// several leaves, and (as long as it fits in one round over the leaves) never more than N on one.
+TEST(JobMixTest, RunLengthFragmentsJobsOverLeaves) {
+  const Fabric f = Ft2(18, 20);
+  int multi = 0, jobs = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    JobMixOptions o;
+    o.seed = seed;
+    o.run_length = 3;
+    o.max_size = 40;
+    o.rounds = 1;  // half full: every job finds 14+ leaves with 3 free hosts
+    o.utilization = 0.5;
+    JobMapping mix;
+    ASSERT_TRUE(GenerateJobMix(f, o, &mix).ok());
+    for (const ResolvedJob& r : ResolveJobs(f, mix)) {
+      const int hosts = static_cast<int>(r.endpoints.size());
+      std::map<NodeId, int> per_leaf;
+      for (const PortRef& e : r.endpoints) ++per_leaf[f.peer(e).node];
+      for (const auto& [leaf, n] : per_leaf) EXPECT_LE(n, 3) << r.id;
+      if (hosts > 3) {
+        EXPECT_GE(r.num_leaf_switches, (hosts + 2) / 3) << r.id;
+      }
+      multi += r.num_leaf_switches >= 2;
+      ++jobs;
+    }
+  }
+  EXPECT_GT(multi, jobs / 2);
+  JobMixOptions bad;
+  bad.run_length = -1;
+  JobMapping mix;
+  EXPECT_FALSE(GenerateJobMix(f, bad, &mix).ok());
 }
 
 TEST(JobMixTest, DeterministicForASeedAndDifferentAcrossSeeds) {

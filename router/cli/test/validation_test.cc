@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "command_test_util.h"
 #include "invalid_tables_test_util.h"
@@ -135,6 +136,65 @@ TEST_F(SarRouteCli, CompactLftFormRoundTripsThroughTheCommands) {
   const Outcome bad = SarRoute("eval" + fabric + " -l " + Path("bad.lfts"));
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find(Path("bad.lfts") + ":2:"), std::string::npos) << bad.err;
+}
+
+// route and compare use the OpenSM plugin's canonical node order by default: the same subnet
+// described in another node order gives the same tables (--file-order keeps the file's order);
+// compare and eval report the lower bound and each routing's gap to it, and SAR's refinement
+// never ends above the plain SSSP result.
+TEST_F(SarRouteCli, CanonicalOrderByDefaultAndTheBoundReported) {
+  ASSERT_EQ(SarRoute("gen -f ft2:8,6 --style ibnetdiscover -o " + Path("a.topo")).exit_code, 0);
+  ASSERT_EQ(
+      SarRoute("jobmix -t " + Path("a.topo") + " --run-length 2 --max-size 16 -o " + Path("jobs"))
+          .exit_code,
+      0);
+  // The same file with its node blocks in reverse order (every GUID and LID is in the file).
+  std::string text = testcmd::Slurp(Path("a.topo"));
+  std::vector<std::string> blocks;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find("\n\n", at);
+    blocks.push_back(text.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    at = end == std::string::npos ? text.size() : end + 2;
+  }
+  ASSERT_GT(blocks.size(), 10u);
+  std::string reversed = blocks[0];
+  for (size_t i = blocks.size(); i-- > 1;) {
+    if (blocks[i].find_first_not_of("\n") != std::string::npos) reversed += "\n\n" + blocks[i];
+  }
+  std::ofstream(Path("b.topo")) << reversed << "\n";
+  const std::string jobs = " -j " + Path("jobs");
+  ASSERT_EQ(
+      SarRoute("route -e sar -t " + Path("a.topo") + jobs + " -o " + Path("a.lfts")).exit_code, 0);
+  ASSERT_EQ(
+      SarRoute("route -e sar -t " + Path("b.topo") + jobs + " -o " + Path("b.lfts")).exit_code, 0);
+  ASSERT_EQ(
+      SarRoute("route -e sar --file-order -t " + Path("b.topo") + jobs + " -o " + Path("c.lfts"))
+          .exit_code,
+      0);
+  EXPECT_EQ(testcmd::Slurp(Path("a.lfts")), testcmd::Slurp(Path("b.lfts")));
+
+  const Outcome cmp = SarRoute("compare --json -e sar,dfsssp -t " + Path("b.topo") + jobs);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const nlohmann::json j = nlohmann::json::parse(cmp.out);
+  const uint64_t bound = j["effective_efi_lower_bound"];
+  EXPECT_GT(bound, 0u);
+  EXPECT_EQ(j["lower_bound"]["value"], bound);
+  for (const auto& row : j["engines"]) {
+    EXPECT_GE(row["effective_efi_max"].get<uint64_t>(), bound) << row["engine"];
+    EXPECT_GE(row["bound_gap"].get<double>(), 0.0);
+  }
+  const Outcome plain =
+      SarRoute("compare --json -e sar --no-sar-refine -t " + Path("b.topo") + jobs);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_GE(nlohmann::json::parse(plain.out)["engines"][0]["effective_efi_max"].get<uint64_t>(),
+            j["engines"][0]["effective_efi_max"].get<uint64_t>());
+
+  const Outcome ev =
+      SarRoute("eval --json -t " + Path("a.topo") + " --lfts " + Path("c.lfts") + jobs);
+  ASSERT_EQ(ev.exit_code, 0) << ev.err;
+  const nlohmann::json e = nlohmann::json::parse(ev.out);
+  EXPECT_EQ(e["lower_bound"]["value"], bound);
+  EXPECT_GE(e["bound_gap"].get<double>(), 0.0);
 }
 
 }  // namespace

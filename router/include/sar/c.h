@@ -89,6 +89,9 @@ void sar_options_set_num_vls(sar_options_t* options, int num_vls);
 void sar_options_set_max_layers(sar_options_t* options, int max_layers);
 void sar_options_set_threads(sar_options_t* options, int threads);
 void sar_options_set_allow_disconnected(sar_options_t* options, int allow);
+/* The sar engine's refinement (refine != 0, the default) and its all-pairs budget (>= 0; 0 = no
+ * cap; default 1.25): sar::RoutingOptions::sar_refine and sar_all_pairs_budget. */
+void sar_options_set_sar_refine(sar_options_t* options, int refine, double all_pairs_budget);
 /* on != 0: migration mode (sar::RoutingOptions::migration): LMC 1 on every HCA port, base LIDs
  * routed by the engine on layers 0..n-2, highLIDs (base + 1) by Up/Down (updn) on layer n-1, so
  * that no job mapping changes the highLID entries. sar_result_layer then answers both. */

@@ -50,6 +50,15 @@ struct RoutingInput {
   /// so a reroute changes few entries; other engines ignore it. Tables that do not fit the
   /// fabric are ignored (noted).
   const LftSet* previous = nullptr;
+  /// SAR only: after the paths, a local search moves single job destinations' routes off the
+  /// channels with the highest effective load (engines/sar_refine.h). False = the plain SSSP
+  /// result (the engine as it was before the refinement).
+  bool sar_refine = true;
+  /// SAR only: the price the rest of the traffic pays. The refinement keeps every channel's
+  /// all-pairs load (plain EFI) within this factor of the all-pairs lower bound (lower_bound.h,
+  /// all endpoints as one job), or within what the paths already had if that is higher.
+  /// 0 = no cap.
+  double sar_all_pairs_budget = 1.25;
 };
 
 struct RoutingOutput {

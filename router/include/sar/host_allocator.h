@@ -11,6 +11,7 @@
 // Thread-safety: a plain value.
 #pragma once
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ class HostAllocator {
   /// Places `size` hosts by the rule above and appends their indices to *hosts; false (nothing
   /// placed) if fewer than `size` hosts are free or size < 1.
   bool Place(int size, std::vector<int>* hosts);
+  /// The fragmented placement of a machine whose scheduler ignores the topology (or whose holes
+  /// are small): the leaves with free hosts in a random order (from `rng`), at most `run` hosts
+  /// from each (its lowest free slots), round after round until `size` are placed. Same
+  /// contract as Place otherwise. REQUIRES: run >= 1.
+  bool PlaceRuns(int size, int run, std::mt19937_64* rng, std::vector<int>* hosts);
   /// Frees hosts a Place returned.
   void Release(const std::vector<int>& hosts);
 

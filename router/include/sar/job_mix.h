@@ -25,10 +25,14 @@ struct JobMixOptions {
   double departures = 0.4;   // share of running jobs that end between rounds
   int rounds = 4;
   uint64_t seed = 1;
+  /// 0: SLURM's topology-aware placement (HostAllocator::Place). N >= 1: fragmented placement,
+  /// each job in runs of at most N hosts per leaf on randomly chosen leaves
+  /// (HostAllocator::PlaceRuns), as on a machine whose scheduler ignores the topology.
+  int run_length = 0;
 };
 
 /// Fills *out with the running jobs, ids "job<N>" in start order, hosts by Fabric::hostname().
-/// InvalidArgument on sizes < 1, min > max, or shares outside [0, 1].
+/// InvalidArgument on sizes < 1, min > max, shares outside [0, 1], or run_length < 0.
 Status GenerateJobMix(const Fabric& fabric, const JobMixOptions& options, JobMapping* out);
 
 }  // namespace sar

@@ -11,9 +11,13 @@
 // - In the job phase the tree of a destination grows one source switch at a time (see
 //   SsspRouter::Run), so routes from different leaves to one node take different spines.
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "engines/engines.h"
+#include "engines/sar_refine.h"
 #include "engines/sssp_core.h"
+#include "sar/lower_bound.h"
 
 namespace sar::internal {
 namespace {
@@ -71,6 +75,24 @@ void PlanSar(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* 
   }
 }
 
+// The refinement's all-pairs cap: the budget times the all-pairs lower bound.
+uint64_t AllPairsCap(const RoutingInput& in) {
+  if (in.sar_all_pairs_budget <= 0) return std::numeric_limits<uint64_t>::max();
+  ResolvedJob all;
+  all.endpoints = in.fabric->Endpoints();
+  all.num_leaf_switches = 2;  // only read as "spans switches"
+  const uint64_t bound = EffectiveEfiLowerBound(*in.fabric, {all}).value;
+  return static_cast<uint64_t>(in.sar_all_pairs_budget * static_cast<double>(bound));
+}
+
+std::string RefineNote(const RefineStats& st) {
+  if (st.skipped) return "refinement skipped: too many job destinations x switches";
+  return "refinement: " + std::to_string(st.moves) + " moves, max effective load " +
+         std::to_string(st.effective_before) + " -> " + std::to_string(st.effective_after) +
+         ", max all-pairs load " + std::to_string(st.all_before) + " -> " +
+         std::to_string(st.all_after) + (st.work_limited ? " (stopped at the work limit)" : "");
+}
+
 class SarEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "sar"; }
@@ -78,7 +100,16 @@ class SarEngine : public RoutingEngine {
 
  protected:
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
-    return RouteSssp(in, PlanSar, out);
+    if (!in.sar_refine) return RouteSssp(in, PlanSar, out);
+    return RouteSssp(
+        in, PlanSar, out,
+        [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes) {
+          RefineOptions options;
+          options.all_pairs_cap = AllPairsCap(in);
+          RefineStats st;
+          RefineJobRoutes(router.graph(), router.job_members(), options, lfts, &st);
+          notes->push_back(RefineNote(st));
+        });
   }
 };
 

@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+
 #include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
 #include "sar/failures.h"
 #include "sar/generate.h"
 #include "sar/lids.h"
+#include "sar/lower_bound.h"
 #include "test_fabrics.h"
 
 namespace sar {
@@ -115,6 +119,84 @@ TEST(Sar, DegradedTreeWithJobsAndLmc) {
     const Status st = Route("sar", f, &out, &jobs);
     ASSERT_TRUE(st.ok()) << st.ToString();
     ExpectValid(f, out, 8, true);
+  }
+}
+
+Status RouteSar(const Fabric& f, const std::vector<ResolvedJob>& jobs, bool refine, double budget,
+                RoutingOutput* out) {
+  RoutingInput in;
+  in.fabric = &f;
+  in.jobs = &jobs;
+  in.sar_refine = refine;
+  in.sar_all_pairs_budget = budget;
+  return MakeRoutingEngine("sar")->Route(in, out);
+}
+
+// Jobs in runs of a few hosts per leaf (the fragmented mixes of the quality issue).
+std::vector<ResolvedJob> FragmentedJobs(const Fabric& f, uint64_t seed, int run) {
+  std::mt19937_64 rng(seed);
+  std::map<NodeId, std::vector<PortRef>> by_leaf;
+  for (const PortRef& e : f.Endpoints()) by_leaf[f.peer(e).node].push_back(e);
+  std::vector<std::vector<PortRef>> leaves;
+  for (auto& [leaf, eps] : by_leaf) leaves.push_back(eps);
+  std::vector<ResolvedJob> jobs;
+  std::vector<size_t> used(leaves.size(), 0);
+  for (int j = 0; j < 12; ++j) {
+    std::vector<PortRef> members;
+    const int span = 2 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < span; ++k) {
+      const size_t l = rng() % leaves.size();
+      for (int r = 0; r < run && used[l] < leaves[l].size(); ++r) {
+        members.push_back(leaves[l][used[l]++]);
+      }
+    }
+    if (members.size() >= 2) {
+      jobs.push_back(sssptest::MakeJob(f, "job" + std::to_string(j), members));
+    }
+  }
+  return jobs;
+}
+
+// The refinement only moves job routes off the most loaded channels: never worse than the plain
+// SSSP result, valid (delivered, min-hop, deadlock-free layers), and on fragmented mixes close to
+// the lower bound no destination-based routing can beat.
+TEST(SarRefine, NeverWorseValidAndNearTheBound) {
+  const Fabric f = FatTree2(10, 8);
+  double refined = 0, plain = 0, bound = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(seed);
+    const std::vector<ResolvedJob> jobs = FragmentedJobs(f, seed, 3);
+    RoutingOutput a, b;
+    ASSERT_TRUE(RouteSar(f, jobs, true, 0, &a).ok());
+    ASSERT_TRUE(RouteSar(f, jobs, false, 0, &b).ok());
+    ExpectValid(f, a, 8, true);
+    const uint64_t ra = Measure(f, a.lfts, jobs).effective_efi.max;
+    const uint64_t rb = Measure(f, b.lfts, jobs).effective_efi.max;
+    EXPECT_LE(ra, rb);
+    refined += static_cast<double>(ra);
+    plain += static_cast<double>(rb);
+    bound += static_cast<double>(EffectiveEfiLowerBound(f, jobs).value);
+  }
+  EXPECT_LT(refined, plain);
+  EXPECT_LE(refined, 1.05 * bound) << "refined " << refined << " bound " << bound;
+}
+
+// The all-pairs budget: the refinement raises no channel's all-pairs load above budget x the
+// all-pairs lower bound (unless the paths already had more).
+TEST(SarRefine, KeepsTheAllPairsBudget) {
+  const Fabric f = FatTree2(10, 8);
+  ResolvedJob all;
+  all.endpoints = f.Endpoints();
+  all.num_leaf_switches = 2;
+  const uint64_t all_bound = EffectiveEfiLowerBound(f, {all}).value;
+  ASSERT_GT(all_bound, 0u);
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const std::vector<ResolvedJob> jobs = FragmentedJobs(f, seed, 2);
+    RoutingOutput plain, capped;
+    ASSERT_TRUE(RouteSar(f, jobs, false, 0, &plain).ok());
+    ASSERT_TRUE(RouteSar(f, jobs, true, 1.0, &capped).ok());
+    const uint64_t before = Measure(f, plain.lfts, {}).efi.max;
+    EXPECT_LE(Measure(f, capped.lfts, {}).efi.max, std::max(before, all_bound)) << seed;
   }
 }
 

@@ -265,12 +265,14 @@ void KeepPrevious(const RoutingInput& in, const SwitchGraph& g, RoutingOutput* o
 
 }  // namespace
 
-Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out) {
+Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out,
+                 const SsspPostPaths& post) {
   SsspRouter router(*in.fabric);
   std::vector<SsspStep> steps;
   plan(in, &router, &steps);
   for (const SsspStep& step : steps) router.Run(step);
   out->lfts = router.TakeLfts();
+  if (post) post(router, &out->lfts, &out->notes);
   // Last stage before the layers: keep what the switches hold where it costs nothing.
   if (in.previous != nullptr) KeepPrevious(in, router.graph(), out);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "engines/switch_graph.h"
@@ -30,6 +31,7 @@ class SsspRouter {
   const SwitchGraph& graph() const { return graph_; }
   /// Jobs as lists of endpoint destination indices (dests[0, num_endpoint_dests)).
   void SetJobs(std::vector<std::vector<int>> members);
+  const std::vector<std::vector<int>>& job_members() const { return job_members_; }
   /// Routes one destination LID from every switch and raises the weights.
   void Run(const SsspStep& step);
   LftSet TakeLfts() { return std::move(lfts_); }
@@ -107,8 +109,15 @@ class SsspRouter {
 using SsspPlanner =
     std::function<void(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* steps)>;
 
+/// Optional stage between the paths and the virtual layers: may change the tables (keeping every
+/// route delivered and loop-free; the layers and the engine's checks come after) and add notes.
+using SsspPostPaths =
+    std::function<void(const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes)>;
+
 /// The engine body (DoRoute of dfsssp and sar, on input RoutingEngine::Route has checked): runs
-/// the planned steps, assigns virtual layers with in.num_vls, and reports layers_ms and notes.
-Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out);
+/// the planned steps, then `post` (if any), assigns virtual layers with in.num_vls, and reports
+/// layers_ms and notes.
+Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out,
+                 const SsspPostPaths& post = nullptr);
 
 }  // namespace sar::internal

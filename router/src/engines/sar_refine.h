@@ -1,0 +1,58 @@
+// SAR's refinement stage: a local search over the finished path tables that moves single
+// destinations' routes off the channels with the highest effective (intra-job) load, and off
+// channels whose all-pairs load exceeds a cap (the price the rest of the traffic pays).
+//
+// The SSSP phase places each destination's tree greedily, one destination after the other, so
+// the last trees pay for the first ones' choices and the result depends on the node order. The
+// refinement fixes that afterwards: while some channel carries the maximum effective load M, it
+// looks, for each such channel, at every job destination whose routes cross it, and at every
+// switch upstream of it in that destination's tree, for another next hop one hop nearer the
+// destination (so the route stays min-hop and loop-free) whose new channels all stay below M
+// after taking the moved routes (and within the all-pairs cap). The best such move is made;
+// when no channel at M can be relieved, it stops. The all-pairs phases do the same for the plain
+// EFI above the cap, with the max effective load as the limit. Only base LIDs of HCA ports move
+// (extra LMC LIDs and switch LIDs keep the SSSP routes); the virtual layers are assigned
+// afterwards, so deadlock freedom is checked as before.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "engines/switch_graph.h"
+#include "sar/lft.h"
+
+namespace sar::internal {
+
+struct RefineOptions {
+  /// The all-pairs load (plain EFI) the search aims at and keeps: the effective phase raises no
+  /// channel's all-pairs load above max(cap, the max before); then routes (of any destination)
+  /// move off channels above the cap without raising the max effective load; then the effective
+  /// phase again. max() = no cap (only the effective phase runs, with no all-pairs limit).
+  uint64_t all_pairs_cap = std::numeric_limits<uint64_t>::max();
+  /// Give up after this many moves (a guard; the search stops far earlier in practice).
+  int max_moves = 1000000;
+  /// And after this many search steps (candidate trees, switches and channels looked at): a
+  /// limit on time that gives the same tables on every machine, unlike a clock (the plugin's
+  /// tables must equal offline routing). About two seconds of work; only fabrics of thousands of
+  /// hosts reach it (10k hosts: the effective phase, then the limit).
+  uint64_t max_work = uint64_t{1} << 28;
+  /// Skip the refinement when it would hold more than this many per-switch entries
+  /// (HCA ports x switches, 12 bytes each) in memory.
+  size_t max_state = size_t{60} << 20;
+};
+
+struct RefineStats {
+  uint64_t effective_before = 0, effective_after = 0;  // max effective load
+  uint64_t all_before = 0, all_after = 0;              // max all-pairs load (EFI)
+  int moves = 0;
+  bool skipped = false;       // too large (max_state)
+  bool work_limited = false;  // stopped by max_work before a local optimum
+};
+
+/// Refines `lfts` (one LftSet row per switch of the graph's fabric) in place. `jobs` lists each
+/// multi-switch job as endpoint destination indices of `g` (as SsspRouter::SetJobs takes them).
+void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
+                     const RefineOptions& options, LftSet* lfts, RefineStats* stats);
+
+}  // namespace sar::internal
