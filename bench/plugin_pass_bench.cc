@@ -68,7 +68,8 @@ void Flatten(const sar::Fabric& f, Flat* out) {
     for (int p = 1; p <= f.num_ports(n); ++p) {
       const sar::PortRef peer = f.peer({n, p});
       if (!peer.valid() || f.port_id(peer) < f.port_id({n, p})) continue;
-      out->links.push_back(sar_link_t{n, p, peer.node, peer.port});
+      // Width and speed unknown (0): the generated fabric declares no link rates.
+      out->links.push_back(sar_link_t{n, p, peer.node, peer.port, 0, 0});
     }
   }
 }
