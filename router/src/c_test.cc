@@ -492,7 +492,6 @@ TEST(SarCApi, RouteFromKeepsHeldTables) {
       size_t kept = 0, full_changed = 0;
       for (const auto& [guid, row] : b) {
         for (size_t l = 0; l < row.size(); ++l) {
-          EXPECT_TRUE(row[l] == a.at(guid)[l] || row[l] == c.at(guid)[l]);
           kept += row[l] == a.at(guid)[l] && row[l] != c.at(guid)[l];
           full_changed += a.at(guid)[l] != c.at(guid)[l];
         }

@@ -47,7 +47,9 @@ class Bed:
         open(self.mapping, "w").close()
         self.osmsar_conf = os.path.join(self.w, "osmsar.conf")
         with open(self.osmsar_conf, "w") as f:
-            f.write(f"mapping_file {self.mapping}\nengine sar\nnum_vls 8\nthreads 1\n")
+            # delta false: compared with full recomputes (`sar-route route`); minimal-delta
+            # passes are tested in osmsar_plugin.
+            f.write(f"mapping_file {self.mapping}\nengine sar\nnum_vls 8\nthreads 1\ndelta false\n")
         self.tb = sar_testbed.Testbed(self.topo, os.path.join(self.w, "bed"), guid2lid=self.lids)
         self.pids = []
         self.filterd = None

@@ -272,9 +272,12 @@ Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput*
   plan(in, &router, &steps);
   for (const SsspStep& step : steps) router.Run(step);
   out->lfts = router.TakeLfts();
-  if (post) post(router, &out->lfts, &out->notes);
-  // Last stage before the layers: keep what the switches hold where it costs nothing.
+  // Keep what the switches hold where it costs nothing against these paths, then let the
+  // engine's own stage (SAR's refinement) improve on that: the refinement moves only the routes
+  // on the most loaded channels, so starting it from the kept tables changes few entries, where
+  // keeping entries after it could keep almost none (its result is tight everywhere).
   if (in.previous != nullptr) KeepPrevious(in, router.graph(), out);
+  if (post) post(router, &out->lfts, &out->notes);
 
   const auto layer_start = std::chrono::steady_clock::now();
   LayerOptions options;
