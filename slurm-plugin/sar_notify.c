@@ -290,27 +290,20 @@ int main(int argc, char** argv) {
   }
 
   char request[128];
-  if (strcmp(event, "status") == 0) {
-    char reply[1024];
+  /* The read-only queries: one status line, or the whole mapping streamed to stdout. */
+  if (strcmp(event, "status") == 0 || strcmp(event, "mapping") == 0) {
+    const int whole = strcmp(event, "mapping") == 0;
+    char query[16], reply[1024];
+    snprintf(query, sizeof(query), "%s\n", event);
     const int sent =
-        Send(path, "status\n", Now() + timeout_ms / 1000.0, reply, sizeof(reply), NULL);
+        Send(path, query, Now() + timeout_ms / 1000.0, reply, sizeof(reply), whole ? stdout : NULL);
     closelog();
     if (sent != 0) {
-      fprintf(stderr, "sar-notify: status: sar-filterd at %s did not answer (%s)\n", path, reply);
+      fprintf(stderr, "sar-notify: %s: sar-filterd at %s did not answer (%s)\n", event, path,
+              reply);
       return getenv("SLURM_SCRIPT_CONTEXT") != NULL ? 0 : 1;
     }
-    printf("%s\n", reply);
-    return 0;
-  }
-  if (strcmp(event, "mapping") == 0) {
-    char reply[256];
-    const int sent =
-        Send(path, "mapping\n", Now() + timeout_ms / 1000.0, reply, sizeof(reply), stdout);
-    closelog();
-    if (sent != 0) {
-      fprintf(stderr, "sar-notify: mapping: sar-filterd at %s did not answer (%s)\n", path, reply);
-      return getenv("SLURM_SCRIPT_CONTEXT") != NULL ? 0 : 1;
-    }
+    if (!whole) printf("%s\n", reply);
     return fflush(stdout) == 0 ? 0 : 1;
   }
   if (strcmp(event, "poll") == 0 || job == NULL) {

@@ -27,6 +27,21 @@ bool IsLeaf(const Fabric& f, NodeId sw) {
   return false;
 }
 
+// An SVG chart's opening: the element, its title and the two axes of the plot area inside the
+// margins (the time series and the study's curves share it).
+std::string ChartFrame(double w, double h, double left, double right, double top, double bottom,
+                       const std::string& title) {
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"" + Num(w, 0) +
+                  "\" height=\"" + Num(h, 0) + "\">\n";
+  s += "<text x=\"" + Num(left, 0) + "\" y=\"18\" font-weight=\"bold\">" + HtmlEscape(title) +
+       "</text>\n";
+  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(h - bottom) + "\" x2=\"" + Num(w - right) +
+       "\" y2=\"" + Num(h - bottom) + "\" stroke=\"black\"/>\n";
+  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
+       Num(h - bottom) + "\" stroke=\"black\"/>\n";
+  return s;
+}
+
 // One line chart: x = event time in days, y = value(engine, event); steps, as the value holds
 // until the next event.
 template <class F>
@@ -44,14 +59,7 @@ std::string Chart(const ReplayResult& r, const std::string& title, const std::st
   const double tend = tmax + (tmax - tmin) * 0.01;
   auto x = [&](double t) { return left + (t - tmin) / (tend - tmin) * (w - left - right); };
   auto y = [&](double v) { return top + (1 - v / vmax) * (h - top - bottom); };
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"" + Num(w, 0) +
-                  "\" height=\"" + Num(h, 0) + "\">\n";
-  s += "<text x=\"" + Num(left, 0) + "\" y=\"18\" font-weight=\"bold\">" + HtmlEscape(title) +
-       "</text>\n";
-  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(h - bottom) + "\" x2=\"" + Num(w - right) +
-       "\" y2=\"" + Num(h - bottom) + "\" stroke=\"black\"/>\n";
-  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
-       Num(h - bottom) + "\" stroke=\"black\"/>\n";
+  std::string s = ChartFrame(w, h, left, right, top, bottom, title);
   for (int i = 0; i <= 4; ++i) {
     const double v = vmax * i / 4;
     s += "<text x=\"" + Num(left - 5) + "\" y=\"" + Num(y(v) + 4) +
@@ -239,14 +247,7 @@ std::string ScatterChartSvg(const std::string& title, const std::string& xlabel,
   if (xmax <= xmin) xmax = xmin + 1;
   auto x = [&](double v) { return left + (v - xmin) / (xmax - xmin) * (w - left - right); };
   auto y = [&](double v) { return top + (1 - (v - ymin) / (ymax - ymin)) * (h - top - bottom); };
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"" + Num(w, 0) +
-                  "\" height=\"" + Num(h, 0) + "\">\n";
-  s += "<text x=\"" + Num(left, 0) + "\" y=\"18\" font-weight=\"bold\">" + HtmlEscape(title) +
-       "</text>\n";
-  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(h - bottom) + "\" x2=\"" + Num(w - right) +
-       "\" y2=\"" + Num(h - bottom) + "\" stroke=\"black\"/>\n";
-  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
-       Num(h - bottom) + "\" stroke=\"black\"/>\n";
+  std::string s = ChartFrame(w, h, left, right, top, bottom, title);
   for (int i = 0; i <= 4; ++i) {
     const double v = ymin + (ymax - ymin) * i / 4, t = xmin + (xmax - xmin) * i / 4;
     s += "<text x=\"" + Num(left - 5) + "\" y=\"" + Num(y(v) + 4) +

@@ -38,6 +38,44 @@ int FirstWords(std::string_view line, std::string_view words[3]) {
   return count;
 }
 
+// Where each switch's table begins, for both forms: the header's switch must be in the fabric
+// (or is skipped, with ignore_unknown_switches) and listed once; `current` is the table that
+// the following lines fill, kSkip for an ignored switch, kNone before the first header.
+struct SwitchTables {
+  static constexpr int kNone = -1, kSkip = -2;
+  SwitchTables(const Fabric& f, const LftReadOptions& o, const std::string& src, Lid lids)
+      : fabric(f), options(o), source(src), max_lid(lids), header_line(f.num_switches(), 0) {}
+
+  Status Begin(Guid guid, int n) {
+    const NodeId node = fabric.FindByNodeGuid(guid);
+    if (node == kNoNode || !fabric.is_switch(node)) {
+      if (!options.ignore_unknown_switches) {
+        return io::CorruptionAt(source, n,
+                                "no switch with GUID " + GuidString(guid) + " in the fabric");
+      }
+      current = kSkip;
+      return Status::OK();
+    }
+    current = fabric.switch_index(node);
+    if (header_line[current] != 0) {
+      return io::CorruptionAt(source, n,
+                              "switch " + GuidString(guid) + " already listed on line " +
+                                  std::to_string(header_line[current]));
+    }
+    header_line[current] = n;
+    seen_lid.assign(max_lid + 1, false);
+    return Status::OK();
+  }
+
+  const Fabric& fabric;
+  const LftReadOptions& options;
+  const std::string& source;
+  const Lid max_lid;
+  std::vector<int> header_line;  // where each switch's table began (0 = not yet)
+  int current = kNone;
+  std::vector<bool> seen_lid;  // LIDs already listed for the current switch
+};
+
 constexpr std::string_view kCompactMagic = "sar-lfts-compact 1";
 constexpr Lid kCompactBlock = 64;  // LIDs per line of the compact form
 
@@ -53,10 +91,7 @@ int HexValue(char c) {
 Status ParseCompactLftDump(std::string_view text, const std::string& source, const Fabric& fabric,
                            LftSet* out, const LftReadOptions& options) {
   LftSet result(fabric);
-  std::vector<int> header_line(fabric.num_switches(), 0);
-  constexpr int kNone = -1, kSkip = -2;
-  int current = kNone;
-  std::vector<bool> seen_lid;
+  SwitchTables tables(fabric, options, source, result.max_lid());
   io::LineReader lines(text);
   std::string_view raw;
   while (lines.Next(&raw)) {
@@ -71,23 +106,7 @@ Status ParseCompactLftDump(std::string_view text, const std::string& source, con
           !io::ParseHexDigits(words[1].substr(2), &guid)) {
         return io::ExpectedAt(source, n, "'switch 0x<guid>'", line);
       }
-      const NodeId node = fabric.FindByNodeGuid(guid);
-      if (node == kNoNode || !fabric.is_switch(node)) {
-        if (!options.ignore_unknown_switches) {
-          return io::CorruptionAt(source, n,
-                                  "no switch with GUID " + GuidString(guid) + " in the fabric");
-        }
-        current = kSkip;
-        continue;
-      }
-      current = fabric.switch_index(node);
-      if (header_line[current] != 0) {
-        return io::CorruptionAt(source, n,
-                                "switch " + GuidString(guid) + " already listed on line " +
-                                    std::to_string(header_line[current]));
-      }
-      header_line[current] = n;
-      seen_lid.assign(result.max_lid() + 1, false);
+      SAR_RETURN_IF_ERROR(tables.Begin(guid, n));
       continue;
     }
     uint64_t first = 0;
@@ -95,9 +114,10 @@ Status ParseCompactLftDump(std::string_view text, const std::string& source, con
         words[1].size() % 2 != 0 || words[1].size() > 2 * kCompactBlock) {
       return io::ExpectedAt(source, n, "'0x<first lid> <2 hex digits per LID, at most 64>'", line);
     }
-    if (current == kNone) return io::CorruptionAt(source, n, "LIDs before any 'switch' line");
-    if (current == kSkip) continue;
-    const NodeId node = fabric.switches()[current];
+    if (tables.current == SwitchTables::kNone)
+      return io::CorruptionAt(source, n, "LIDs before any 'switch' line");
+    if (tables.current == SwitchTables::kSkip) continue;
+    const NodeId node = fabric.switches()[tables.current];
     const uint64_t count = words[1].size() / 2;
     if (first + count - 1 > result.max_lid()) {
       return io::CorruptionAt(source, n,
@@ -105,7 +125,7 @@ Status ParseCompactLftDump(std::string_view text, const std::string& source, con
                                   " outside the fabric's LIDs 1.." +
                                   std::to_string(result.max_lid()));
     }
-    uint8_t* row = result.mutable_row(current);
+    uint8_t* row = result.mutable_row(tables.current);
     const char* hex = words[1].data();
     const int num_ports = fabric.num_ports(node);
     for (uint64_t i = 0; i < count; ++i) {
@@ -113,12 +133,12 @@ Status ParseCompactLftDump(std::string_view text, const std::string& source, con
       if (hi < 0 || lo < 0) return io::ExpectedAt(source, n, "hex digits", line);
       const int port = hi * 16 + lo;
       const Lid lid = static_cast<Lid>(first + i);
-      if (seen_lid[lid]) {
+      if (tables.seen_lid[lid]) {
         return io::CorruptionAt(
             source, n,
             "LID " + std::to_string(lid) + " listed twice for switch '" + fabric.name(node) + "'");
       }
-      seen_lid[lid] = true;
+      tables.seen_lid[lid] = true;
       if (port == LftSet::kNoRoute) continue;
       if (lid == 0) return io::CorruptionAt(source, n, "a route for LID 0");
       if (port > num_ports) {
@@ -143,12 +163,7 @@ Status ParseLftDump(std::string_view text, const std::string& source, const Fabr
     return ParseCompactLftDump(text, source, fabric, out, options);
   }
   LftSet result(fabric);
-  std::vector<int> header_line(fabric.num_switches(), 0);  // where each switch's table began
-  // The table being read: a switch index, kSkip for an ignored unknown switch, or kNone before
-  // the first header.
-  constexpr int kNone = -1, kSkip = -2;
-  int current = kNone;
-  std::vector<bool> seen_lid;  // LIDs already listed for the current switch
+  SwitchTables tables(fabric, options, source, result.max_lid());
   io::LineReader lines(text);
   std::string_view raw;
   while (lines.Next(&raw)) {
@@ -162,23 +177,7 @@ Status ParseLftDump(std::string_view text, const std::string& source, const Fabr
       if (!HeaderGuid(line, &guid)) {
         return io::ExpectedAt(source, n, "' guid 0x<hex>' in the 'Unicast lids' header", line);
       }
-      const NodeId node = fabric.FindByNodeGuid(guid);
-      if (node == kNoNode || !fabric.is_switch(node)) {
-        if (!options.ignore_unknown_switches) {
-          return io::CorruptionAt(source, n,
-                                  "no switch with GUID " + GuidString(guid) + " in the fabric");
-        }
-        current = kSkip;
-        continue;
-      }
-      current = fabric.switch_index(node);
-      if (header_line[current] != 0) {
-        return io::CorruptionAt(source, n,
-                                "switch " + GuidString(guid) + " already listed on line " +
-                                    std::to_string(header_line[current]));
-      }
-      header_line[current] = n;
-      seen_lid.assign(result.max_lid() + 1, false);
+      SAR_RETURN_IF_ERROR(tables.Begin(guid, n));
       continue;
     }
     if (!route_line) continue;  // column titles, footers, blank lines
@@ -193,11 +192,11 @@ Status ParseLftDump(std::string_view text, const std::string& source, const Fabr
     if (num_words > 2 && words[2][0] != '#' && words[2][0] != ':') {
       return io::ExpectedAt(source, n, "'#' or ':' after the port", line);
     }
-    if (current == kNone) {
+    if (tables.current == SwitchTables::kNone) {
       return io::CorruptionAt(source, n, "route line before any 'Unicast lids' header");
     }
-    if (current == kSkip) continue;
-    const NodeId node = fabric.switches()[current];
+    if (tables.current == SwitchTables::kSkip) continue;
+    const NodeId node = fabric.switches()[tables.current];
     if (lid == 0 || lid > result.max_lid()) {
       return io::CorruptionAt(source, n,
                               "LID " + std::string(words[0]) + " outside the fabric's LIDs 1.." +
@@ -209,13 +208,13 @@ Status ParseLftDump(std::string_view text, const std::string& source, const Fabr
                                   "' does not exist (it has " +
                                   std::to_string(fabric.num_ports(node)) + ")");
     }
-    if (seen_lid[lid]) {
+    if (tables.seen_lid[lid]) {
       return io::CorruptionAt(
           source, n,
           "LID " + io::Quote(words[0]) + " listed twice for switch '" + fabric.name(node) + "'");
     }
-    seen_lid[lid] = true;
-    result.set_port(current, static_cast<Lid>(lid), static_cast<uint8_t>(port));
+    tables.seen_lid[lid] = true;
+    result.set_port(tables.current, static_cast<Lid>(lid), static_cast<uint8_t>(port));
   }
   *out = std::move(result);
   return Status::OK();
