@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "sar/dmodc.h"
 #include "sar/engine.h"
 #include "sar/failures.h"
@@ -29,27 +30,10 @@
 
 namespace {
 
-double Ms(std::chrono::steady_clock::time_point a) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
-}
-
-double CpuMs() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
-         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-long PeakRssMb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024;
-}
+using sar::bench::CpuMs;
+using sar::bench::Median;
+using sar::bench::Ms;
+using sar::bench::PeakRssMb;
 
 void Die(const std::string& what, const sar::Status& s) {
   std::fprintf(stderr, "dmodc_bench: %s: %s\n", what.c_str(), s.ToString().c_str());
@@ -224,6 +208,6 @@ int main(int argc, char** argv) {
     s = sar::ValidateRouting(more, out2.lfts, nullptr, 1, vo, &report);
     std::printf("ValidateRouting: %s in %.0f ms\n", s.ok() ? "valid" : s.ToString().c_str(), Ms(t));
   }
-  std::printf("peak RSS %ld MB\n", PeakRssMb());
+  std::printf("peak RSS %.0f MB\n", PeakRssMb());
   return 0;
 }

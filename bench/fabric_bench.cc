@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "sar/engine.h"
 #include "sar/generate.h"
 #include "sar/io/lft_dump.h"
@@ -26,11 +27,7 @@
 
 namespace {
 
-double PeakRssMb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024.0;
-}
+using sar::bench::PeakRssMb;
 
 // Setup only: the tables come from libsar's MinHop engine (OpenSM's minhop rule), which is what
 // the reading, tracing and EFI stages then judge.

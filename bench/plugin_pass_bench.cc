@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "sar/c.h"
 #include "sar/failures.h"
 #include "sar/generate.h"
@@ -30,16 +31,9 @@
 
 namespace {
 
-double Ms(std::chrono::steady_clock::time_point a) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
-}
-
-double CpuMs() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
-         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
-}
+using sar::bench::CpuMs;
+using sar::bench::Ms;
+using sar::bench::PeakRssMb;
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "plugin_pass_bench: %s\n", what.c_str());
@@ -160,15 +154,13 @@ int main(int argc, char** argv) {
   }
   const double install_ms = Ms(t);
   cpu = CpuMs() - cpu;
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
   std::printf(
       "%s: copy subnet %.0f ms, sar_fabric_create %.0f ms, sar_route %.0f ms (engine %.0f ms, "
       "validation %.0f ms), install %d switches %.0f ms; total %.0f ms wall, %.0f ms CPU; "
-      "peak RSS %ld MB\n",
+      "peak RSS %.0f MB\n",
       sar_result_engine(result), copy_ms, create_ms, route_ms, sar_result_route_ms(result),
       sar_result_check_ms(result), switches, install_ms,
-      copy_ms + create_ms + route_ms + install_ms, cpu, u.ru_maxrss / 1024);
+      copy_ms + create_ms + route_ms + install_ms, cpu, PeakRssMb());
   for (int i = 0; i < sar_result_num_notes(result); ++i) {
     std::printf("  note: %s\n", sar_result_note(result, i));
   }
