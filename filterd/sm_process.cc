@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
+
+#include "sar/io/file_util.h"
 
 namespace sar::filterd {
 namespace {
@@ -56,33 +59,30 @@ bool Catches(const std::string& status_path, int signum, bool* readable) {
   return false;
 }
 
-// The plugin's ready file names `pid`: "osmsar <pid>" (any trailing whitespace).
+// The plugin's ready file names `pid`: "osmsar <pid>" (any trailing whitespace). Read as any
+// outside file: a regular file, no symbolic link, a few bytes (file_util.h), so nothing planted
+// at its path (a FIFO, /dev/zero) can hold the daemon.
 Status CheckReadyFile(pid_t pid, const std::string& maps_path, const std::string& ready_file) {
-  const std::string why = maps_path + " unreadable (sar-filterd is not root: fine)";
+  const std::string head = "pid " + std::to_string(pid) + ": " + maps_path +
+                           " unreadable (sar-filterd is not root: fine)";
   if (ready_file.empty()) {
-    return Status::Failed("pid " + std::to_string(pid) + ": " + why +
+    return Status::Failed(head +
                           " and no ready file to tell whether the osmsar plugin is loaded; "
                           "refusing to signal it");
   }
-  std::ifstream in(ready_file);
+  std::string text;
   std::string word;
   long named = 0;
-  if (!(in >> word >> named)) {
-    return Status::Failed("pid " + std::to_string(pid) + ": " + why +
-                          ", and the plugin's ready "
-                          "file " +
-                          ready_file +
-                          " is missing or unreadable (OpenSM without "
-                          "libosmsar.so, or /var/lib/sar missing when it started?): "
-                          "refusing to signal it");
+  if (!ReadFileToString(ready_file, UntrustedInputOptions(256), &text).ok() ||
+      !(std::istringstream(text) >> word >> named)) {
+    return Status::Failed(head + ", and the plugin's ready file " + ready_file +
+                          " is missing or unreadable (OpenSM without libosmsar.so, or "
+                          "/var/lib/sar missing when it started?): refusing to signal it");
   }
   if (word != "osmsar" || named != static_cast<long>(pid)) {
-    return Status::Failed("pid " + std::to_string(pid) + ": " + why +
-                          ", and the plugin's ready "
-                          "file " +
-                          ready_file + " names " + Quote(word) + " pid " + std::to_string(named) +
-                          " (another OpenSM's, or a stale one): "
-                          "refusing to signal it");
+    return Status::Failed(head + ", and the plugin's ready file " + ready_file + " names " +
+                          Quote(word) + " pid " + std::to_string(named) +
+                          " (another OpenSM's, or a stale one): refusing to signal it");
   }
   return Status::OK();
 }

@@ -120,6 +120,23 @@ TEST(SmProcess, UnreadableMapsFallBackToThePluginsReadyFile) {
   EXPECT_NE(s.message().find("does not catch signal 12"), std::string::npos) << s.message();
 }
 
+// The ready file sits in a directory its reader does not alone control: a FIFO or a symbolic
+// link planted there is refused at once (the daemon's loop must not block on it).
+TEST(SmProcess, AFifoOrSymlinkAsTheReadyFileIsRefusedWithoutBlocking) {
+  TempDir proc, lib;
+  FakeProc(proc, 300, "opensm", kCatchesHupAndUsr2, kPluginMaps);
+  unlink(proc.Join("300/maps").c_str());
+  const std::string ready = PluginReadyFile(lib.Join("jobs.map"));
+  ASSERT_EQ(mkfifo(ready.c_str(), 0600), 0);
+  Status s = CheckSmProcess(300, SIGUSR2, true, proc.path(), ready);
+  EXPECT_NE(s.message().find("is missing or unreadable"), std::string::npos) << s.message();
+  unlink(ready.c_str());
+  std::ofstream(lib.Join("elsewhere")) << "osmsar 300\n";
+  ASSERT_EQ(symlink(lib.Join("elsewhere").c_str(), ready.c_str()), 0);
+  s = CheckSmProcess(300, SIGUSR2, true, proc.path(), ready);
+  EXPECT_NE(s.message().find("is missing or unreadable"), std::string::npos) << s.message();
+}
+
 TEST(SmProcess, ASleepNamedInThePidFileSurvives) {
   TempDir dir;
   const pid_t child = fork();

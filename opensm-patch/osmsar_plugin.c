@@ -126,7 +126,11 @@ static void write_ready_file_locked(osmsar_t* p, int level) {
   if (p->ready_written || !p->ready_file[0] || !p->handler_installed) return;
   snprintf(tmp, sizeof tmp, "%s.tmp", p->ready_file);
   len = snprintf(text, sizeof text, "osmsar %ld\n", (long)getpid());
-  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* The directory belongs to sar-filterd's user, and OpenSM runs as root: never follow or reuse
+   * what is at the temporary name (a planted symbolic link would have root truncate its
+   * target). O_EXCL after the unlink creates a new file or fails. */
+  unlink(tmp);
+  fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   ok = fd >= 0 && write(fd, text, (size_t)len) == len;
   if (fd >= 0 && close(fd) != 0) ok = 0;
   if (ok && rename(tmp, p->ready_file) == 0) {
