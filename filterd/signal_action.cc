@@ -13,8 +13,14 @@
 namespace sar::filterd {
 
 Status ReadPidFile(const std::string& pid_file, pid_t* pid) {
+  // A pid file is a line of digits: a FIFO or device at its path is refused without blocking,
+  // anything long is not a pid file (the text is quoted below). Symbolic links are followed:
+  // sites link pid files.
+  ReadOptions options;
+  options.max_bytes = 64;
+  options.regular_file_only = true;
   std::string text;
-  SAR_RETURN_IF_ERROR(ReadFileToString(pid_file, &text));
+  SAR_RETURN_IF_ERROR(ReadFileToString(pid_file, options, &text));
   const size_t start = text.find_first_not_of(" \t\r\n");
   const size_t end = text.find_last_not_of(" \t\r\n");
   if (start == std::string::npos) return Status::Corruption(pid_file + ": empty pid file");
