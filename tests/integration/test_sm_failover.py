@@ -66,8 +66,11 @@ class Bed:
                                            name="master")
         self.pids.append(self.master.pid)
         # The standby: another HCA (another leaf), its own LID cache seeded with the same LIDs.
+        # Seeded from the same guid2lid as the master's, not by copying the master's live cache
+        # dir: OpenSM writes temporary files there (guid2mkey.tmp) that vanish mid-copy.
         cache = os.path.join(self.w, "standby-cache")
-        shutil.copytree(self.tb.cache_dir, cache)
+        os.makedirs(cache)
+        shutil.copyfile(self.lids, os.path.join(cache, "guid2lid"))
         self.standby = self.tb.start_opensm(
             "sar", extra_conf=self.plugin_conf(1), name="standby",
             env_extra=dict(env, SIM_HOST="h00005", OSM_CACHE_DIR=cache),
