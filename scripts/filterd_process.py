@@ -83,6 +83,6 @@ class FilterdProcess(LoggedProcess):
         return control_request(self.control_socket, line, timeout)
 
     def stop(self, grace=10.0):
-        """SIGTERM (with SIGCONT, in case it is paused), SIGKILL after `grace`; returns the exit
+        """SIGTERM (after a SIGCONT, in case it is paused), SIGKILL after `grace`; returns the exit
         status (0 for a clean exit)."""
         return super().stop(grace)

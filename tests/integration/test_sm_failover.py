@@ -80,7 +80,8 @@ class Bed:
     def start_filterd(self, trace_lines):
         """sar-filterd (again) with a new replay trace; the state dir persists."""
         if self.filterd:
-            check(self.filterd.stop() == 0, "sar-filterd: non-zero exit on SIGTERM")
+            rc = self.filterd.stop()
+            check(rc == 0, f"sar-filterd: exit status {rc} on SIGTERM:\n{self.filterd.tail()}")
         self.runs += 1
         d = os.path.join(self.w, "filterd")
         os.makedirs(d, exist_ok=True)
