@@ -198,4 +198,48 @@ TEST_F(SarRouteCli, CanonicalOrderByDefaultAndTheBoundReported) {
 }
 
 }  // namespace
+// route --previous-jobs reaches the pass: a job ends, the others keep running, and the stable
+// delta keeps every running job's entries (the note counts them) and changes none of the
+// tables; without --previous it is a usage error.
+TEST_F(SarRouteCli, PreviousJobsKeepRunningJobsAndNeedPrevious) {
+  ASSERT_EQ(SarRoute("gen -f ft2:8,6 --style ibnetdiscover -o " + Path("a.topo")).exit_code, 0);
+  ASSERT_EQ(
+      SarRoute("jobmix -t " + Path("a.topo") + " --run-length 2 --max-size 16 -o " + Path("jobs"))
+          .exit_code,
+      0);
+  // The same mapping without its last job.
+  std::istringstream all(testcmd::Slurp(Path("jobs")));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(all, line);) lines.push_back(line);
+  std::string last_job = lines.back().substr(lines.back().find(' ') + 1);
+  std::ofstream after(Path("jobs.after"));
+  int running = 0;
+  for (const std::string& line : lines) {
+    if (line.substr(line.find(' ') + 1) != last_job) after << line << "\n";
+  }
+  after.close();
+  for (const std::string& line : lines) {
+    if (line[0] != '#' && line.substr(line.find(' ') + 1) != last_job) ++running;
+  }
+  ASSERT_GT(running, 0);
+  const std::string topo = " -t " + Path("a.topo");
+  ASSERT_EQ(
+      SarRoute("route -e sar" + topo + " -j " + Path("jobs") + " -o " + Path("a.lfts")).exit_code,
+      0);
+  const Outcome stable =
+      SarRoute("route -e sar" + topo + " -j " + Path("jobs.after") + " --previous " +
+               Path("a.lfts") + " --previous-jobs " + Path("jobs") + " -o " + Path("b.lfts"));
+  ASSERT_EQ(stable.exit_code, 0) << stable.err;
+  EXPECT_NE(stable.err.find("stability: "), std::string::npos) << stable.err;
+  EXPECT_NE(stable.err.find(" 0 of their "), std::string::npos) << stable.err;
+  const Outcome plain = SarRoute("route -e sar" + topo + " -j " + Path("jobs.after") +
+                                 " --previous " + Path("a.lfts") + " -o " + Path("c.lfts"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("stability: "), std::string::npos) << plain.err;
+  const Outcome alone = SarRoute("route -e sar" + topo + " -j " + Path("jobs.after") +
+                                 " --previous-jobs " + Path("jobs") + " -o " + Path("d.lfts"));
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.err.find("--previous-jobs needs --previous"), std::string::npos) << alone.err;
+}
+
 }  // namespace sar
