@@ -19,8 +19,12 @@ leave pairs without a legal route as holes instead of failing), and in how many 
 max EFI was below dmodc's. Every figure comes from sar-route (one routing pass, one metric); this
 script only runs it and aggregates.
 
-Example (the table in docs/benchmarks.md):
+Everything (50 seeds, all cases; hours on 2 shared cores):
   bench/dmodc_quality.py --sar-route build/router/sar-route --seeds 50
+The tables in docs/benchmarks.md:
+  bench/dmodc_quality.py --seeds 50 --cases pgft2,pgft2p,kary
+  bench/dmodc_quality.py --seeds 10 --parallel 1 --cases pgft3
+  bench/dmodc_quality.py --seeds 10 --cases pgft3big
 Quick look:
   bench/dmodc_quality.py --seeds 3 --cases pgft2
 """
