@@ -48,6 +48,7 @@ struct CompareArgs {
   std::vector<std::string> opensm;
   int vls = 8;
   int threads = 0;
+  bool allow_disconnected = false;
   bool json = false;
   std::string html;
   std::string testbed_script;
@@ -61,7 +62,10 @@ struct Row {
   bool ok = false;
   std::string error;
   bool valid = false;
-  std::string invalid;  // ValidateRouting's message when not valid
+  std::string invalid;       // ValidateRouting's message when not valid
+  uint64_t pairs = 0;        // (source endpoint, destination LID) pairs traced
+  uint64_t unreachable = 0;  // of them not delivered (holes and misdeliveries)
+  uint64_t loops = 0;
   sar::Metrics metrics;
   double mean_job_efi_max = 0;   // over jobs spanning >= 2 leaf switches
   double mean_job_channels = 0;  // same jobs
@@ -129,6 +133,7 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   vo.num_vls = a.vls;
   vo.threads = a.threads;
   vo.layers_known = layers != nullptr;
+  vo.allow_disconnected = a.allow_disconnected;
   // The verdict and the metrics come from one sweep over the destinations.
   sar::AnalysisOptions also;
   also.what = sar::kAnalyseMetrics;
@@ -144,6 +149,9 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   }
   row->valid = s.ok();
   row->invalid = s.ok() ? "" : s.message();
+  row->pairs = report.trace.pairs;
+  row->unreachable = report.trace.unreachable;
+  row->loops = report.trace.loops;
   row->metrics = std::move(analysis.metrics);
   int n = 0;
   for (const sar::JobMetrics& jm : row->metrics.jobs) {
@@ -183,6 +191,7 @@ void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
   in.num_vls = a.vls;
   in.jobs = &jobs;
   in.threads = a.threads;
+  in.allow_disconnected = a.allow_disconnected;
   in.sar_refine = a.sar.refine;
   in.sar_all_pairs_budget = a.sar.all_pairs_budget;
   sar::RoutingOutput out;
@@ -222,7 +231,15 @@ void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
   std::fprintf(stderr, "sar-route: running OpenSM %s on the test bed...\n", engine.c_str());
   const int rc = RunLogged(argv, log);
   if (rc != 0) {
-    row->error = "test bed failed (exit " + std::to_string(rc) + "): " + LastLines(log, 2);
+    // The test bed's own verdict (e.g. "OpenSM configured the tables with 'minhop', not
+    // 'ftree'": ftree refusing a degraded tree) when it gave one, else the log's tail.
+    std::ifstream in(log);
+    std::string verdict;
+    for (std::string line; verdict.empty() && std::getline(in, line);) {
+      if (line.rfind("sar_testbed: ", 0) == 0) verdict = line;
+    }
+    row->error = "test bed failed (exit " + std::to_string(rc) +
+                 "): " + (verdict.empty() ? LastLines(log, 2) : verdict);
     return;
   }
   std::ifstream result(out / "result.json");
@@ -364,6 +381,9 @@ int RunCompare(const CompareArgs& a) {
       j["bound_gap"] =
           bound > 0 ? Json(sar::BoundGap(r.metrics.effective_efi.max, bound)) : Json(nullptr);
       j["efi_max"] = r.metrics.efi.max;
+      j["pairs"] = r.pairs;
+      j["unreachable_pairs"] = r.unreachable;
+      j["loops"] = r.loops;
       // Per unit of capacity, a full-rate link counting 1 (equal to the raw maxima when every
       // link runs at the nominal rate).
       j["effective_efi_per_capacity_max"] = r.metrics.effective_efi_per_capacity.max;
@@ -396,9 +416,9 @@ int RunCompare(const CompareArgs& a) {
                 lb.where.empty() ? "-" : lb.where.c_str(), static_cast<unsigned long long>(lb.leaf),
                 static_cast<unsigned long long>(lb.level),
                 static_cast<unsigned long long>(lb.leaf_avg));
-    std::printf("%-16s %5s %9s %6s %9s %7s %10s %10s %7s %9s %6s %5s %7s %10s\n", "engine",
-                "valid", "effEFImax", "gap%", "effEFImean", "dark%", "jobEFImax", "jobChans",
-                "unused", "route_ms", "layers", "obl", "EFImax", "effEFI/cap");
+    std::printf("%-16s %5s %9s %6s %9s %7s %10s %10s %7s %9s %6s %5s %7s %10s\n", "engine", "valid",
+                "effEFImax", "gap%", "effEFImean", "dark%", "jobEFImax", "jobChans", "unused",
+                "route_ms", "layers", "obl", "EFImax", "effEFI/cap");
     for (const Row& r : rows) {
       if (!r.ok) {
         std::printf("%-16s FAILED: %s\n", r.name.c_str(), r.error.c_str());
@@ -419,6 +439,11 @@ int RunCompare(const CompareArgs& a) {
                   static_cast<unsigned long long>(r.metrics.efi.max),
                   r.metrics.effective_efi_per_capacity.max);
       if (!r.valid) std::printf("%-16s   %s\n", "", r.invalid.c_str());
+      if (r.valid && r.unreachable > 0) {
+        std::printf("%-16s   %llu of %llu pairs unreachable (--allow-disconnected)\n", "",
+                    static_cast<unsigned long long>(r.unreachable),
+                    static_cast<unsigned long long>(r.pairs));
+      }
       if (r.source_lids) {
         std::printf(
             "%-16s   sources use their group's LID: obl follows them; the EFI columns "
@@ -450,6 +475,10 @@ std::function<int()> SetupCompare(CLI::App* c) {
   c->add_option("--testbed-script", a->testbed_script,
                 "path of scripts/sar_testbed.py (default: $SAR_TESTBED or found beside the build)");
   c->add_option("--workdir", a->workdir, "keep the OpenSM runs here (default: a removed temp dir)");
+  c->add_flag("--allow-disconnected", a->allow_disconnected,
+              "our engines leave pairs without a legal route unrouted instead of failing, and "
+              "unreachable pairs do not make any row invalid (loops still do); the JSON counts "
+              "them in unreachable_pairs");
   c->add_flag("--json", a->json, "print one JSON object");
   c->add_option("--html", a->html,
                 "also write a self-contained HTML report (table, per-engine link-load heat maps)");

@@ -15,6 +15,7 @@
 
 #include "command_test_util.h"
 #include "invalid_tables_test_util.h"
+#include "sar/failures.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/layers_file.h"
 #include "sar/io/lft_dump.h"
@@ -195,6 +196,46 @@ TEST_F(SarRouteCli, CanonicalOrderByDefaultAndTheBoundReported) {
   const nlohmann::json e = nlohmann::json::parse(ev.out);
   EXPECT_EQ(e["lower_bound"]["value"], bound);
   EXPECT_GE(e["bound_gap"].get<double>(), 0.0);
+}
+
+// compare --allow-disconnected: an up*/down* engine leaves the pairs without a legal route as
+// holes and the JSON counts them (bench/dmodc_quality.py's unreachable share); without the flag
+// the same engine refuses the fabric.
+TEST_F(SarRouteCli, CompareAllowDisconnectedCountsUnreachablePairs) {
+  // leaf00 keeps only spine00, leaf01 only spine01: cabled through leaf02, no up-down path.
+  const Fabric intact = testfab::FatTree2(3, 2, 2);
+  FailureSet fs;
+  const NodeId leaf0 = intact.FindByName("leaf00"), leaf1 = intact.FindByName("leaf01");
+  for (int p = 1; p <= intact.num_ports(leaf0); ++p) {
+    if (intact.peer({leaf0, p}).node == intact.FindByName("spine01"))
+      fs.links.push_back({"leaf00", p});
+    if (intact.peer({leaf1, p}).node == intact.FindByName("spine00"))
+      fs.links.push_back({"leaf01", p});
+  }
+  ASSERT_EQ(fs.links.size(), 2u);
+  Fabric f;
+  ASSERT_TRUE(ApplyFailures(intact, fs, &f).ok());
+  const std::string fabric = WriteFabric(f);
+  std::ofstream(Path("jobs")) << "h0000 1\nh0002 1\n";
+
+  const Outcome strict = SarRoute("compare -e dmodc --json --jobs " + Path("jobs") + fabric);
+  EXPECT_EQ(strict.exit_code, 1) << strict.err;
+  const nlohmann::json s = nlohmann::json::parse(strict.out);
+  EXPECT_EQ(s["engines"][0]["ok"], false);
+  EXPECT_NE(s["engines"][0]["error"].get<std::string>().find("no up-down path"), std::string::npos);
+
+  const Outcome c = SarRoute("compare -e dmodc,dfsssp --allow-disconnected --json --jobs " +
+                             Path("jobs") + fabric);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  const nlohmann::json j = nlohmann::json::parse(c.out);
+  const nlohmann::json& dmodc = j["engines"][0];
+  EXPECT_EQ(dmodc["valid"], true);
+  EXPECT_EQ(dmodc["pairs"], 6 * 5);
+  EXPECT_EQ(dmodc["unreachable_pairs"], 8);  // 2 hosts x 2 hosts, both ways
+  EXPECT_EQ(dmodc["loops"], 0);
+  const nlohmann::json& dfsssp = j["engines"][1];  // shortest paths, down and up: all delivered
+  EXPECT_EQ(dfsssp["engine"], "dfsssp");
+  EXPECT_EQ(dfsssp["unreachable_pairs"], 0);
 }
 
 }  // namespace
