@@ -76,6 +76,13 @@ class Refiner {
       t.dest = e;
       if (BuildTree(d, src_eff, src_all, &t)) trees_.push_back(std::move(t));
     }
+    // Per arc, the trees whose switch routes over it, in tree order (Relieve's scan order).
+    trees_on_arc_.assign(g_.arc_to.size(), {});
+    for (size_t ti = 0; ti < trees_.size(); ++ti) {
+      for (int a : trees_[ti].next) {
+        if (a >= 0) trees_on_arc_[a].push_back(static_cast<uint32_t>(ti));
+      }
+    }
   }
 
   // Three phases of the same local search: the effective load down, raising no channel's
@@ -211,12 +218,14 @@ class Refiner {
     const std::vector<uint64_t>& load = effective ? eff_ : all_;
     const std::vector<uint64_t>& other = effective ? all_ : eff_;
     if (mark_.size() < eff_.size()) mark_.assign(eff_.size(), 0);
-    for (size_t ti = 0; ti < trees_.size(); ++ti) {
+    // Every tree counts one step of work, as the scan over all trees did before the index;
+    // only the trees routing over h (trees_on_arc_, in tree order) can cross it.
+    work_ += trees_.size();
+    for (const uint32_t ti : trees_on_arc_[h]) {
       const Tree& t = trees_[ti];
       const std::vector<uint32_t>& flow = effective ? t.flow_eff : t.flow_all;
       const std::vector<uint32_t>& flow_other = effective ? t.flow_all : t.flow_eff;
-      ++work_;
-      if (t.next[from] != h || flow[from] == 0) continue;
+      if (flow[from] == 0) continue;
       work_ += order_of_root_[g_.dests[t.dest].sw].size();
       const int root = g_.dests[t.dest].sw;
       const std::vector<int>& hops = hops_of_root_[root];
@@ -271,6 +280,14 @@ class Refiner {
     return true;
   }
 
+  // Moves tree `ti` from arc `from` to arc `to` in trees_on_arc_, keeping both in tree order.
+  void Reindex(uint32_t ti, int from, int to) {
+    std::vector<uint32_t>& a = trees_on_arc_[from];
+    a.erase(std::lower_bound(a.begin(), a.end(), ti));
+    std::vector<uint32_t>& b = trees_on_arc_[to];
+    b.insert(std::lower_bound(b.begin(), b.end(), ti), ti);
+  }
+
   void Apply(Tree* t, int u, int arc) {
     const Destination& d = g_.dests[t->dest];
     const uint32_t f = t->flow_eff[u], fa = t->flow_all[u];
@@ -284,6 +301,7 @@ class Refiner {
         t->flow_all[v] -= fa;
       }
     }
+    Reindex(static_cast<uint32_t>(t - trees_.data()), t->next[u], arc);
     t->next[u] = arc;
     for (int v = u; v != d.sw;) {
       const int a = t->next[v];
@@ -309,6 +327,7 @@ class Refiner {
   std::vector<char> crosses_;                    // per switch: its route crosses the arc at hand
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<Tree> trees_;
+  std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc_from_] == arc
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
   std::vector<uint32_t> mark_;
   uint32_t stamp_ = 0;
