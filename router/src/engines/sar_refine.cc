@@ -32,6 +32,7 @@ class Refiner {
     all_.assign(g.arc_to.size(), 0);
     hops_of_root_.assign(n, {});
     order_of_root_.assign(n, {});
+    level_begin_of_root_.assign(n, {});
     crosses_.assign(n, 0);
   }
 
@@ -144,6 +145,10 @@ class Refiner {
         }
       }
     }
+    std::vector<int>& begin = level_begin_of_root_[root];
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (i == 0 || h[q[i]] != h[q[i - 1]]) begin.push_back(static_cast<int>(i));
+    }
     return h;
   }
 
@@ -231,11 +236,20 @@ class Refiner {
       const std::vector<int>& hops = hops_of_root_[root];
       // Which switches route through h: nearest the root first, so each switch's successor is
       // known before it.
-      for (int u : order_of_root_[root]) {
-        crosses_[u] =
-            u != root && t.next[u] >= 0 && (t.next[u] == h || crosses_[g_.arc_to[t.next[u]]]);
+      // Only `from` and switches farther out can (the tree is min-hop): start at from's level,
+      // where only `from` itself routes over h.
+      const std::vector<int>& order = order_of_root_[root];
+      const size_t first = level_begin_of_root_[root][hops[from]];
+      size_t at = first;
+      for (; at < order.size() && hops[order[at]] == hops[from]; ++at) {
+        crosses_[order[at]] = order[at] == from;
       }
-      for (int u : order_of_root_[root]) {
+      for (; at < order.size(); ++at) {
+        const int u = order[at];
+        crosses_[u] = t.next[u] >= 0 && (t.next[u] == h || crosses_[g_.arc_to[t.next[u]]]);
+      }
+      for (size_t i = first; i < order.size(); ++i) {
+        const int u = order[i];
         if (!crosses_[u] || flow[u] == 0) continue;
         const uint64_t f = flow[u], fo = flow_other[u];
         // The old path from u, marked.
@@ -323,8 +337,9 @@ class Refiner {
   std::vector<int> arc_from_;
   std::vector<uint64_t> eff_, all_;  // per arc
   std::vector<std::vector<int>> hops_of_root_;
-  std::vector<std::vector<int>> order_of_root_;  // switches by hops from the root (BFS order)
-  std::vector<char> crosses_;                    // per switch: its route crosses the arc at hand
+  std::vector<std::vector<int>> order_of_root_;        // switches by hops from the root (BFS order)
+  std::vector<std::vector<int>> level_begin_of_root_;  // per root, per hop count: first in order
+  std::vector<char> crosses_;  // per switch: its route crosses the arc at hand
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<Tree> trees_;
   std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc_from_] == arc
