@@ -32,6 +32,7 @@ class Refiner {
     all_.assign(g.arc_to.size(), 0);
     hops_of_root_.assign(n, {});
     order_of_root_.assign(n, {});
+    level_begin_of_root_.assign(n, {});
     crosses_.assign(n, 0);
   }
 
@@ -75,6 +76,13 @@ class Refiner {
       Tree t;
       t.dest = e;
       if (BuildTree(d, src_eff, src_all, &t)) trees_.push_back(std::move(t));
+    }
+    // Per arc, the trees whose switch routes over it, in tree order (Relieve's scan order).
+    trees_on_arc_.assign(g_.arc_to.size(), {});
+    for (size_t ti = 0; ti < trees_.size(); ++ti) {
+      for (int a : trees_[ti].next) {
+        if (a >= 0) trees_on_arc_[a].push_back(static_cast<uint32_t>(ti));
+      }
     }
   }
 
@@ -137,6 +145,10 @@ class Refiner {
           q.push_back(g_.arc_to[a]);
         }
       }
+    }
+    std::vector<int>& begin = level_begin_of_root_[root];
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (i == 0 || h[q[i]] != h[q[i - 1]]) begin.push_back(static_cast<int>(i));
     }
     return h;
   }
@@ -212,22 +224,33 @@ class Refiner {
     const std::vector<uint64_t>& load = effective ? eff_ : all_;
     const std::vector<uint64_t>& other = effective ? all_ : eff_;
     if (mark_.size() < eff_.size()) mark_.assign(eff_.size(), 0);
-    for (size_t ti = 0; ti < trees_.size(); ++ti) {
+    // Every tree counts one step of work, as the scan over all trees did before the index;
+    // only the trees routing over h (trees_on_arc_, in tree order) can cross it.
+    work_ += trees_.size();
+    for (const uint32_t ti : trees_on_arc_[h]) {
       const Tree& t = trees_[ti];
       const std::vector<uint32_t>& flow = effective ? t.flow_eff : t.flow_all;
       const std::vector<uint32_t>& flow_other = effective ? t.flow_all : t.flow_eff;
-      ++work_;
-      if (t.next[from] != h || flow[from] == 0) continue;
+      if (flow[from] == 0) continue;
       work_ += order_of_root_[g_.dests[t.dest].sw].size();
       const int root = g_.dests[t.dest].sw;
       const std::vector<int>& hops = hops_of_root_[root];
       // Which switches route through h: nearest the root first, so each switch's successor is
       // known before it.
-      for (int u : order_of_root_[root]) {
-        crosses_[u] =
-            u != root && t.next[u] >= 0 && (t.next[u] == h || crosses_[g_.arc_to[t.next[u]]]);
+      // Only `from` and switches farther out can (the tree is min-hop): start at from's level,
+      // where only `from` itself routes over h.
+      const std::vector<int>& order = order_of_root_[root];
+      const size_t first = level_begin_of_root_[root][hops[from]];
+      size_t at = first;
+      for (; at < order.size() && hops[order[at]] == hops[from]; ++at) {
+        crosses_[order[at]] = order[at] == from;
       }
-      for (int u : order_of_root_[root]) {
+      for (; at < order.size(); ++at) {
+        const int u = order[at];
+        crosses_[u] = t.next[u] >= 0 && (t.next[u] == h || crosses_[g_.arc_to[t.next[u]]]);
+      }
+      for (size_t i = first; i < order.size(); ++i) {
+        const int u = order[i];
         if (!crosses_[u] || flow[u] == 0) continue;
         if (pinned_ != nullptr &&
             (*pinned_)[static_cast<size_t>(t.dest) * g_.num_switches + u] != 0) {
@@ -276,6 +299,14 @@ class Refiner {
     return true;
   }
 
+  // Moves tree `ti` from arc `from` to arc `to` in trees_on_arc_, keeping both in tree order.
+  void Reindex(uint32_t ti, int from, int to) {
+    std::vector<uint32_t>& a = trees_on_arc_[from];
+    a.erase(std::lower_bound(a.begin(), a.end(), ti));
+    std::vector<uint32_t>& b = trees_on_arc_[to];
+    b.insert(std::lower_bound(b.begin(), b.end(), ti), ti);
+  }
+
   void Apply(Tree* t, int u, int arc) {
     const Destination& d = g_.dests[t->dest];
     const uint32_t f = t->flow_eff[u], fa = t->flow_all[u];
@@ -289,6 +320,7 @@ class Refiner {
         t->flow_all[v] -= fa;
       }
     }
+    Reindex(static_cast<uint32_t>(t - trees_.data()), t->next[u], arc);
     t->next[u] = arc;
     for (int v = u; v != d.sw;) {
       const int a = t->next[v];
@@ -310,10 +342,12 @@ class Refiner {
   std::vector<int> arc_from_;
   std::vector<uint64_t> eff_, all_;  // per arc
   std::vector<std::vector<int>> hops_of_root_;
-  std::vector<std::vector<int>> order_of_root_;  // switches by hops from the root (BFS order)
-  std::vector<char> crosses_;                    // per switch: its route crosses the arc at hand
+  std::vector<std::vector<int>> order_of_root_;        // switches by hops from the root (BFS order)
+  std::vector<std::vector<int>> level_begin_of_root_;  // per root, per hop count: first in order
+  std::vector<char> crosses_;  // per switch: its route crosses the arc at hand
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<Tree> trees_;
+  std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc_from_] == arc
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
   std::vector<uint32_t> mark_;
   uint32_t stamp_ = 0;

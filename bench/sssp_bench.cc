@@ -1,0 +1,106 @@
+// The SSSP engines (sar, dfsssp) at scale (issue 16 item 3): one engine run on a generated PGFT
+// with a synthetic job mix (sar/job_mix.h, the same as `sar-route jobmix` with its defaults and
+// --seed), timed as the engine reports it (paths_ms: shortest paths and SAR's refinement;
+// layers_ms: virtual layers), without the validation and the table dump that `sar-route route`
+// adds. Not a test: it prints figures (docs/benchmarks.md) and a hash of the tables and layers,
+// so two builds can be checked for identical results on fabrics too large to dump.
+//
+//   build/bench/sssp_bench [--engine sar] [--spec pgft:3;32,16,20;1,16,20;1,1,1] [--seed 1]
+//                          [--runs 3] [--threads 2] [--no-refine]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "sar/engine.h"
+#include "sar/generate.h"
+#include "sar/job_mix.h"
+#include "sar/jobs.h"
+#include "sar/lids.h"
+
+namespace {
+
+uint64_t Fnv(uint64_t h, const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string engine_name = "sar", spec_text = "pgft:3;32,16,20;1,16,20;1,1,1";
+  int runs = 3, threads = 2;
+  uint64_t seed = 1;
+  bool refine = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has = i + 1 < argc;
+    if (a == "--engine" && has) {
+      engine_name = argv[++i];
+    } else if (a == "--spec" && has) {
+      spec_text = argv[++i];
+    } else if (a == "--seed" && has) {
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--runs" && has) {
+      runs = std::atoi(argv[++i]);
+    } else if (a == "--threads" && has) {
+      threads = std::atoi(argv[++i]);
+    } else if (a == "--no-refine") {
+      refine = false;
+    } else {
+      std::fprintf(stderr,
+                   "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
+                   "[--threads N] [--no-refine]\n");
+      return 2;
+    }
+  }
+  sar::PgftSpec spec;
+  sar::Fabric f;
+  if (!sar::ParsePgftSpec(spec_text, &spec).ok() || !sar::GeneratePgft(spec, {}, &f).ok() ||
+      !sar::AssignLids({}, &f).ok()) {
+    std::fprintf(stderr, "cannot generate %s\n", spec_text.c_str());
+    return 1;
+  }
+  sar::JobMixOptions mix;
+  mix.seed = seed;
+  sar::JobMapping mapping;
+  if (!sar::GenerateJobMix(f, mix, &mapping).ok()) return 1;
+  const std::vector<sar::ResolvedJob> jobs = sar::ResolveJobs(f, mapping);
+  const auto engine = sar::MakeRoutingEngine(engine_name);
+  if (engine == nullptr) return 2;
+  sar::RoutingInput in;
+  in.fabric = &f;
+  in.jobs = &jobs;
+  in.threads = threads;
+  in.sar_refine = refine;
+  std::vector<double> paths, layers;
+  uint64_t hash = 14695981039346656037ull;
+  for (int r = 0; r < runs; ++r) {
+    sar::RoutingOutput out;
+    const sar::Status st = engine->Route(in, &out);
+    if (!st.ok()) {
+      std::fprintf(stderr, "%s\n", st.message().c_str());
+      return 1;
+    }
+    paths.push_back(out.paths_ms);
+    layers.push_back(out.layers_ms);
+    if (r == 0) {
+      for (int s = 0; s < out.lfts.num_switches(); ++s) {
+        hash = Fnv(hash, out.lfts.row(s), out.lfts.max_lid() + 1u);
+      }
+      out.layers.ForEachEntry([&](const sar::VirtualLayers::Entry& e) {
+        const uint32_t v[3] = {e.src, e.dst, static_cast<uint32_t>(e.layer)};
+        hash = Fnv(hash, reinterpret_cast<const uint8_t*>(v), sizeof(v));
+      });
+    }
+  }
+  std::printf(
+      "%s %s: %d switches, %zu hosts, %zu jobs, threads %d: paths %.0f ms, layers %.0f ms "
+      "(medians of %d), peak RSS %.0f MB, hash %016llx\n",
+      engine_name.c_str(), spec_text.c_str(), f.num_switches(), f.Endpoints().size(), jobs.size(),
+      threads, sar::bench::Median(paths), sar::bench::Median(layers), runs, sar::bench::PeakRssMb(),
+      static_cast<unsigned long long>(hash));
+  return 0;
+}
