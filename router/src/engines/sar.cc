@@ -107,7 +107,8 @@ class SarEngine : public RoutingEngine {
           RefineOptions options;
           options.all_pairs_cap = AllPairsCap(in);
           RefineStats st;
-          RefineJobRoutes(router.graph(), router.job_members(), options, lfts, &st);
+          RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), options, lfts,
+                          &st);
           notes->push_back(RefineNote(st));
         });
   }
