@@ -108,7 +108,8 @@ class SarEngine : public RoutingEngine {
                        options.all_pairs_cap = AllPairsCap(in);
                        options.pinned = pinned;
                        RefineStats st;
-                       RefineJobRoutes(router.graph(), router.job_members(), options, lfts, &st);
+                       RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(),
+                                       options, lfts, &st);
                        notes->push_back(RefineNote(st));
                      });
   }

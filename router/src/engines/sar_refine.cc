@@ -17,8 +17,10 @@ struct Tree {
 
 class Refiner {
  public:
-  Refiner(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs, LftSet* lfts)
-      : g_(g), jobs_(jobs), lfts_(lfts) {
+  Refiner(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
+          const std::vector<uint64_t>& unit, LftSet* lfts)
+      : g_(g), jobs_(jobs), unit_(unit), lfts_(lfts) {
+    base_ = unit.empty() ? 1 : *std::min_element(unit.begin(), unit.end());
     const int n = g.num_switches;
     arc_of_port_.assign(static_cast<size_t>(n) * 256, -1);
     arc_from_.assign(g.arc_to.size(), 0);
@@ -90,9 +92,11 @@ class Refiner {
   // all-pairs load above max(cap, the current max); the all-pairs load down to the cap without
   // raising the max effective load; the effective load again within what is left.
   void Run(const RefineOptions& o, RefineStats* st) {
-    st->all_before = Max(all_);
-    st->effective_before = Max(eff_);
-    const uint64_t target = o.all_pairs_cap;
+    st->all_before = Max(all_) / base_;
+    st->effective_before = Max(eff_) / base_;
+    const uint64_t target = o.all_pairs_cap == std::numeric_limits<uint64_t>::max()
+                                ? o.all_pairs_cap
+                                : o.all_pairs_cap * base_;
     int moves = 0;
     max_work_ = o.max_work;
     pinned_ = o.pinned != nullptr && !o.pinned->empty() ? o.pinned : nullptr;
@@ -120,8 +124,8 @@ class Refiner {
     }
     st->moves = moves;
     st->work_limited = work_ >= max_work_;
-    st->effective_after = Max(eff_);
-    st->all_after = Max(all_);
+    st->effective_after = Max(eff_) / base_;
+    st->all_after = Max(all_) / base_;
   }
 
  private:
@@ -184,8 +188,8 @@ class Refiner {
         }
         if (u != d.sw) continue;
         for (int a : path) {
-          eff_[a] += src_eff[s];
-          all_[a] += src_all[s];
+          eff_[a] += src_eff[s] * unit_[a];
+          all_[a] += src_all[s] * unit_[a];
         }
       }
       return false;
@@ -200,8 +204,8 @@ class Refiner {
     for (int h = max_hops; h >= 1; --h) {
       for (int s : by_hops[h]) {
         const int a = t->next[s];
-        eff_[a] += t->flow_eff[s];
-        all_[a] += t->flow_all[s];
+        eff_[a] += t->flow_eff[s] * unit_[a];
+        all_[a] += t->flow_all[s] * unit_[a];
         t->flow_eff[g_.arc_to[a]] += t->flow_eff[s];
         t->flow_all[g_.arc_to[a]] += t->flow_all[s];
       }
@@ -270,9 +274,10 @@ class Refiner {
               break;
             }
             if (mark_[x] != stamp_) {  // a channel the routes newly take
-              worst = std::max(worst, load[x] + f);
-              worst_other = std::max(worst_other, other[x] + fo);
-              if (load[x] + f >= m || other[x] + fo > cap) {
+              const uint64_t nl = load[x] + f * unit_[x], no = other[x] + fo * unit_[x];
+              worst = std::max(worst, nl);
+              worst_other = std::max(worst_other, no);
+              if (nl >= m || no > cap) {
                 ok = false;
                 break;
               }
@@ -312,8 +317,8 @@ class Refiner {
     const uint32_t f = t->flow_eff[u], fa = t->flow_all[u];
     for (int v = u; v != d.sw;) {
       const int a = t->next[v];
-      eff_[a] -= f;
-      all_[a] -= fa;
+      eff_[a] -= f * unit_[a];
+      all_[a] -= fa * unit_[a];
       v = g_.arc_to[a];
       if (v != d.sw) {
         t->flow_eff[v] -= f;
@@ -324,8 +329,8 @@ class Refiner {
     t->next[u] = arc;
     for (int v = u; v != d.sw;) {
       const int a = t->next[v];
-      eff_[a] += f;
-      all_[a] += fa;
+      eff_[a] += f * unit_[a];
+      all_[a] += fa * unit_[a];
       v = g_.arc_to[a];
       if (v != d.sw) {
         t->flow_eff[v] += f;
@@ -337,6 +342,10 @@ class Refiner {
 
   const SwitchGraph& g_;
   const std::vector<std::vector<int>>& jobs_;
+  // Per arc, what one route adds to its load (SsspRouter::arc_units: larger on slower channels),
+  // so every load here is per unit of capacity; base_ is a nominal-rate channel's.
+  const std::vector<uint64_t>& unit_;
+  uint64_t base_ = 1;
   LftSet* lfts_;
   std::vector<int> arc_of_port_;  // switch * 256 + port -> arc
   std::vector<int> arc_from_;
@@ -358,9 +367,10 @@ class Refiner {
 }  // namespace
 
 void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
-                     const RefineOptions& options, LftSet* lfts, RefineStats* stats) {
+                     const std::vector<uint64_t>& arc_units, const RefineOptions& options,
+                     LftSet* lfts, RefineStats* stats) {
   *stats = RefineStats{};
-  Refiner r(g, jobs, lfts);
+  Refiner r(g, jobs, arc_units, lfts);
   const size_t dests = r.JobDestinations();
   if (dests == 0) return;
   if (static_cast<size_t>(g.num_endpoint_dests) * static_cast<size_t>(g.num_switches) >

@@ -56,7 +56,10 @@ struct RefineStats {
 
 /// Refines `lfts` (one LftSet row per switch of the graph's fabric) in place. `jobs` lists each
 /// multi-switch job as endpoint destination indices of `g` (as SsspRouter::SetJobs takes them).
+/// `arc_units`: per arc of `g`, what one route adds to its load (SsspRouter::arc_units), so the
+/// search balances load per unit of capacity; the stats are in routes at the nominal rate.
 void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
-                     const RefineOptions& options, LftSet* lfts, RefineStats* stats);
+                     const std::vector<uint64_t>& arc_units, const RefineOptions& options,
+                     LftSet* lfts, RefineStats* stats);
 
 }  // namespace sar::internal

@@ -136,25 +136,34 @@ void SsspRouter::CountSources(const Destination& d, bool intra_job) {
   }
 }
 
-// Per hop distance h from the root: the sources at distance >= h (their routes cross level h)
-// and the switches at distance h, for ExpectedRoutesThrough.
-void SsspRouter::CountRoutesBeyond() {
-  const int levels = order_.empty() ? 0 : hops_[order_.back()] + 1;
-  beyond_.assign(levels + 1, 0);
-  level_size_.assign(levels, 0);
+// Capacity weighting: every switch that still has sources for this destination, largest count
+// first, takes its cheapest path given the routes the switches before it placed, and raises the
+// weights along it at once, looking ahead by its own routes (chunk_). Placed one source switch at
+// a time, the routes that meet at a switch are known when the next source chooses: a slow cable
+// that one leaf's routes fit on takes them, and the next leaf sees it loaded (chosen all at once,
+// every leaf would see the slow cable empty and pile onto it).
+void SsspRouter::PlaceSourcesOneByOne(bool intra_job) {
+  sources_.clear();
   for (int u : order_) {
-    beyond_[hops_[u]] += all_count_[u];
-    ++level_size_[hops_[u]];
+    if (u != bfs_root_ && all_count_[u] > 0) sources_.push_back(u);
   }
-  for (int h = levels - 1; h >= 0; --h) beyond_[h] += beyond_[h + 1];
-}
-
-// The routes switch u will forward towards the root, as far as known before the switches
-// farther out choose: its own sources, or its share of the sources beyond it.
-uint64_t SsspRouter::ExpectedRoutesThrough(int u) const {
-  const int h = hops_[u];
-  const uint64_t share = beyond_[h] / static_cast<uint64_t>(level_size_[h]);
-  return std::max<uint64_t>({1, all_count_[u], share});
+  std::stable_sort(sources_.begin(), sources_.end(),
+                   [this](int a, int b) { return all_count_[a] > all_count_[b]; });
+  for (int s : sources_) {
+    ++epoch_;
+    chunk_ = all_count_[s];
+    CostFrom(s);
+    for (int u = s; u != bfs_root_ && next_[u] < 0; u = graph_.arc_to[next_[u]]) {
+      next_[u] = choice_[u];
+    }
+    for (int u = s; u != bfs_root_; u = graph_.arc_to[next_[u]]) {
+      const uint64_t add = all_count_[s] * unit_[next_[u]];
+      t_[next_[u]] += add;
+      if (!intra_job) w_[next_[u]] += add;
+    }
+    all_count_[s] = 0;
+  }
+  chunk_ = 1;
 }
 
 void SsspRouter::Run(const SsspStep& step) {
@@ -208,14 +217,12 @@ void SsspRouter::Run(const SsspStep& step) {
   // change the weights; they balance all routes instead (another deliberate difference: with
   // the job weights first they would pile every other route onto the job-free channels).
   total_first_ = step.intra_job;
-  if (weighted_) CountRoutesBeyond();
+  if (weighted_) PlaceSourcesOneByOne(step.intra_job);
   cost_[root] = Cost{};
   for (size_t i = 1; i < order_.size(); ++i) {
     const int u = order_[i];
     if (next_[u] < 0) {
-      chunk_ = weighted_ ? ExpectedRoutesThrough(u) : 1;
       ChooseArc(u);
-      chunk_ = 1;
       next_[u] = choice_[u];
     } else {
       const int a = next_[u];

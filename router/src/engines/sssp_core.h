@@ -32,6 +32,9 @@ class SsspRouter {
   /// Jobs as lists of endpoint destination indices (dests[0, num_endpoint_dests)).
   void SetJobs(std::vector<std::vector<int>> members);
   const std::vector<std::vector<int>>& job_members() const { return job_members_; }
+  /// Per arc of graph(): what one route adds to its weight, kUnitWeight x nominal rate / the
+  /// channel's rate (the same for every arc when all links run at one rate).
+  const std::vector<uint64_t>& arc_units() const { return unit_; }
   /// Routes one destination LID from every switch and raises the weights.
   void Run(const SsspStep& step);
   LftSet TakeLfts() { return std::move(lfts_); }
@@ -61,21 +64,20 @@ class SsspRouter {
   std::vector<uint64_t> t_;  // per arc: every route placed so far (tie-breaker)
   // Capacity weighting, all of it. unit_: per arc, what one route adds to w_ and t_,
   // kUnitWeight x nominal rate / the channel's rate, so a slow cable fills up sooner. With
-  // `weighted_` (some link below the nominal rate) an arc also costs the routes about to be
-  // placed on it, chunk_ x unit_ (chunk_: the routes the choosing switch sends: its job group in
-  // SAR's job phase, else ExpectedRoutesThrough): one destination's routes through a switch all
-  // take one arc, so an empty slow cable must not look cheap for a whole leaf's worth. With
-  // every link at one rate, all choices are those of the unweighted engine.
+  // `weighted_` (some link below the nominal rate) an arc also costs half the routes about to
+  // be placed on it, chunk_ x unit_ / 2 (the rise in the sum of squared loads per capacity, so
+  // a cable gets its share by rate rounded to the nearest chunk, not down to none), and every
+  // switch with sources places its routes one at a time (PlaceSourcesOneByOne; chunk_: the
+  // routes the switch sends, its job group in SAR's job phase): one destination's routes through
+  // a switch all take one arc, and a leaf must see what the leaves before it put on a slow cable.
+  // With every link at one rate, all choices are those of the unweighted engine.
   std::vector<uint64_t> unit_;
   bool weighted_ = false;
   uint64_t chunk_ = 1;
   static constexpr uint64_t kUnitWeight = 64;
-  std::vector<uint64_t> beyond_;  // per hop distance, see CountRoutesBeyond
-  std::vector<int> level_size_;   // switches per hop distance
-  void CountRoutesBeyond();
-  uint64_t ExpectedRoutesThrough(int u) const;
+  void PlaceSourcesOneByOne(bool intra_job);
   Cost ArcCost(int a) const {
-    const uint64_t extra = weighted_ ? chunk_ * unit_[a] : 0;
+    const uint64_t extra = weighted_ ? chunk_ * unit_[a] / 2 : 0;
     return Cost{w_[a] + extra, t_[a] + extra};
   }
   uint64_t counter_ = 0;  // steps so far
@@ -101,6 +103,7 @@ class SsspRouter {
   std::vector<uint64_t> job_count_;  // per switch: sources sharing a job with it
   std::vector<uint64_t> acc_;        // per switch: routes through it (subtree sums)
   std::vector<int> job_switches_;
+  std::vector<int> sources_;    // capacity weighting: switches with routes left to place
   std::vector<uint32_t> seen_;  // per endpoint dest: epoch of the last job count
   uint32_t seen_epoch_ = 0;
 };
