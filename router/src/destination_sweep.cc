@@ -127,7 +127,8 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
   auto visit = [&](int worker, const Item& item) {
     DestinationTree& tree = trees[worker];
     for (size_t i = item.begin; i < item.end; ++i) {
-      ctx.tracer.Build(dests[i].lid, &tree);
+      // Only routes from switches with endpoints are analysed: trace from those alone.
+      ctx.tracer.BuildFrom(dests[i].lid, ctx.leaves, &tree);
       for (SweepVisitor* v : visitors) v->Visit(worker, dests[i], tree);
     }
   };

@@ -1,13 +1,27 @@
 #include "sar/lft.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
 
 namespace sar {
 
-LftSet::LftSet(int num_switches, Lid max_lid)
-    : num_switches_(num_switches),
-      max_lid_(max_lid),
-      ports_(static_cast<size_t>(num_switches) * (max_lid + 1), kNoRoute) {}
+LftSet::LftSet(int num_switches, Lid max_lid) : num_switches_(num_switches), max_lid_(max_lid) {
+  const size_t size = static_cast<size_t>(num_switches) * (max_lid + 1);
+  // The analyses read the tables by destination LID, one entry per switch row: with 4 KiB pages
+  // every read of a large fabric's tables is a TLB miss (45k hosts: 3,840 rows of 49 KB). Ask
+  // for transparent huge pages (a hint: kernels with THP in "madvise" mode give them only on
+  // request) before the pages are first touched.
+  ports_.reserve(size);
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (size >= 4 * kHuge) {
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(ports_.data()) + kHuge - 1) & ~(kHuge - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(ports_.data()) + size) & ~(kHuge - 1);
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  }
+  ports_.assign(size, kNoRoute);
+}
 
 Status LftSet::CheckFits(const Fabric& fabric) const {
   if (num_switches_ == fabric.num_switches()) return Status::OK();

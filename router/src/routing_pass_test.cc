@@ -4,11 +4,18 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
+#include <random>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "engines/engine_test_util.h"
 #include "invalid_tables_test_util.h"
+#include "sar/failures.h"
+#include "sar/generate.h"
 #include "sar/io/job_file.h"
+#include "sar/lids.h"
 #include "test_fabrics.h"
 
 namespace sar {
@@ -354,6 +361,140 @@ TEST(MigrationMode, ValidationCatchesHighRoutesOnABaseLayer) {
   for (int sw = 0; sw < f.num_switches(); ++sw) holed.set_port(sw, d0 + 1, LftSet::kNoRoute);
   s = ValidateRouting(f, holed, &out.layers, out.num_layers, vo, &r);
   EXPECT_NE(s.message().find("unreachable pairs"), std::string::npos) << s.message();
+}
+
+// The brute-force verdict: every (endpoint, other node's endpoint LID) pair walked hop by hop, its
+// channel dependencies collected (a looping route also gets the one closing its loop), the
+// graph checked by Kahn's algorithm.
+struct BruteForce {
+  uint64_t pairs = 0, delivered = 0, unreachable = 0, loops = 0;
+  std::set<std::pair<PortId, PortId>> deps;
+  bool acyclic = true;
+};
+
+BruteForce BruteForceValidate(const Fabric& f, const LftSet& lfts) {
+  BruteForce b;
+  auto inter_switch = [&](PortId c) {
+    const PortRef a = f.port_ref(c), p = f.peer(a);
+    return p.valid() && f.is_switch(a.node) && f.is_switch(p.node);
+  };
+  const std::vector<PortRef> endpoints = f.Endpoints();
+  for (const PortRef& src : endpoints) {
+    for (const PortRef& dst : endpoints) {
+      if (src.node == dst.node || f.base_lid(dst) == 0) continue;
+      for (Lid d = f.base_lid(dst); d < f.base_lid(dst) + (Lid{1} << f.lmc(dst)); ++d) {
+        testfab::NaiveRoute route = testfab::NaiveWalk(f, lfts, src, d);
+        ++b.pairs;
+        if (route.fate == RouteFate::kDelivered) {
+          ++b.delivered;
+        } else if (route.fate == RouteFate::kLoop) {
+          ++b.loops;
+          const NodeId again = f.peer(f.port_ref(route.channels.back())).node;
+          route.channels.push_back(f.port_id(again, lfts.port(f.switch_index(again), d)));
+        } else {
+          ++b.unreachable;
+        }
+        for (size_t i = 0; i + 1 < route.channels.size(); ++i) {
+          const PortId a = route.channels[i], c = route.channels[i + 1];
+          if (inter_switch(a) && inter_switch(c)) b.deps.insert({a, c});
+        }
+      }
+    }
+  }
+  std::map<PortId, int> indegree;
+  std::map<PortId, std::vector<PortId>> succ;
+  for (const auto& [a, c] : b.deps) {
+    indegree[a];
+    ++indegree[c];
+    succ[a].push_back(c);
+  }
+  std::vector<PortId> ready;
+  for (const auto& [c, in] : indegree) {
+    if (in == 0) ready.push_back(c);
+  }
+  size_t removed = 0;
+  while (!ready.empty()) {
+    const PortId c = ready.back();
+    ready.pop_back();
+    ++removed;
+    for (PortId t : succ[c]) {
+      if (--indegree[t] == 0) ready.push_back(t);
+    }
+  }
+  b.acyclic = removed == indegree.size();
+  return b;
+}
+
+// The validating sweep traces each destination from the switches with endpoints only, sharing
+// each switch's classification among all sources behind it. On degraded PGFTs (upper switches
+// carry no endpoints) with dmodc or random min-hop tables and injected holes, loops and
+// misdeliveries, its verdict, counts and dependency graph must equal one walk per pair.
+TEST(ValidateRouting, AgreesWithAWalkPerPairOnDegradedPgfts) {
+  int invalid = 0, cyclic = 0, valid = 0;
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    SCOPED_TRACE(seed);
+    PgftSpec spec;
+    ASSERT_TRUE(ParsePgftSpec(seed % 2 ? "pgft:3;3,3,4;1,3,2;1,1,1" : "pgft:2;4,6;1,3;1,1", &spec)
+                    .ok());
+    Fabric intact, f;
+    ASSERT_TRUE(GeneratePgft(spec, {}, &intact).ok());
+    LidOptions lid_options;
+    lid_options.lmc = seed % 3 == 0 ? 1 : 0;
+    ASSERT_TRUE(AssignLids(lid_options, &intact).ok());
+    RandomFailureOptions fo;
+    fo.num_links = 1 + static_cast<int>(seed % 4);
+    fo.seed = seed;
+    FailureSet fs;
+    ASSERT_TRUE(PickRandomFailures(intact, fo, &fs).ok());
+    ASSERT_TRUE(ApplyFailures(intact, fs, &f).ok());
+    std::mt19937_64 rng(seed * 977);
+    LftSet lfts;
+    if (seed % 4 < 2) {
+      RoutingOptions ro;
+      ro.engine = "dmodc";
+      ro.threads = 1;
+      RoutingInputs in;
+      ASSERT_TRUE(LoadRoutingInputs(f, ro, &in).ok());
+      RoutingOutput out;
+      ASSERT_TRUE(MakeRoutingEngine("dmodc")->Route(in.EngineInput(), &out).ok());
+      lfts = std::move(out.lfts);
+    } else {
+      lfts = testfab::MinHopLfts(f, &rng);
+    }
+    if (seed % 6 != 1) testfab::Corrupt(f, 1 + static_cast<int>(seed % 7) * 3, &rng, &lfts);
+    const BruteForce want = BruteForceValidate(f, lfts);
+
+    for (int threads : {1, 3}) {
+      ValidationOptions o;
+      o.threads = threads;
+      ValidationReport r;
+      AnalysisResult analysis;
+      const Status s = ValidateRouting(f, lfts, nullptr, 1, o, AnalysisOptions(), &analysis, &r);
+      EXPECT_EQ(r.trace.pairs, want.pairs);
+      EXPECT_EQ(r.trace.delivered, want.delivered);
+      EXPECT_EQ(r.trace.unreachable, want.unreachable);
+      EXPECT_EQ(r.trace.loops, want.loops);
+      EXPECT_EQ(analysis.deadlock.dependencies, want.deps.size());
+      EXPECT_EQ(analysis.deadlock.deadlock_free, want.acyclic);
+      const bool delivered = want.loops == 0 && want.unreachable == 0;
+      EXPECT_EQ(s.ok(), delivered && want.acyclic) << s.message();
+      if (!delivered) {
+        EXPECT_EQ(s.message().rfind("invalid routing: " + std::to_string(want.unreachable) +
+                                        " unreachable pairs, " + std::to_string(want.loops) +
+                                        " loops; first: ",
+                                    0),
+                  0u)
+            << s.message();
+      } else if (!want.acyclic) {
+        EXPECT_NE(s.message().find("cyclic channel dependency"), std::string::npos) << s.message();
+      }
+      if (threads == 1) (!delivered ? invalid : !want.acyclic ? cyclic : valid)++;
+    }
+  }
+  // The cases must exercise every verdict.
+  EXPECT_GT(invalid, 3);
+  EXPECT_GT(valid, 1);
+  EXPECT_GE(cyclic, 0);
 }
 
 }  // namespace

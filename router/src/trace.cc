@@ -14,7 +14,7 @@ namespace {
 // Build() keeps its walk state in `hops` until a switch is classified; real hop counts never
 // reach these values because a route has at most one hop per switch and LIDs (hence switches)
 // are fewer than 0xC000.
-constexpr uint16_t kPending = 0xFFFF;
+constexpr uint16_t kUnknown = 0xFFFF;
 constexpr uint16_t kVisiting = 0xFFFE;
 
 std::string LidHex(Lid lid) {
@@ -35,67 +35,86 @@ RouteTracer::RouteTracer(const Fabric& fabric, const LftSet& lfts)
   }
 }
 
-void RouteTracer::Build(Lid lid, DestinationTree* tree) const {
+void RouteTracer::Build(Lid lid, DestinationTree* tree) const { BuildImpl(lid, nullptr, tree); }
+
+void RouteTracer::BuildFrom(Lid lid, const std::vector<int>& from, DestinationTree* tree) const {
+  BuildImpl(lid, &from, tree);
+}
+
+// One walk per unclassified start switch: each switch's own step (its LFT entry) is read when
+// the walk first reaches it; the walk marks switches as visiting until it meets a classified
+// switch (the chain inherits its fate), a visiting one (the chain runs into a loop) or a switch
+// whose own step ends the route. The second walk writes the result. Each switch is read once and
+// walked at most twice; switches no walk reaches stay unknown.
+void RouteTracer::BuildImpl(Lid lid, const std::vector<int>* from, DestinationTree* tree) const {
   const int n = fabric_.num_switches();
   tree->lid = lid;
   tree->fate.assign(n, RouteFate::kHole);
-  tree->hops.assign(n, 0);
+  tree->hops.assign(n, kUnknown);
   tree->out.assign(n, kNoPort);
   const PortRef owner = fabric_.lid_owner(lid);
   const PortId owner_id = owner.valid() ? fabric_.port_id(owner) : kNoPort;
   const std::vector<NodeId>& switches = fabric_.switches();
+  std::vector<RouteFate>& fate = tree->fate;
+  std::vector<uint16_t>& hops = tree->hops;
+  std::vector<PortId>& out = tree->out;
 
-  // Pass 1: each switch's own step. Switches whose step ends the route are classified now; the
-  // rest forward to another switch and are left pending.
-  for (int s = 0; s < n; ++s) {
+  // Switch s's own step: classifies s if the step ends the route (hops 0 or 1, fate set), else
+  // records its channel and marks it visiting.
+  auto step = [&](int s) {
     const NodeId node = switches[s];
     const uint8_t p = lfts_.port(s, lid);
-    if (p == LftSet::kNoRoute || p > fabric_.num_ports(node)) continue;  // hole
+    hops[s] = 0;
+    if (p == LftSet::kNoRoute || p > fabric_.num_ports(node)) return;  // hole
     const PortId ch = fabric_.port_id(node, p);
     if (p == 0) {
-      tree->fate[s] = ch == owner_id ? RouteFate::kDelivered : RouteFate::kMisdelivered;
-      continue;
+      fate[s] = ch == owner_id ? RouteFate::kDelivered : RouteFate::kMisdelivered;
+      return;
     }
     const int32_t next = next_switch_[ch];
-    if (next == kNowhere) continue;  // hole: uncabled port
-    tree->out[s] = ch;
+    if (next == kNowhere) return;  // hole: uncabled port
+    out[s] = ch;
     if (next == kToHca) {
       if (fabric_.peer_id(ch) == owner_id) {
-        tree->fate[s] = RouteFate::kDelivered;
-        tree->hops[s] = 1;
+        fate[s] = RouteFate::kDelivered;
+        hops[s] = 1;
       } else {
-        tree->fate[s] = RouteFate::kMisdelivered;
+        fate[s] = RouteFate::kMisdelivered;
       }
-      continue;
+      return;
     }
-    tree->hops[s] = kPending;
-  }
+    hops[s] = kVisiting;
+  };
 
-  // Pass 2: follow the pending chains. The first walk from `s` marks switches as visiting until
-  // it meets a classified switch (the chain inherits its fate) or a visiting one (the chain runs
-  // into a loop). The second walk writes the result. Each switch is walked at most twice.
-  for (int s = 0; s < n; ++s) {
-    if (tree->hops[s] != kPending) continue;
+  const int starts = from != nullptr ? static_cast<int>(from->size()) : n;
+  for (int i = 0; i < starts; ++i) {
+    const int s = from != nullptr ? (*from)[i] : i;
+    if (hops[s] != kUnknown) continue;
     int length = 0;
     int t = s;
-    while (tree->hops[t] == kPending) {
-      tree->hops[t] = kVisiting;
+    while (hops[t] == kUnknown) {
+      step(t);
+      if (hops[t] != kVisiting) break;  // t ends the route: classified
       ++length;
-      t = next_switch_[tree->out[t]];
+      t = next_switch_[out[t]];
     }
-    if (tree->hops[t] == kVisiting) {
-      for (int u = s; tree->hops[u] == kVisiting; u = next_switch_[tree->out[u]]) {
-        tree->fate[u] = RouteFate::kLoop;
-        tree->hops[u] = 0;
+    if (hops[t] == kVisiting) {
+      // Only this walk leaves switches visiting: the chain runs into a loop of its own.
+      for (int u = s; hops[u] == kVisiting; u = next_switch_[out[u]]) {
+        fate[u] = RouteFate::kLoop;
+        hops[u] = 0;
       }
       continue;
     }
-    const RouteFate fate = tree->fate[t];
-    const int base = fate == RouteFate::kDelivered ? tree->hops[t] : 0;
-    for (int u = s, i = 0; i < length; ++i, u = next_switch_[tree->out[u]]) {
-      tree->fate[u] = fate;
-      tree->hops[u] = fate == RouteFate::kDelivered ? static_cast<uint16_t>(base + length - i) : 0;
+    const RouteFate f = fate[t];
+    const int base = f == RouteFate::kDelivered ? hops[t] : 0;
+    for (int u = s, k = 0; k < length; ++k, u = next_switch_[out[u]]) {
+      fate[u] = f;
+      hops[u] = f == RouteFate::kDelivered ? static_cast<uint16_t>(base + length - k) : 0;
     }
+  }
+  for (int s = 0; s < n; ++s) {
+    if (hops[s] == kUnknown) hops[s] = 0;
   }
 }
 

@@ -38,6 +38,12 @@ class RouteTracer {
   RouteTracer(const Fabric& fabric, const LftSet& lfts);
   /// Fills *tree for destination `lid`. O(number of switches).
   void Build(Lid lid, DestinationTree* tree) const;
+  /// The same for the switches a route from one of `from` (switch indices) crosses; every other
+  /// switch is left as if it had no entry (kHole, hops 0, kNoPort). Equal to Build on every
+  /// switch it classifies. The analyses trace routes from the switches with endpoints only, and
+  /// in a fat-tree the routes towards one LID converge on few upper switches: this reads a
+  /// fraction of the LFT column that Build reads. O(switches reached) after an O(switches) reset.
+  void BuildFrom(Lid lid, const std::vector<int>& from, DestinationTree* tree) const;
   /// The channels a packet from `src` (an HCA port) to `lid` crosses, in order, starting with the
   /// HCA's own uplink; *fate says how it ended. A loop ends with the channel that re-enters a
   /// switch already visited; a hole ends before the missing channel.
@@ -49,6 +55,8 @@ class RouteTracer {
   int32_t next_switch(PortId channel) const { return next_switch_[channel]; }
 
  private:
+  void BuildImpl(Lid lid, const std::vector<int>* from, DestinationTree* tree) const;
+
   const Fabric& fabric_;
   const LftSet& lfts_;
   std::vector<int32_t> next_switch_;  // per port slot, precomputed: Build() is the hot loop
