@@ -233,13 +233,17 @@ Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
   return s;
 }
 
+// `offsets`: the LID each source sends to with `lfts` (RoutingOutput::source_lid_offset of the
+// pass that made them; osrm2/osrm3 route per source group).
 Status MeasureAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o, int event,
-                 const LftSet& lfts, AnalysisResult* analysis) {
+                 const LftSet& lfts, const std::vector<uint8_t>& offsets,
+                 AnalysisResult* analysis) {
   const std::vector<ResolvedJob> jobs = ResolveJobs(f, MappingAt(r, event));
   AnalysisOptions ao;
   ao.what = kAnalyseMetrics;
   ao.jobs = &jobs;
   ao.threads = o.threads;
+  ao.source_lid_offset = &offsets;
   return AnalyseRouting(f, lfts, ao, analysis);
 }
 
@@ -327,6 +331,7 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
     const std::string& name = o.engines[e];
     const bool per_event = MakeRoutingEngine(name)->uses_jobs();
     LftSet previous;
+    std::vector<uint8_t> previous_offsets;  // the LID each source uses with `previous`
     for (int k = 0; k < events; ++k) {
       ReplaySample& s = out->samples[e][k];
       if (per_event || k == 0) {
@@ -350,13 +355,14 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
         s.stale_effective_efi_max = s.effective_efi_max;
         if (k > 0) {
           AnalysisResult stale;
-          SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &stale));
+          SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, previous_offsets, &stale));
           s.stale_effective_efi_max = stale.metrics.effective_efi.max;
         }
         previous = std::move(routed.lfts);
+        previous_offsets = std::move(routed.source_lid_offset);
       } else {
         AnalysisResult analysis;
-        SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &analysis));
+        SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, previous_offsets, &analysis));
         CountStability(f, *out, k, previous, previous, &s);
         Fill(analysis.metrics, &s);
         s.stale_effective_efi_max = s.effective_efi_max;
@@ -444,7 +450,7 @@ Status ReplayLinkLoads(const Fabric& f, const ReplayResult& r, const ReplayOptio
   // the replay's delta chain: close to, but not always equal to, the replay's own tables.
   SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event, &in_now, &now, &a_now, &prev.lfts));
   AnalysisResult stale;
-  SAR_RETURN_IF_ERROR(MeasureAt(f, r, o, event, prev.lfts, &stale));
+  SAR_RETURN_IF_ERROR(MeasureAt(f, r, o, event, prev.lfts, prev.source_lid_offset, &stale));
   *before = std::move(stale.metrics.effective_efi_per_channel);
   *after = std::move(a_now.metrics.effective_efi_per_channel);
   return Status::OK();
