@@ -460,10 +460,12 @@ static sar_result_t* route_flat(osmsar_t* p, const flat_subnet_t* flat, char** e
 }
 
 /* Routes the flat subnet given the tables its switches hold now (sw->lft, what OpenSM last set
- * and will diff new_lft against), so libsar keeps what costs no quality (config `delta`).
+ * and will diff new_lft against) and the job set of the last result, so libsar keeps what costs
+ * no quality and running jobs' routes (config `delta`).
  * REQUIRES: OpenSM's lock held (the routing callback holds it); nothing here waits. */
 static sar_result_t* route_flat_delta(osmsar_t* p, const flat_subnet_t* flat, char** err) {
   sar_result_t* result = NULL;
+  const sar_result_t* last = NULL;
   sar_fabric_t* fabric = NULL;
   const uint8_t** rows = calloc((size_t)flat->num_nodes + 1, sizeof *rows);
   uint8_t* buf = NULL;
@@ -494,7 +496,13 @@ static sar_result_t* route_flat_delta(osmsar_t* p, const flat_subnet_t* flat, ch
   }
   fabric = sar_fabric_create(flat->nodes, flat->num_nodes, flat->ports, flat->num_ports,
                              flat->links, flat->num_links, err);
-  if (fabric) result = sar_route_from(fabric, p->options, max_lid, rows, err);
+  /* The last result installed gives the job set the switches' tables were routed for, so jobs
+   * running across this reroute keep their own routes (docs/dfsssp-sar.md). Only this routing
+   * thread replaces or frees p->result, so the pointer stays valid after the lock. */
+  pthread_mutex_lock(&p->mutex);
+  last = p->result;
+  pthread_mutex_unlock(&p->mutex);
+  if (fabric) result = sar_route_from_previous(fabric, p->options, max_lid, rows, last, err);
   sar_fabric_destroy(fabric);
   free(rows);
   free(buf);

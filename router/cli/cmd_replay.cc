@@ -38,6 +38,7 @@ struct ReplayArgs {
   int heatmap_event = -1;
   std::string progress = "auto";
   bool delta = false;
+  bool no_stable_jobs = false;
 };
 
 Json SummaryJson(const sar::ReplaySummary& s) {
@@ -107,6 +108,7 @@ int RunReplay(const ReplayArgs& a) {
   o.machine_nodes = a.machine_nodes;
   o.scale = !a.no_scale;
   o.delta = a.delta;
+  o.delta_stable = !a.no_stable_jobs;
   o.from_s = a.from_days * 86400.0;
   if (a.days > 0) o.to_s = o.from_s + a.days * 86400.0;
   const bool bar = a.progress == "on" || (a.progress == "auto" && isatty(STDERR_FILENO));
@@ -194,6 +196,7 @@ int RunReplay(const ReplayArgs& a) {
   out["events"] = r.events.size();
   out["wall_s"] = wall_ms / 1000.0;
   out["delta"] = a.delta;
+  out["delta_stable"] = a.delta && !a.no_stable_jobs;
   Json engines = Json::array();
   for (size_t e = 0; e < r.engines.size(); ++e) {
     Json j = {{"engine", r.engines[e]}};
@@ -258,6 +261,9 @@ std::function<int()> SetupReplay(CLI::App* c) {
   c->add_flag("--delta", a->delta,
               "minimal-delta updates: each reroute keeps what it can of the engine's previous "
               "tables (route --previous); default: full recompute");
+  c->add_flag("--no-stable-jobs", a->no_stable_jobs,
+              "with --delta: do not give each reroute the previous event's job set (route "
+              "--previous-jobs), so running jobs' routes are not pinned");
   c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   return [a] { return RunReplay(*a); };

@@ -15,8 +15,10 @@
 #include "cli_common.h"
 #include "sar/engine.h"
 #include "sar/io/file_util.h"
+#include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/io/lft_dump.h"
+#include "sar/jobs.h"
 #include "sar/routing_pass.h"
 
 namespace sarcli {
@@ -40,6 +42,7 @@ struct RouteArgs {
   std::string out_format = "opensm";
   std::string sl_out;
   std::string previous;
+  std::string previous_jobs;
   bool json = false;
 };
 
@@ -88,6 +91,15 @@ int RunRoute(const RouteArgs& a) {
   if (!a.previous.empty()) {
     s = sar::ReadLftDump(a.previous, f, &in.previous);
     if (!s.ok()) return Fail(s);
+  }
+  if (!a.previous_jobs.empty()) {
+    if (a.previous.empty())
+      return Fail(sar::Status::InvalidArgument("--previous-jobs needs --previous"));
+    sar::JobMapping before;
+    s = sar::ReadJobMapping(a.previous_jobs, &before);
+    if (!s.ok()) return Fail(s);
+    in.previous_jobs = sar::ResolveJobs(f, before);
+    in.previous_jobs_known = true;
   }
   const double read_ms = watch.Lap();
 
@@ -191,6 +203,10 @@ std::function<int()> SetupRoute(CLI::App* c) {
   c->add_option("--previous", r.previous,
                 "the tables the switches hold now (an LFT dump, as -o writes it): sar and dfsssp "
                 "keep every entry of it that costs no quality (minimal-delta update)");
+  c->add_option("--previous-jobs", r.previous_jobs,
+                "the job mapping --previous was computed for: jobs running across the reroute "
+                "(same hosts) keep their own routes unless the fabric changed or keeping them "
+                "costs more than 2% (docs/dfsssp-sar.md)");
   c->add_flag("--json", r.json, "print one JSON object");
   return [a] { return RunRoute(*a); };
 }

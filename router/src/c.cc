@@ -41,6 +41,7 @@ struct sar_result_t {
   double check_ms = 0;
   std::vector<std::string> notes;
   std::string mapping_path;
+  sar::JobMapping mapping;  // the job set the tables were routed for
   struct Fors {
     sar::ForsJobPlan plan;
     std::string rows;  // made while the fabric is known (host names, LIDs)
@@ -149,10 +150,15 @@ sar::Status BuildFabric(const sar_node_t* nodes, int num_nodes, const sar_port_t
 }
 
 sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options, sar_result_t* r,
-                  sar::LftSet previous = sar::LftSet()) {
+                  sar::LftSet previous = sar::LftSet(),
+                  const sar::JobMapping* previous_mapping = nullptr) {
   sar::RoutingInputs in;
   SAR_RETURN_IF_ERROR(sar::LoadRoutingInputs(fabric.fabric, options, &in));
   in.previous = std::move(previous);
+  if (previous_mapping != nullptr) {
+    in.previous_jobs = sar::ResolveJobs(fabric.fabric, *previous_mapping);
+    in.previous_jobs_known = true;
+  }
   r->engine = in.engine;
   r->notes = in.notes;
   sar::RoutingOutput out;
@@ -169,6 +175,7 @@ sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options
   r->num_layers = out.num_layers;
   r->switch_of_input = fabric.switch_of_input;
   r->mapping_path = options.mapping_path;
+  r->mapping = in.mapping;
   for (sar::ForsJobPlan& plan : fors) {
     std::string rows = sar::FormatForsScheduleRows(fabric.fabric, plan);
     r->fors.push_back({std::move(plan), std::move(rows)});
@@ -251,6 +258,12 @@ sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options
 
 sar_result_t* sar_route_from(const sar_fabric_t* fabric, const sar_options_t* options,
                              uint32_t max_lid, const uint8_t* const* rows, char** errptr) {
+  return sar_route_from_previous(fabric, options, max_lid, rows, nullptr, errptr);
+}
+
+sar_result_t* sar_route_from_previous(const sar_fabric_t* fabric, const sar_options_t* options,
+                                      uint32_t max_lid, const uint8_t* const* rows,
+                                      const sar_result_t* previous_result, char** errptr) {
   sar_result_t* result = nullptr;
   Guarded(errptr, [&] {
     if (fabric == nullptr || options == nullptr || rows == nullptr || max_lid > 0xFFFF) {
@@ -265,7 +278,8 @@ sar_result_t* sar_route_from(const sar_fabric_t* fabric, const sar_options_t* op
       if (sw >= 0 && rows[i] != nullptr) std::memcpy(previous.mutable_row(sw), rows[i], top + 1);
     }
     auto r = std::make_unique<sar_result_t>();
-    SAR_RETURN_IF_ERROR(Route(*fabric, options->options, r.get(), std::move(previous)));
+    SAR_RETURN_IF_ERROR(Route(*fabric, options->options, r.get(), std::move(previous),
+                              previous_result != nullptr ? &previous_result->mapping : nullptr));
     result = r.release();
     return sar::Status::OK();
   });

@@ -509,6 +509,38 @@ TEST(SarCApi, RouteFromKeepsHeldTables) {
   sar_fabric_destroy(fab);
 }
 
+// sar_route_from_previous: the previous result's job mapping is the previous job set (its jobs
+// run on: the stability rule notes them); without a previous result there is no such note.
+TEST(SarCApi, RouteFromPreviousPassesTheLastMapping) {
+  const Fabric f = ThreeLevel();
+  const Flat flat = Flatten(f, Identity(f));
+  const std::string mapping = TempFile("jobs_stable", Mapping(f));
+  Routed held;
+  RouteFlat(flat, Options("sar", mapping), &held);
+  ASSERT_NE(held.r, nullptr) << held.err;
+  std::vector<const uint8_t*> rows(flat.nodes.size(), nullptr);
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i] = sar_result_lft_row(held.r, static_cast<int>(i));
+  std::string create_err;
+  sar_fabric_t* fab = flat.Create(&create_err);
+  ASSERT_NE(fab, nullptr) << create_err;
+  for (const sar_result_t* previous :
+       {static_cast<const sar_result_t*>(held.r), static_cast<const sar_result_t*>(nullptr)}) {
+    Options o("sar", mapping);
+    char* err = nullptr;
+    sar_result_t* r =
+        sar_route_from_previous(fab, o.o, sar_result_max_lid(held.r), rows.data(), previous, &err);
+    ASSERT_NE(r, nullptr) << err;
+    bool noted = false;
+    for (int i = 0; i < sar_result_num_notes(r); ++i) {
+      noted = noted || std::string(sar_result_note(r, i)).find("sar: stability: ") == 0;
+    }
+    EXPECT_EQ(noted, previous != nullptr);
+    sar_result_destroy(r);
+  }
+  sar_fabric_destroy(fab);
+}
+
 TEST(SarCApi, BrokenMappingFailsNamingFileAndLine) {
   const Fabric f = ThreeLevel();
   const Flat flat = Flatten(f, Identity(f));

@@ -222,7 +222,13 @@ Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
                const std::string& engine, int event, RoutingInputs* inputs, RoutingOutput* out,
                AnalysisResult* analysis, const LftSet* previous = nullptr) {
   SAR_RETURN_IF_ERROR(LoadRoutingInputs(f, RoutingFor(o, engine), MappingAt(r, event), inputs));
-  if (previous != nullptr && o.delta) inputs->previous = *previous;
+  if (previous != nullptr && o.delta) {
+    inputs->previous = *previous;
+    if (o.delta_stable && event > 0) {
+      inputs->previous_jobs = ResolveJobs(f, MappingAt(r, event - 1));
+      inputs->previous_jobs_known = true;
+    }
+  }
   AnalysisOptions also;
   also.what = kAnalyseMetrics;
   also.jobs = &inputs->jobs;

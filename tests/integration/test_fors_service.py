@@ -9,7 +9,7 @@ alltoall jobs (one on two and a half leaves, one scattered over six leaves) and 
   (dump_fts), uses no directed link twice, delivers every transfer to its host, and the phases
   cover every ordered pair of the job's hosts exactly once;
 - the switches hold exactly what `sar-route route --engine sar` (after the cut: with `--previous`
-  the tables held before it) computes offline for the same
+  the tables held before it and `--previous-jobs` the unchanged mapping) computes offline for the same
   fabric and mapping, and `sar-route eval` finds those tables valid and deadlock-free with its
   layers (the other jobs' routes included);
 - a leaf-spine cable of the first job's leaf is cut in ibsim (`Unlink`) and OpenSM resweeps: the
@@ -148,7 +148,8 @@ def body():
     del fab.topo.nodes[peer].links[pport]
     live = fab.topo
     # The pass after the cut starts from the tables held before it (the plugin's `delta true`).
-    fab.check_sar_tables("b", "after Unlink", previous=rb_path)
+    # Same mapping: every job runs on (`--previous-jobs`), its routes move only off the cut.
+    fab.check_sar_tables("b", "after Unlink", previous=rb_path, previous_jobs=fab.mapping)
     tables, _ = fab.readback()
     for j in ("101", "102"):
         header, rows = read_schedule(sched[j])

@@ -9,8 +9,9 @@ loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sa
   topology (ibnetdiscover, in discovery order), OpenSM's own guid2lid and the same job mapping; `sar-route eval` finds the read-back tables valid;
 - FT(2;20,18): after a SIGHUP (OpenSM resends every block until its first heavy resweep), three
   mapping changes, each followed by SIGUSR2, bring the switches within 2 s to the offline
-  incremental tables (`sar-route route --previous` the read-back tables: the plugin's default
-  `delta true`), the LFT blocks OpenSM sends (the plugin logs one line per LFT_CHANGE event) are
+  incremental tables (`sar-route route --previous` the read-back tables `--previous-jobs` the
+  last pass's mapping: the plugin's default `delta true`; the second change keeps one job
+  running), the LFT blocks OpenSM sends (the plugin logs one line per LFT_CHANGE event) are
   exactly the blocks whose contents changed, and they are fewer than a full recompute changes
   (3x fewer over the three events);
 - 3-level tree: SA PathRecords (saquery) carry the layer sar-route --sl-out gives each route,
@@ -24,6 +25,7 @@ loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sa
 
 import os
 import re
+import shutil
 import signal
 import socket
 import time
@@ -109,9 +111,10 @@ class Fabric:
         for lo, hi in sar_it.parse_guid2lid(self.lids).values():
             self.known.update(range(lo, hi + 1))
 
-    def offline(self, engine, tag, jobs=True, previous=None):
+    def offline(self, engine, tag, jobs=True, previous=None, previous_jobs=None):
         """sar-route's tables for the current mapping; with `previous` (an LFT dump of what the
-        switches hold) the incremental routing the plugin does by default (`delta true`)."""
+        switches hold) and `previous_jobs` (the mapping of the plugin's last routed pass) the
+        incremental routing the plugin does by default (`delta true`)."""
         out = os.path.join(self.w, f"offline-{tag}.lfts")
         layers = os.path.join(self.w, f"offline-{tag}.layers")
         cmd = [self.args.sar_route, "route", "--engine", engine, "--topology", self.live_topo,
@@ -121,14 +124,17 @@ class Fabric:
             cmd += ["--jobs", self.mapping]
         if previous:
             cmd += ["--previous", previous]
+        if previous_jobs:
+            cmd += ["--previous-jobs", previous_jobs]
         sar_it.run(cmd, expect=0)
         return self.restrict(sar_it.parse_lfts(out)), layers
 
-    def check_sar_tables(self, tag, what, previous=None):
+    def check_sar_tables(self, tag, what, previous=None, previous_jobs=None):
         """The switches hold sar-route's sar tables for the current mapping (incremental from the
         LFT dump `previous` if given), and eval finds them valid and deadlock-free with
         sar-route's layers. Returns (offline tables, layers path)."""
-        offline, layers_path = self.offline("sar", tag, previous=previous)
+        offline, layers_path = self.offline("sar", tag, previous=previous,
+                                            previous_jobs=previous_jobs)
         rb = self.check_equal(offline, what)
         ev = sar_it.sar_route_eval(self.args.sar_route, self.live_topo, rb, self.lids,
                                    extra=["--layers", layers_path])
@@ -196,9 +202,20 @@ def test_ft2(args):
     current, current_path = fab.readback()
     check(not sar_it.diff_tables(current, first), "settling changed the tables")
     total_sent = total_full = 0
+    last_mapping = os.path.join(fab.w, "last-mapping")
     for seed in (2, 5, 9):
-        write_atomic(fab.mapping, mapping_text(fab.topo, seed))
-        want_tables, _ = fab.offline("sar", f"delta{seed}", previous=current_path)
+        # The job set of the plugin's last pass: jobs in both keep their routes.
+        shutil.copyfile(fab.mapping, last_mapping)
+        text = mapping_text(fab.topo, seed)
+        if seed == 5:  # job2_0 runs on: its lines kept, the new jobs on the other hosts
+            with open(last_mapping) as f:
+                kept = [ln for ln in f.read().splitlines() if ln.endswith(" job2_0")]
+            hosts = {ln.split()[0] for ln in kept}
+            text = "\n".join(kept + [ln for ln in text.splitlines()
+                                     if ln.split()[0] not in hosts]) + "\n"
+        write_atomic(fab.mapping, text)
+        want_tables, _ = fab.offline("sar", f"delta{seed}", previous=current_path,
+                                     previous_jobs=last_mapping)
         full, _ = fab.offline("sar", f"full{seed}")
         want = changed_blocks(current, want_tables)
         full_blocks = changed_blocks(current, full)
@@ -220,6 +237,9 @@ def test_ft2(args):
         log = fab.daemon.log_since(off)
         check(re.search(r"osmsar: sar: delta: kept \d+ of \d+ entries", log),
               f"mapping {seed}: no delta note in the log")
+        # The plugin passed its last mapping: job2_0 runs across the second change.
+        check(seed != 5 or re.search(r"osmsar: sar: stability: 1 running jobs, 0 of", log),
+              f"mapping {seed}: no stability note for the running job in the log")
         sent = sent_blocks(log)
         check(len(sent) == len(set(sent)), "a block was sent twice")
         check(set(sent) == want,

@@ -111,6 +111,13 @@ sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options
  * EFI), so the pass changes few entries; notes say how many were kept. NULL on error. */
 sar_result_t* sar_route_from(const sar_fabric_t* fabric, const sar_options_t* options,
                              uint32_t max_lid, const uint8_t* const* rows, char** errptr);
+/* sar_route_from, also given the result the current tables came from (NULL: unknown). Its job
+ * mapping is the previous job set (sar::RoutingInputs::previous_jobs): jobs running across the
+ * reroute (same hosts) keep their own routes unless the fabric changed under them or keeping
+ * them would cost more than 2% of max effective EFI (docs/dfsssp-sar.md). NULL on error. */
+sar_result_t* sar_route_from_previous(const sar_fabric_t* fabric, const sar_options_t* options,
+                                      uint32_t max_lid, const uint8_t* const* rows,
+                                      const sar_result_t* previous, char** errptr);
 void sar_result_destroy(sar_result_t* result);
 
 /* The engine that made the tables. */

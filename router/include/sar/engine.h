@@ -50,6 +50,12 @@ struct RoutingInput {
   /// so a reroute changes few entries; other engines ignore it. Tables that do not fit the
   /// fabric are ignored (noted).
   const LftSet* previous = nullptr;
+  /// The job set `previous` was computed for; null = unknown. With it the sar and dfsssp engines
+  /// also keep running jobs' own routes (a job with the same endpoints before and after): they
+  /// move only where the fabric changed under them or where keeping them would put the max
+  /// effective EFI or max EFI more than 2% above the full recompute's (delta_keep.h); new jobs
+  /// route around them. Ignored without `previous`.
+  const std::vector<ResolvedJob>* previous_jobs = nullptr;
   /// SAR only: after the paths, a local search moves single job destinations' routes off the
   /// channels with the highest effective load (engines/sar_refine.h). False = the plain SSSP
   /// result (the engine as it was before the refinement).

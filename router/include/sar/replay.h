@@ -49,6 +49,10 @@ struct ReplayOptions {
   /// (RoutingInputs::previous; sar and dfsssp keep what costs no quality). False: every reroute
   /// is a full recompute.
   bool delta = false;
+  /// With delta: also give each reroute the previous event's job set
+  /// (RoutingInputs::previous_jobs), so jobs running across the event keep their own routes.
+  /// False: the previous tables only (the stage as it was before the stability rule).
+  bool delta_stable = true;
   /// Called after each (engine, event) with done and total; may be empty.
   std::function<void(size_t done, size_t total)> progress;
 };

@@ -94,6 +94,10 @@ struct RoutingInputs {
   /// replay's previous event); empty (no switches) = none. Set by the caller after
   /// LoadRoutingInputs; used when options.delta.
   LftSet previous;
+  /// The job set `previous` was computed for (`route --previous-jobs`, the plugin's last
+  /// mapping, replay's previous event), when previous_jobs_known; used with `previous`.
+  std::vector<ResolvedJob> previous_jobs;
+  bool previous_jobs_known = false;
 
   /// The engine's input (num_vls: min(num_vls, max_layers)); valid while *this lives.
   RoutingInput EngineInput() const;

@@ -1,6 +1,7 @@
 #include "engines/delta_keep.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace sar::internal {
 namespace {
@@ -13,8 +14,9 @@ constexpr size_t kMaxJobArcCounters = size_t{1} << 24;
 class DeltaKeeper {
  public:
   DeltaKeeper(const Fabric& f, const SwitchGraph& g, const std::vector<ResolvedJob>* jobs,
-              const LftSet& previous, LftSet* lfts)
-      : g_(g), prev_(previous), lfts_(*lfts) {
+              const LftSet& previous, LftSet* lfts, const DeltaKeepOptions& options = {})
+      : g_(g), prev_(previous), lfts_(*lfts), options_(options) {
+    if (options_.pins != nullptr && options_.pins->entries == 0) options_.pins = nullptr;
     const int n = g.num_switches;
     arc_of_.assign(static_cast<size_t>(n) * kPortSlots, -1);
     for (int s = 0; s < n; ++s) {
@@ -60,8 +62,8 @@ class DeltaKeeper {
     acc_job_.assign(n, 0);
   }
 
-  void Run(DeltaKeepStats* stats) {
-    // The full recompute's loads and their maxima: the bounds every revert keeps.
+  // The loads of the tables as they are, and their maxima (the caps).
+  void Measure() {
     ForEachLid([this](int e, Lid lid, int root) {
       if (!Loaded(e, lid)) return;
       BuildTree(e, lid, root);
@@ -83,11 +85,27 @@ class DeltaKeeper {
     for (size_t j = 0; per_job_ && j < members_.size(); ++j) {
       for (int32_t v : load_of_job_[j]) cap_of_job_[j] = std::max<int64_t>(cap_of_job_[j], v);
     }
+  }
+
+  DeltaLoads Maxima() const {
+    return {static_cast<uint64_t>(cap_job_), static_cast<uint64_t>(cap_all_)};
+  }
+
+  void Run(DeltaKeepStats* stats) {
+    // The full recompute's loads and their maxima: the bounds every revert keeps.
+    Measure();
+    pin_cap_all_ = std::max<int64_t>(cap_all_, static_cast<int64_t>(options_.pinned_efi_cap));
+    pin_cap_job_ =
+        std::max<int64_t>(cap_job_, static_cast<int64_t>(options_.pinned_effective_efi_cap));
     stats->efi_cap = cap_all_;
     stats->effective_efi_cap = cap_job_;
     stats->per_job = per_job_;
-    for (int sweep = 0; sweep < 2; ++sweep) {
-      ForEachLid([&](int e, Lid lid, int root) { Revert(e, lid, root, sweep == 0, stats); });
+    // Running jobs' entries first (their own caps), then everything (two sweeps).
+    const int first = options_.pins != nullptr ? 0 : 1;
+    for (int sweep = first; sweep < 3; ++sweep) {
+      ForEachLid([&](int e, Lid lid, int root) {
+        Revert(e, lid, root, sweep == first, sweep == 0, stats);
+      });
     }
   }
 
@@ -188,13 +206,16 @@ class DeltaKeeper {
     }
   }
 
-  // Whether arc a can take the routes below switch s (destination e) within every cap.
-  bool Fits(int e, int s, int a) const {
-    if (load_all_[a] + acc_all_[s] > cap_all_ || load_job_[a] + acc_job_[s] > cap_job_) {
+  // Whether arc a can take the routes below switch s (destination e) within every cap (a
+  // pinned entry: the pinned caps, and no running job's own max as a limit).
+  bool Fits(int e, int s, int a, bool pinned) const {
+    if (load_all_[a] + acc_all_[s] > (pinned ? pin_cap_all_ : cap_all_) ||
+        load_job_[a] + acc_job_[s] > (pinned ? pin_cap_job_ : cap_job_)) {
       return false;
     }
     for (size_t x = 0; per_job_ && x < jobs_of_dest_[e].size(); ++x) {
       const int j = jobs_of_dest_[e][x];
+      if (pinned && options_.pins->job_running[j]) continue;
       if (load_of_job_[j][a] + acc_of_job_[x][s] > cap_of_job_[j]) return false;
     }
     return true;
@@ -208,14 +229,23 @@ class DeltaKeeper {
     return true;
   }
 
-  void Revert(int e, Lid lid, int root, bool count, DeltaKeepStats* stats) {
-    BuildTree(e, lid, root);
+  // pinned_only: the sweep over running jobs' entries (the others are left for later sweeps).
+  void Revert(int e, Lid lid, int root, bool count, bool pinned_only, DeltaKeepStats* stats) {
     const bool loaded = Loaded(e, lid);
+    if (pinned_only && !loaded) {
+      if (!count) return;
+      for (int s : order_all_)
+        stats->differing += s != root && lfts_.port(s, lid) != prev_.port(s, lid);
+      return;
+    }
+    BuildTree(e, lid, root);
     for (size_t i = 1; i < order_.size(); ++i) {
       const int s = order_[i];
       const uint8_t q = lfts_.port(s, lid), p = prev_.port(s, lid);
       if (p == q) continue;
       if (count) ++stats->differing;
+      const bool pinned = options_.pins != nullptr && options_.pins->at(e, s);
+      if (pinned_only && !pinned) continue;
       if (next_[s] < 0 || p == LftSet::kNoRoute) continue;
       const int b = ArcOf(s, p);
       if (b < 0 || hops_[g_.arc_to[b]] != hops_[s] - 1) continue;  // min-hop only
@@ -226,7 +256,7 @@ class DeltaKeeper {
         for (int u = s; u != root; u = g_.arc_to[next_[u]]) mark_[next_[u]] = stamp_;
         bool fits = true;
         for (int a = b;;) {
-          if (mark_[a] != stamp_ && !Fits(e, s, a)) {
+          if (mark_[a] != stamp_ && !Fits(e, s, a, pinned)) {
             fits = false;
             break;
           }
@@ -247,12 +277,15 @@ class DeltaKeeper {
       }
       lfts_.set_port(s, lid, p);
       ++stats->kept;
+      stats->pinned_kept += pinned;
     }
   }
 
   const SwitchGraph& g_;
   const LftSet& prev_;
   LftSet& lfts_;
+  DeltaKeepOptions options_;
+  int64_t pin_cap_all_ = 0, pin_cap_job_ = 0;  // caps for pinned entries
   std::vector<int> arc_of_;  // [switch * 256 + port] -> arc, -1 = not a switch-to-switch cable
   std::vector<std::vector<int>> lids_at_;        // per switch: dests living there
   std::vector<std::vector<int>> dests_of_node_;  // endpoint dests per NodeId
@@ -276,9 +309,96 @@ class DeltaKeeper {
 
 void KeepPreviousEntries(const Fabric& fabric, const SwitchGraph& g,
                          const std::vector<ResolvedJob>* jobs, const LftSet& previous, LftSet* lfts,
-                         DeltaKeepStats* stats) {
+                         DeltaKeepStats* stats, const DeltaKeepOptions& options) {
   *stats = DeltaKeepStats();
-  DeltaKeeper(fabric, g, jobs, previous, lfts).Run(stats);
+  DeltaKeeper(fabric, g, jobs, previous, lfts, options).Run(stats);
+}
+
+DeltaLoads MeasureLoads(const Fabric& fabric, const SwitchGraph& g,
+                        const std::vector<ResolvedJob>* jobs, const LftSet& lfts) {
+  LftSet scratch = lfts;
+  DeltaKeeper k(fabric, g, jobs, lfts, &scratch);
+  k.Measure();
+  return k.Maxima();
+}
+
+namespace {
+
+std::vector<std::pair<NodeId, int>> SortedEndpoints(const ResolvedJob& j) {
+  std::vector<std::pair<NodeId, int>> v;
+  for (const PortRef& p : j.endpoints) v.emplace_back(p.node, p.port);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+RunningPins PinRunningJobs(const Fabric& f, const SwitchGraph& g,
+                           const std::vector<ResolvedJob>* jobs,
+                           const std::vector<ResolvedJob>& previous_jobs, const LftSet& previous) {
+  RunningPins pins;
+  pins.num_switches = g.num_switches;
+  if (jobs == nullptr) return pins;
+  pins.job_running.assign(jobs->size(), 0);
+  std::vector<std::vector<std::pair<NodeId, int>>> before;
+  for (const ResolvedJob& j : previous_jobs) before.push_back(SortedEndpoints(j));
+  std::sort(before.begin(), before.end());
+  std::vector<int> dest_of_port(f.num_port_slots(), -1);
+  for (int e = 0; e < g.num_endpoint_dests; ++e) {
+    dest_of_port[f.port_id(g.dests[e].node, g.dests[e].port)] = e;
+  }
+  std::vector<int> arc_of(static_cast<size_t>(g.num_switches) * kPortSlots, -1);
+  for (int s = 0; s < g.num_switches; ++s) {
+    for (int a = g.arc_begin[s]; a < g.arc_begin[s + 1]; ++a) {
+      arc_of[static_cast<size_t>(s) * kPortSlots + g.arc_port[a]] = a;
+    }
+  }
+  for (size_t ji = 0; ji < jobs->size(); ++ji) {
+    const ResolvedJob& job = (*jobs)[ji];
+    if (!std::binary_search(before.begin(), before.end(), SortedEndpoints(job))) continue;
+    pins.job_running[ji] = 1;
+    if (job.num_leaf_switches < 2) continue;
+    ++pins.running_jobs;
+    if (pins.pinned.empty()) {
+      pins.pinned.assign(static_cast<size_t>(g.num_endpoint_dests) * g.num_switches, 0);
+    }
+    std::vector<int> m;
+    for (const PortRef& p : job.endpoints) {
+      if (const int e = dest_of_port[f.port_id(p)]; e >= 0) m.push_back(e);
+    }
+    for (int e : m) {
+      const Destination& d = g.dests[e];
+      if (d.sw < 0 || d.base_lid == 0 || d.base_lid > previous.max_lid()) continue;
+      for (int src : m) {
+        if (g.dests[src].node == d.node || g.dests[src].sw < 0) continue;
+        // Walk the previous path (at most one visit per switch: garbage tables may loop).
+        int s = g.dests[src].sw;
+        for (int hops = 0; s != d.sw && hops < g.num_switches; ++hops) {
+          uint8_t& pin = pins.pinned[static_cast<size_t>(e) * g.num_switches + s];
+          pins.entries += pin == 0;
+          pin = 1;
+          const int a = arc_of[static_cast<size_t>(s) * kPortSlots + previous.port(s, d.base_lid)];
+          if (a < 0) break;
+          s = g.arc_to[a];
+        }
+      }
+    }
+  }
+  return pins;
+}
+
+uint64_t CountMovedPins(const RunningPins& pins, const SwitchGraph& g, const LftSet& previous,
+                        const LftSet& lfts) {
+  uint64_t moved = 0;
+  if (pins.pinned.empty()) return 0;
+  for (int e = 0; e < g.num_endpoint_dests; ++e) {
+    const Lid lid = g.dests[e].base_lid;
+    if (lid == 0 || lid > lfts.max_lid() || lid > previous.max_lid()) continue;
+    for (int s = 0; s < g.num_switches; ++s) {
+      moved += pins.at(e, s) && lfts.port(s, lid) != previous.port(s, lid);
+    }
+  }
+  return moved;
 }
 
 }  // namespace sar::internal

@@ -15,6 +15,14 @@
 //    even a single job's: "equal quality" by construction.
 // Destinations are visited switch by switch, nearest switches of each tree first; two sweeps, as
 // a revert refused in the first may fit once other routes moved back.
+//
+// The stability rule (RunningPins, issue 18 goal 4): when the previous job set is known, a job
+// running across the reroute (same endpoints before and after) keeps its own routes: every entry
+// on a path between two of its members in the previous tables is pinned, and a pinned entry goes
+// back first, within looser caps (DeltaKeepOptions: the caller's quality bound), and without its
+// own job's max EFI as a limit (its routes return to where they were). It still moves when the
+// fabric changed under it (the previous port is gone or no longer one hop nearer) or when going
+// back would overload a channel beyond those caps (it shares a bottleneck with a new job).
 // Virtual layers are assigned after this stage, so deadlock freedom is decided on the final
 // tables. Thread-safety: a pure function of its arguments.
 #pragma once
@@ -34,12 +42,49 @@ struct DeltaKeepStats {
   uint64_t kept = 0;       // of those, set back to the previous port
   uint64_t effective_efi_cap = 0, efi_cap = 0;  // the full recompute's maxima (the bounds kept)
   bool per_job = false;  // each job's own max EFI was kept too (false: too many jobs x channels)
+  uint64_t pinned_kept = 0;  // of `kept`, pinned entries (running jobs' routes) set back
 };
+
+/// Which entries carry a running job's own routes in the previous tables.
+struct RunningPins {
+  int num_switches = 0;
+  std::vector<uint8_t> pinned;       // [endpoint dest * num_switches + switch]; empty = none
+  std::vector<uint8_t> job_running;  // per job of the current set: same endpoints as before
+  int running_jobs = 0;              // multi-switch jobs running across the reroute
+  uint64_t entries = 0;              // pinned entries
+  bool at(int dest, int sw) const {
+    return !pinned.empty() && pinned[static_cast<size_t>(dest) * num_switches + sw] != 0;
+  }
+};
+
+/// A job of `jobs` runs across the reroute when some job of `previous_jobs` has exactly its
+/// endpoints; pins the entries (switch, member base LID) on the previous paths between members
+/// of each running multi-switch job. REQUIRES: previous.CheckFits(fabric) is OK.
+RunningPins PinRunningJobs(const Fabric& fabric, const SwitchGraph& g,
+                           const std::vector<ResolvedJob>* jobs,
+                           const std::vector<ResolvedJob>& previous_jobs, const LftSet& previous);
+
+/// Pinned entries of `lfts` that differ from `previous`: the running jobs' moved entries.
+uint64_t CountMovedPins(const RunningPins& pins, const SwitchGraph& g, const LftSet& previous,
+                        const LftSet& lfts);
+
+struct DeltaKeepOptions {
+  const RunningPins* pins = nullptr;  // null or empty: no stability rule
+  /// Caps for pinned entries; the full recompute's maxima are used where these are lower.
+  uint64_t pinned_effective_efi_cap = 0, pinned_efi_cap = 0;
+};
+
+/// Max effective EFI and max EFI of `lfts` as metrics.h counts them (the stage's own counting).
+struct DeltaLoads {
+  uint64_t effective_efi_max = 0, efi_max = 0;
+};
+DeltaLoads MeasureLoads(const Fabric& fabric, const SwitchGraph& g,
+                        const std::vector<ResolvedJob>* jobs, const LftSet& lfts);
 
 /// Sets entries of *lfts (a full recompute on `fabric`, `g` its switch graph) back to `previous`
 /// as the rules above allow. `jobs` may be null. REQUIRES: previous.CheckFits(fabric) is OK.
 void KeepPreviousEntries(const Fabric& fabric, const SwitchGraph& g,
                          const std::vector<ResolvedJob>* jobs, const LftSet& previous, LftSet* lfts,
-                         DeltaKeepStats* stats);
+                         DeltaKeepStats* stats, const DeltaKeepOptions& options = {});
 
 }  // namespace sar::internal

@@ -101,15 +101,16 @@ class SarEngine : public RoutingEngine {
  protected:
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     if (!in.sar_refine) return RouteSssp(in, PlanSar, out);
-    return RouteSssp(
-        in, PlanSar, out,
-        [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes) {
-          RefineOptions options;
-          options.all_pairs_cap = AllPairsCap(in);
-          RefineStats st;
-          RefineJobRoutes(router.graph(), router.job_members(), options, lfts, &st);
-          notes->push_back(RefineNote(st));
-        });
+    return RouteSssp(in, PlanSar, out,
+                     [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
+                           const std::vector<uint8_t>* pinned) {
+                       RefineOptions options;
+                       options.all_pairs_cap = AllPairsCap(in);
+                       options.pinned = pinned;
+                       RefineStats st;
+                       RefineJobRoutes(router.graph(), router.job_members(), options, lfts, &st);
+                       notes->push_back(RefineNote(st));
+                     });
   }
 };
 

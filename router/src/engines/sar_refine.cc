@@ -87,6 +87,7 @@ class Refiner {
     const uint64_t target = o.all_pairs_cap;
     int moves = 0;
     max_work_ = o.max_work;
+    pinned_ = o.pinned != nullptr && !o.pinned->empty() ? o.pinned : nullptr;
     auto phase = [&](bool effective, uint64_t cap) {
       std::vector<uint64_t>& load = effective ? eff_ : all_;
       while (moves < o.max_moves && work_ < max_work_) {
@@ -228,6 +229,10 @@ class Refiner {
       }
       for (int u : order_of_root_[root]) {
         if (!crosses_[u] || flow[u] == 0) continue;
+        if (pinned_ != nullptr &&
+            (*pinned_)[static_cast<size_t>(t.dest) * g_.num_switches + u] != 0) {
+          continue;
+        }
         const uint64_t f = flow[u], fo = flow_other[u];
         // The old path from u, marked.
         ++stamp_;
@@ -312,6 +317,7 @@ class Refiner {
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
   std::vector<uint32_t> mark_;
   uint32_t stamp_ = 0;
+  const std::vector<uint8_t>* pinned_ = nullptr;  // RefineOptions::pinned
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };
 

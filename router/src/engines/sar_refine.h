@@ -40,6 +40,10 @@ struct RefineOptions {
   /// Skip the refinement when it would hold more than this many per-switch entries
   /// (HCA ports x switches, 12 bytes each) in memory.
   size_t max_state = size_t{60} << 20;
+  /// Entries the search must not move, [endpoint dest * num_switches + switch] (the running
+  /// jobs' routes, delta_keep.h's RunningPins); null = none. Routes of other destinations and
+  /// switches move around them.
+  const std::vector<uint8_t>* pinned = nullptr;
 };
 
 struct RefineStats {

@@ -249,18 +249,90 @@ void SsspRouter::Run(const SsspStep& step) {
 
 namespace {
 
-void KeepPrevious(const RoutingInput& in, const SwitchGraph& g, RoutingOutput* out) {
-  if (const Status fits = in.previous->CheckFits(*in.fabric); !fits.ok()) {
-    out->notes.push_back("delta: previous tables ignored, full recompute (" + fits.message() + ")");
-    return;
-  }
+// Quality bound of the stability rule: running jobs' routes stay unless the max effective EFI
+// or max EFI would end more than this factor above the full recompute's.
+constexpr double kStableSlack = 1.02;
+
+uint64_t WithSlack(uint64_t v) {
+  return static_cast<uint64_t>(static_cast<double>(v) * kStableSlack + 1e-9);
+}
+
+std::string KeepNote(const DeltaKeepStats& st) {
+  return "delta: kept " + std::to_string(st.kept) + " of " + std::to_string(st.differing) +
+         " entries the full recompute changed (its max effective EFI " +
+         std::to_string(st.effective_efi_cap) + ", max EFI " + std::to_string(st.efi_cap) +
+         (st.per_job ? " and every job's max EFI" : "") + " not exceeded)";
+}
+
+// Without the previous job set: keep what costs nothing, then the engine's stage.
+void KeepPrevious(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& router,
+                  const SsspPostPaths& post, RoutingOutput* out) {
   DeltaKeepStats st;
   KeepPreviousEntries(*in.fabric, g, in.jobs, *in.previous, &out->lfts, &st);
-  out->notes.push_back(
-      "delta: kept " + std::to_string(st.kept) + " of " + std::to_string(st.differing) +
-      " entries the full recompute changed (its max effective EFI " +
-      std::to_string(st.effective_efi_cap) + ", max EFI " + std::to_string(st.efi_cap) +
-      (st.per_job ? " and every job's max EFI" : "") + " not exceeded)");
+  out->notes.push_back(KeepNote(st));
+  if (post) post(router, &out->lfts, &out->notes, nullptr);
+}
+
+// With it (the stability rule, delta_keep.h): the full recompute (with the engine's stage) sets
+// the bound B = 2% above its maxima. The first attempt that ends within B is taken:
+//  1. (engines with a stage) running jobs' entries all go back where the fabric allows, whatever
+//     the load, and the stage routes the others around them;
+//  2. they go back only within B, the stage routes around them;
+//  3. then the stage may move them too (the shared bottlenecks);
+//  4. the full recompute.
+// Without a stage only 2 (which ends within B by construction). The note counts the moves.
+void KeepStable(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& router,
+                const SsspPostPaths& post, RoutingOutput* out) {
+  const RunningPins pins = PinRunningJobs(*in.fabric, g, in.jobs, *in.previous_jobs, *in.previous);
+  if (pins.entries == 0) {
+    KeepPrevious(in, g, router, post, out);
+    out->notes.push_back("stability: no multi-switch job runs across the reroute");
+    return;
+  }
+  const LftSet paths = std::move(out->lfts);
+  LftSet full = paths;
+  std::vector<std::string> full_notes;
+  if (post) post(router, &full, &full_notes, nullptr);
+  const DeltaLoads bound = MeasureLoads(*in.fabric, g, in.jobs, full);
+  const uint64_t eff_cap = WithSlack(bound.effective_efi_max), all_cap = WithSlack(bound.efi_max);
+  auto within = [&](const LftSet& t) {
+    const DeltaLoads l = MeasureLoads(*in.fabric, g, in.jobs, t);
+    return l.effective_efi_max <= eff_cap && l.efi_max <= all_cap;
+  };
+  // Keeps (pinned entries within the given caps) and runs the stage around the pins.
+  std::vector<std::string> notes;
+  auto attempt = [&](uint64_t pin_eff, uint64_t pin_all) {
+    notes.clear();
+    out->lfts = paths;
+    DeltaKeepOptions options;
+    options.pins = &pins;
+    options.pinned_effective_efi_cap = pin_eff;
+    options.pinned_efi_cap = pin_all;
+    DeltaKeepStats st;
+    KeepPreviousEntries(*in.fabric, g, in.jobs, *in.previous, &out->lfts, &st, options);
+    notes.push_back(KeepNote(st));
+    if (post) post(router, &out->lfts, &notes, &pins.pinned);
+    return within(out->lfts);
+  };
+  constexpr uint64_t kAny = uint64_t{1} << 62;
+  std::string how;
+  if (post && attempt(kAny, kAny)) {
+    how = "all kept where the fabric allows, the others routed around them, within";
+  } else if (attempt(eff_cap, all_cap)) {
+    how = "kept within";
+  } else if (post && (post(router, &out->lfts, &notes, nullptr), within(out->lfts))) {
+    how = "shared bottlenecks: the refinement moved some to stay within";
+  } else {
+    out->lfts = std::move(full);
+    notes = std::move(full_notes);
+    how = "full recompute taken: keeping them would exceed";
+  }
+  out->notes.insert(out->notes.end(), notes.begin(), notes.end());
+  out->notes.push_back("stability: " + std::to_string(pins.running_jobs) + " running jobs, " +
+                       std::to_string(CountMovedPins(pins, g, *in.previous, out->lfts)) +
+                       " of their " + std::to_string(pins.entries) + " entries moved (" + how +
+                       " max effective EFI " + std::to_string(eff_cap) + ", max EFI " +
+                       std::to_string(all_cap) + ", 2% above the full recompute)");
 }
 
 }  // namespace
@@ -276,8 +348,19 @@ Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput*
   // engine's own stage (SAR's refinement) improve on that: the refinement moves only the routes
   // on the most loaded channels, so starting it from the kept tables changes few entries, where
   // keeping entries after it could keep almost none (its result is tight everywhere).
-  if (in.previous != nullptr) KeepPrevious(in, router.graph(), out);
-  if (post) post(router, &out->lfts, &out->notes);
+  Status fits = Status::OK();
+  if (in.previous != nullptr) fits = in.previous->CheckFits(*in.fabric);
+  if (in.previous == nullptr || !fits.ok()) {
+    if (!fits.ok()) {
+      out->notes.push_back("delta: previous tables ignored, full recompute (" + fits.message() +
+                           ")");
+    }
+    if (post) post(router, &out->lfts, &out->notes, nullptr);
+  } else if (in.previous_jobs == nullptr) {
+    KeepPrevious(in, router.graph(), router, post, out);
+  } else {
+    KeepStable(in, router.graph(), router, post, out);
+  }
 
   const auto layer_start = std::chrono::steady_clock::now();
   LayerOptions options;

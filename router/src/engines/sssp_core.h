@@ -111,8 +111,11 @@ using SsspPlanner =
 
 /// Optional stage between the paths and the virtual layers: may change the tables (keeping every
 /// route delivered and loop-free; the layers and the engine's checks come after) and add notes.
+/// `pinned` (may be null): entries it must not change ([endpoint dest * switches + switch], the
+/// running jobs' routes of delta_keep.h).
 using SsspPostPaths =
-    std::function<void(const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes)>;
+    std::function<void(const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
+                       const std::vector<uint8_t>* pinned)>;
 
 /// The engine body (DoRoute of dfsssp and sar, on input RoutingEngine::Route has checked): runs
 /// the planned steps, then `post` (if any), assigns virtual layers with in.num_vls, and reports
