@@ -73,9 +73,6 @@ struct Row {
   double routing_ms = 0;
   int layers = 1;          // -1 = unknown
   int64_t oblivious = -1;  // max disjoint size (Yuan's ratio on full bisection); -1 = too large
-  /// osrm2/osrm3: sources use their group's LID, which obl follows but the EFI sweep (base LIDs,
-  /// group 0's routes for every source) does not: said next to the row.
-  bool source_lids = false;
 };
 
 // Where scripts/sar_testbed.py is: the option, $SAR_TESTBED, beside the source tree the binary
@@ -135,9 +132,12 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   vo.layers_known = layers != nullptr;
   vo.allow_disconnected = a.allow_disconnected;
   // The verdict and the metrics come from one sweep over the destinations.
+  // osrm2/osrm3: every metric (and obl below) follows the LID each source uses, its group's.
+  const std::vector<uint8_t>* offsets = layers != nullptr ? &layers->source_lid_offset : nullptr;
   sar::AnalysisOptions also;
   also.what = sar::kAnalyseMetrics;
   also.jobs = &jobs;
+  also.source_lid_offset = offsets;
   sar::AnalysisResult analysis;
   sar::ValidationReport report;
   const sar::Status s =
@@ -169,9 +169,7 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   }
   sar::ObliviousResult obl;
   sar::ObliviousOptions oo;
-  // osrm2/osrm3: each source's route is to the LID of its group.
-  if (layers != nullptr) oo.source_lid_offset = &layers->source_lid_offset;
-  row->source_lids = layers != nullptr && !layers->source_lid_offset.empty();
+  oo.source_lid_offset = offsets;
   if (sar::ComputeObliviousRatio(f, lfts, oo, &obl).ok()) {
     row->oblivious = obl.max_disjoint;
   }
@@ -395,7 +393,6 @@ int RunCompare(const CompareArgs& a) {
       j["routing_ms"] = r.routing_ms;
       j["layers"] = r.layers >= 0 ? Json(r.layers) : Json(nullptr);
       j["oblivious_ratio"] = r.oblivious >= 0 ? Json(r.oblivious) : Json(nullptr);
-      if (r.source_lids) j["efi_on_base_lids"] = true;
     }
     table.push_back(std::move(j));
   }
@@ -443,12 +440,6 @@ int RunCompare(const CompareArgs& a) {
         std::printf("%-16s   %llu of %llu pairs unreachable (--allow-disconnected)\n", "",
                     static_cast<unsigned long long>(r.unreachable),
                     static_cast<unsigned long long>(r.pairs));
-      }
-      if (r.source_lids) {
-        std::printf(
-            "%-16s   sources use their group's LID: obl follows them; the EFI columns "
-            "read base LIDs (group 0's routes for every source)\n",
-            "");
       }
     }
   }

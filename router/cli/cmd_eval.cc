@@ -11,6 +11,8 @@
 
 #include "cli_common.h"
 #include "sar/analysis.h"
+#include "sar/engine.h"
+#include "sar/fabric_order.h"
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/jobs.h"
@@ -33,8 +35,49 @@ struct EvalArgs {
   bool json = false;
   bool per_channel = false;
   std::vector<std::string> traffic;
+  std::string source_lids;  // engine whose per-source LID choice the metrics follow
   int threads = 0;
 };
+
+// Which LID of each destination every source sends to, as engine `name` chooses it
+// (RoutingOutput::source_lid_offset: osrm2/osrm3 give each source group its own LID). The choice
+// depends on the fabric alone, so it is recomputed here rather than stored beside the tables:
+// tables read back from OpenSM (no file of ours with them) are evaluated just the same. It is
+// computed in the canonical node order that `route`, `compare` and the OpenSM plugin route in,
+// then mapped back to `f`'s endpoints by node name and port.
+sar::Status SourceLidsOf(const sar::Fabric& f, const std::string& name, int vls, int threads,
+                         std::vector<uint8_t>* offsets) {
+  const std::unique_ptr<sar::RoutingEngine> engine = sar::MakeRoutingEngine(name);
+  if (!engine) {
+    return sar::Status::InvalidArgument("--source-lids: unknown engine '" + name +
+                                        "'; known engines: " + sar::RoutingEngineList());
+  }
+  sar::Fabric canon;
+  SAR_RETURN_IF_ERROR(sar::CanonicalNodeOrder(f, &canon));
+  sar::RoutingInput in;
+  in.fabric = &canon;
+  in.num_vls = vls;
+  in.threads = threads;
+  sar::RoutingOutput out;
+  const sar::Status s = engine->Route(in, &out);
+  if (!s.ok()) return sar::Status::InvalidArgument("--source-lids " + name + ": " + s.message());
+  offsets->clear();
+  if (out.source_lid_offset.empty()) return sar::Status::OK();  // base LIDs
+  const std::vector<sar::PortRef> ends = f.Endpoints(), canon_ends = canon.Endpoints();
+  std::vector<int> slot(canon.num_port_slots(), -1);  // canonical endpoint index per port slot
+  for (size_t i = 0; i < canon_ends.size(); ++i) {
+    slot[canon.port_id(canon_ends[i])] = static_cast<int>(i);
+  }
+  offsets->resize(ends.size());
+  for (size_t i = 0; i < ends.size(); ++i) {
+    const sar::NodeId n = canon.FindByName(f.name(ends[i].node));
+    const int c = n == sar::kNoNode ? -1 : slot[canon.port_id({n, ends[i].port})];
+    if (c < 0)
+      return sar::Status::InvalidArgument("--source-lids: endpoint lost in canonical order");
+    (*offsets)[i] = out.source_lid_offset[c];
+  }
+  return sar::Status::OK();
+}
 
 sar::Status ParseTraffic(const std::string& text, sar::TrafficSpec* spec) {
   // all-to-all | shift:N | random:SEED | clustered:SIZE[:SEED]
@@ -99,6 +142,11 @@ int RunEval(const EvalArgs& a) {
     s = ParseTraffic(a.traffic[i], &traffic[i]);
     if (!s.ok()) return Fail(s);
   }
+  std::vector<uint8_t> offsets;  // empty: every source sends to base LIDs
+  if (!a.source_lids.empty()) {
+    s = SourceLidsOf(f, a.source_lids, a.vls, a.threads, &offsets);
+    if (!s.ok()) return Fail(s);
+  }
   timing["read_ms"] = watch.Lap();
 
   // One sweep over the destinations gives the verdict of libsar's routing pass
@@ -116,6 +164,7 @@ int RunEval(const EvalArgs& a) {
   also.what = sar::kAnalyseSingleLayerDeadlock | sar::kAnalyseMetrics;
   also.jobs = &jobs;
   also.traffic = traffic;
+  also.source_lid_offset = &offsets;
   sar::AnalysisResult r;
   sar::ValidationReport check;
   const sar::Status verdict =
@@ -133,11 +182,14 @@ int RunEval(const EvalArgs& a) {
   // Yuan's oblivious performance ratio (max disjoint size); null when the fabric is too large
   // to match every channel's pairs.
   sar::ObliviousResult obl;
-  const sar::Status obl_status = sar::ComputeObliviousRatio(f, lfts, sar::ObliviousOptions(), &obl);
+  sar::ObliviousOptions oo;
+  oo.source_lid_offset = &offsets;
+  const sar::Status obl_status = sar::ComputeObliviousRatio(f, lfts, oo, &obl);
   timing["oblivious_ms"] = watch.Lap();
 
   Json j;
   j["valid"] = valid;
+  j["source_lids"] = a.source_lids.empty() ? Json(nullptr) : Json(a.source_lids);
   j["pairs"] = trace.pairs;
   j["unreachable_pairs"] = trace.unreachable;
   j["loops"] = trace.loops;
@@ -229,6 +281,10 @@ int RunEval(const EvalArgs& a) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("routing:        %s\n", valid ? "valid" : "INVALID");
+    if (!offsets.empty()) {
+      std::printf("source LIDs:    %s's (each source sends to its group's LID)\n",
+                  a.source_lids.c_str());
+    }
     std::printf("pairs:          %llu traced, %llu unreachable, %llu loops, %llu not min-hop\n",
                 static_cast<unsigned long long>(trace.pairs),
                 static_cast<unsigned long long>(trace.unreachable),
@@ -307,6 +363,10 @@ std::function<int()> SetupEval(CLI::App* c) {
   c->add_option("--traffic", e.traffic,
                 "max link load for all-to-all | shift:N | random[:SEED] | "
                 "clustered:SIZE[:SEED] (repeatable)");
+  c->add_option("--source-lids", e.source_lids,
+                "ENGINE (osrm2, osrm3): every metric follows the LID of each destination that "
+                "ENGINE has each source send to (one LID per source group), recomputed from the "
+                "fabric; without it every source sends to base LIDs");
   c->add_option("--threads", e.threads, "worker threads (0 = all cores)");
   c->add_flag("--json", e.json, "print one JSON object");
   c->add_flag("--per-channel", e.per_channel, "with --json: EFI of every channel");

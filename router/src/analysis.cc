@@ -10,10 +10,18 @@ namespace sar {
 Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOptions& options,
                       AnalysisResult* out) {
   SAR_RETURN_IF_ERROR(lfts.CheckFits(fabric));
+  const std::vector<uint8_t>* offsets = options.source_lid_offset;
+  if (offsets != nullptr && !offsets->empty()) {
+    const size_t n = fabric.Endpoints().size();
+    if (offsets->size() != n) {
+      return Status::InvalidArgument(std::to_string(offsets->size()) + " source LID offsets for " +
+                                     std::to_string(n) + " endpoints");
+    }
+  }
   const bool trace = options.what & kAnalyseTrace;
   const bool deadlock = options.what & (kAnalyseDeadlock | kAnalyseSingleLayerDeadlock);
   const bool jobs = (options.what & kAnalyseMetrics) && options.jobs && !options.jobs->empty();
-  const internal::SweepContext ctx(fabric, lfts, jobs ? options.jobs : nullptr);
+  const internal::SweepContext ctx(fabric, lfts, jobs ? options.jobs : nullptr, offsets);
 
   AnalysisResult result;
   std::vector<std::unique_ptr<internal::SweepVisitor>> owned;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "sar/lids.h"
 #include "trace_parallel.h"
 
 namespace sar::internal {
@@ -37,8 +38,13 @@ void Chop(const std::vector<SweepDestination>& dests, size_t begin, size_t end,
 }  // namespace
 
 SweepContext::SweepContext(const Fabric& fabric, const LftSet& lfts,
-                           const std::vector<ResolvedJob>* jobs)
+                           const std::vector<ResolvedJob>* jobs,
+                           const std::vector<uint8_t>* source_lid_offset)
     : fabric(fabric), lfts(lfts), tracer(fabric, lfts), endpoints(fabric.Endpoints()) {
+  if (source_lid_offset != nullptr && source_lid_offset->size() == endpoints.size()) {
+    offset = *source_lid_offset;
+    for (uint8_t o : offset) offsets = std::max(offsets, o + 1);
+  }
   leaf.resize(endpoints.size());
   of_node.assign(fabric.num_nodes(), {});
   on_switch.assign(fabric.num_switches(), {});
@@ -49,6 +55,12 @@ SweepContext::SweepContext(const Fabric& fabric, const LftSet& lfts,
     if (leaf[i] < 0) continue;
     if (on_switch[leaf[i]].empty()) leaves.push_back(leaf[i]);
     on_switch[leaf[i]].push_back(e);
+  }
+  if (!offset.empty()) {
+    on_switch_by_offset.assign(static_cast<size_t>(fabric.num_switches()) * offsets, 0);
+    for (size_t i = 0; i < endpoints.size(); ++i) {
+      if (leaf[i] >= 0) ++on_switch_by_offset[static_cast<size_t>(leaf[i]) * offsets + offset[i]];
+    }
   }
   if (jobs == nullptr) return;
   job_members.resize(jobs->size());
@@ -68,13 +80,36 @@ SweepContext::SweepContext(const Fabric& fabric, const LftSet& lfts,
   }
 }
 
+bool SweepContext::OffsetSends(int o, const SweepDestination& d) const {
+  return SourceLid(fabric, endpoints[d.endpoint], o) == d.lid;
+}
+
+uint64_t SweepContext::Senders(int s, const SweepDestination& d) const {
+  if (offset.empty()) return OffsetSends(0, d) ? on_switch[s].size() : 0;
+  uint64_t n = 0;
+  for (int o = 0; o < offsets; ++o) {
+    if (OffsetSends(o, d)) n += on_switch_by_offset[static_cast<size_t>(s) * offsets + o];
+  }
+  return n;
+}
+
 void RunSweep(const SweepContext& ctx, const SweepOptions& options,
               const std::vector<SweepVisitor*>& visitors) {
   const Fabric& fabric = ctx.fabric;
   std::vector<SweepDestination> dests;
   std::vector<uint8_t> seen(static_cast<size_t>(fabric.max_lid()) + 1, 0);
+  // The LIDs sources send to: each destination's base LID and base + every offset in use
+  // (SourceLid: an offset beyond the destination's LIDs is its base LID).
+  std::vector<uint8_t> in_use(ctx.offsets, 0);
+  in_use[0] = 1;
+  for (uint8_t o : ctx.offset) in_use[o] = 1;
+  auto sent = [&](int e, Lid l) {
+    const Lid k = l - fabric.base_lid(ctx.endpoints[e]);
+    return k < in_use.size() && in_use[k];
+  };
+  auto lid_count = [&](int e) { return Lid{1} << fabric.lmc(ctx.endpoints[e]); };
 
-  // Each job's destinations: the base LIDs of its members that can be routed to.
+  // Each job's destinations: the sent LIDs of its members that can be routed to.
   const size_t num_jobs = options.job_phases ? ctx.job_members.size() : 0;
   std::vector<std::pair<size_t, size_t>> job_range(num_jobs);
   for (size_t j = 0; j < num_jobs; ++j) {
@@ -82,8 +117,11 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
     for (int e : ctx.job_members[j]) {
       const Lid base = fabric.base_lid(ctx.endpoints[e]);
       if (base == 0 || ctx.leaf[e] < 0) continue;
-      dests.push_back({base, e, ctx.leaf[e], true, seen[base] == 0, static_cast<int>(j)});
-      seen[base] = 1;
+      for (Lid l = base; l < base + lid_count(e); ++l) {
+        if (!sent(e, l)) continue;
+        dests.push_back({l, e, ctx.leaf[e], l == base, true, seen[l] == 0, static_cast<int>(j)});
+        seen[l] = 1;
+      }
     }
     std::sort(dests.begin() + begin, dests.end(), ByLeafThenLid);
     job_range[j] = {begin, dests.size()};
@@ -91,11 +129,14 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
   // Every other LID once.
   const size_t rest = dests.size();
   for (size_t i = 0; i < ctx.endpoints.size(); ++i) {
+    const int e = static_cast<int>(i);
     const Lid base = fabric.base_lid(ctx.endpoints[i]);
     if (base == 0) continue;
-    const Lid count = options.lmc_lids ? Lid{1} << fabric.lmc(ctx.endpoints[i]) : 1;
-    for (Lid l = base; l < base + count; ++l) {
-      if (!seen[l]) dests.push_back({l, static_cast<int>(i), ctx.leaf[i], l == base, true, -1});
+    for (Lid l = base; l < base + lid_count(e); ++l) {
+      const bool is_sent = sent(e, l);
+      if (!seen[l] && (is_sent || options.lmc_lids)) {
+        dests.push_back({l, e, ctx.leaf[i], l == base, is_sent, true, -1});
+      }
     }
   }
   std::sort(dests.begin() + rest, dests.end(), ByLeafThenLid);

@@ -22,10 +22,27 @@
 
 namespace sar::internal {
 
+struct SweepDestination;
+
 /// What every analysis needs to know about the endpoints, computed once per sweep.
 struct SweepContext {
-  /// `jobs` may be nullptr (no job phases).
-  SweepContext(const Fabric& fabric, const LftSet& lfts, const std::vector<ResolvedJob>* jobs);
+  /// `jobs` may be nullptr (no job phases). `source_lid_offset` (per endpoint, nullptr or empty =
+  /// every source sends to base LIDs) says which LID of a destination each source sends to
+  /// (RoutingOutput::source_lid_offset, SourceLid in sar/lids.h); its size must be the endpoints'
+  /// (AnalyseRouting checks).
+  SweepContext(const Fabric& fabric, const LftSet& lfts, const std::vector<ResolvedJob>* jobs,
+               const std::vector<uint8_t>* source_lid_offset = nullptr);
+
+  /// Whether endpoint `source` sends to `d.lid` (to reach d's endpoint). Every visitor that
+  /// counts routes a source uses asks this (or Senders), so all follow one rule.
+  bool Sends(int source, const SweepDestination& d) const {
+    return OffsetSends(offset.empty() ? 0 : offset[source], d);
+  }
+  /// Whether the sources with LID offset `o` send to `d.lid` (SourceLid in sar/lids.h).
+  bool OffsetSends(int o, const SweepDestination& d) const;
+  int OffsetOf(int endpoint) const { return offset.empty() ? 0 : offset[endpoint]; }
+  /// How many endpoints on switch `s` send to `d.lid`.
+  uint64_t Senders(int s, const SweepDestination& d) const;
 
   const Fabric& fabric;
   const LftSet& lfts;
@@ -37,6 +54,10 @@ struct SweepContext {
   std::vector<int> leaves;                  // switches with endpoints, by first endpoint
   /// Per job: indices of its endpoints, each once, in the job's order.
   std::vector<std::vector<int>> job_members;
+  /// Per endpoint: its source LID offset; empty = 0 for all.
+  std::vector<uint8_t> offset;
+  int offsets = 1;                            // 1 + the largest offset
+  std::vector<uint32_t> on_switch_by_offset;  // [switch * offsets + offset]: endpoints
 };
 
 /// One destination LID as the sweep visits it.
@@ -45,10 +66,13 @@ struct SweepDestination {
   int endpoint = -1;  // the endpoint owning the LID
   int leaf = -1;      // its switch index (< 0: cabled to no switch, which Fabric never allows)
   bool base = true;   // lid is the endpoint's base LID
+  /// Some source may send to lid (SweepContext::Sends): the base LID, and base + each source
+  /// LID offset in use. The other LIDs (visited with SweepOptions::lmc_lids) carry no traffic.
+  bool sent = true;
   /// The first visit of this LID. Only a LID whose endpoint is in several jobs is visited more
   /// than once (once per job); analyses that are not per job skip the repeats.
   bool first = true;
-  int job = -1;  // >= 0: visited as one of this job's destinations (base LIDs only)
+  int job = -1;  // >= 0: visited as one of this job's destinations (sent LIDs only)
 };
 
 class SweepVisitor {
@@ -70,14 +94,14 @@ class SweepVisitor {
 };
 
 struct SweepOptions {
-  bool lmc_lids = false;    // every LID of each endpoint (2^LMC), not only the base LID
+  bool lmc_lids = false;    // every LID of each endpoint (2^LMC), not only the sent LIDs
   bool job_phases = false;  // visit each job's destinations as that job's (needs ctx jobs)
   int threads = 0;          // 0 = hardware concurrency
 };
 
 /// Builds the tree of every endpoint LID that `options` asks for (endpoints without a LID have
-/// none) once, and of a LID in several jobs once per job, and calls Start, Visit, EndJob and
-/// Finish of every visitor.
+/// none; by default the LIDs sources send to) once, and of a LID in several jobs once per job,
+/// and calls Start, Visit, EndJob and Finish of every visitor.
 void RunSweep(const SweepContext& ctx, const SweepOptions& options,
               const std::vector<SweepVisitor*>& visitors);
 

@@ -92,16 +92,18 @@ void MetricsVisitor::Start(int workers) {
 
 void MetricsVisitor::Visit(int worker, const internal::SweepDestination& d,
                            const DestinationTree& tree) {
-  if (!d.base || d.leaf < 0) return;
+  if (!d.sent || d.leaf < 0) return;
   Worker& w = workers_[worker];
   const NodeId dest_node = ctx_.endpoints[d.endpoint].node;
   if (d.first) {  // plain EFI: every endpoint to every endpoint on another node
-    w.sources.AddAllBut(ctx_, dest_node);
+    w.sources.AddAllBut(ctx_, d);
     w.sources.Push(ctx_.tracer, tree, w.efi.data());
   }
   if (d.job >= 0) {  // effective EFI: each job on its own
     for (int e : ctx_.job_members[d.job]) {
-      if (ctx_.endpoints[e].node != dest_node && ctx_.leaf[e] >= 0) w.sources.Add(ctx_.leaf[e], 1);
+      if (ctx_.endpoints[e].node != dest_node && ctx_.leaf[e] >= 0 && ctx_.Sends(e, d)) {
+        w.sources.Add(ctx_.leaf[e], 1);
+      }
     }
     w.sources.Push(ctx_.tracer, tree, w.job.data());
   }

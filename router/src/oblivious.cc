@@ -7,6 +7,8 @@
 #include <numeric>
 #include <utility>
 
+#include "sar/lids.h"
+
 namespace sar {
 namespace {
 
@@ -197,10 +199,8 @@ Status ComputeObliviousRatio(const Fabric& f, const LftSet& lfts, const Obliviou
   uint64_t entries = 0;
   std::vector<PortId> path;
   for (size_t j = 0; j < n; ++j) {
-    const Lid base = f.base_lid(ends[j]);
-    const int num_lids = 1 << f.lmc(ends[j]);
     for (const SourceGroup& group : groups) {
-      const Lid lid = base + (group.offset < num_lids ? group.offset : 0);
+      const Lid lid = SourceLid(f, ends[j], group.offset);
       path.clear();
       NodeId sw = f.switches()[group.sw];
       for (int hops = 0; hops <= f.num_switches(); ++hops) {  // a loop ends the walk

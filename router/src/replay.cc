@@ -11,6 +11,7 @@
 #include "sar/analysis.h"
 #include "sar/engine.h"
 #include "sar/host_allocator.h"
+#include "sar/lids.h"
 #include "sar/routing_pass.h"
 
 namespace sar {
@@ -239,13 +240,17 @@ Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
   return s;
 }
 
+// `offsets`: the LID each source sends to with `lfts` (RoutingOutput::source_lid_offset of the
+// pass that made them; osrm2/osrm3 route per source group).
 Status MeasureAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o, int event,
-                 const LftSet& lfts, AnalysisResult* analysis) {
+                 const LftSet& lfts, const std::vector<uint8_t>& offsets,
+                 AnalysisResult* analysis) {
   const std::vector<ResolvedJob> jobs = ResolveJobs(f, MappingAt(r, event));
   AnalysisOptions ao;
   ao.what = kAnalyseMetrics;
   ao.jobs = &jobs;
   ao.threads = o.threads;
+  ao.source_lid_offset = &offsets;
   return AnalyseRouting(f, lfts, ao, analysis);
 }
 
@@ -261,15 +266,18 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Whether some route between two members of `job` (base LIDs) takes another path in `after`
-// than in `before`: a path changes exactly where, walking it in `after`, a switch's entry differs.
+// Whether some route between two members of `job` (each source to the LID it sends to:
+// `offsets` per endpoint, `index` maps a port slot to its endpoint) takes another path in
+// `after` than in `before`: a path changes exactly where, walking it in `after`, a switch's
+// entry differs.
 bool JobRoutesChanged(const Fabric& f, const LftSet& before, const LftSet& after,
+                      const std::vector<uint8_t>& offsets, const std::vector<int>& index,
                       const ResolvedJob& job) {
   for (const PortRef& d : job.endpoints) {
-    const Lid lid = f.base_lid(d);
-    if (lid == 0 || lid > after.max_lid()) continue;
     for (const PortRef& src : job.endpoints) {
       if (src.node == d.node) continue;
+      const Lid lid = SourceLid(f, d, offsets.empty() ? 0 : offsets[index[f.port_id(src)]]);
+      if (lid == 0 || lid > after.max_lid()) continue;
       PortRef at = f.peer(src);
       for (int hops = 0; at.valid() && f.is_switch(at.node) && hops <= f.num_switches(); ++hops) {
         const int sw = f.switch_index(at.node);
@@ -286,8 +294,9 @@ bool JobRoutesChanged(const Fabric& f, const LftSet& before, const LftSet& after
 }
 
 // Stability at event k (> 0): jobs of both events, and those whose own routes changed.
+// `offsets`: RoutingOutput::source_lid_offset of the engine (the same for both tables).
 void CountStability(const Fabric& f, const ReplayResult& r, int k, const LftSet& before,
-                    const LftSet& after, ReplaySample* s) {
+                    const LftSet& after, const std::vector<uint8_t>& offsets, ReplaySample* s) {
   const std::vector<int>& now = r.events[k].jobs;
   const std::vector<int>& was = r.events[k - 1].jobs;
   JobMapping m;
@@ -301,7 +310,15 @@ void CountStability(const Fabric& f, const ReplayResult& r, int k, const LftSet&
   const std::vector<ResolvedJob> jobs = ResolveJobs(f, m);
   s->jobs_continuing = static_cast<int>(jobs.size());
   s->jobs_rerouted = 0;
-  for (const ResolvedJob& j : jobs) s->jobs_rerouted += JobRoutesChanged(f, before, after, j);
+  std::vector<int> index;  // port slot -> endpoint, for the sources' LID offsets
+  if (!offsets.empty()) {
+    index.assign(f.num_port_slots(), 0);
+    const std::vector<PortRef> ends = f.Endpoints();
+    for (size_t i = 0; i < ends.size(); ++i) index[f.port_id(ends[i])] = static_cast<int>(i);
+  }
+  for (const ResolvedJob& j : jobs) {
+    s->jobs_rerouted += JobRoutesChanged(f, before, after, offsets, index, j);
+  }
 }
 
 }  // namespace
@@ -333,6 +350,7 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
     const std::string& name = o.engines[e];
     const bool per_event = MakeRoutingEngine(name)->uses_jobs();
     LftSet previous;
+    std::vector<uint8_t> previous_offsets;  // the LID each source uses with `previous`
     for (int k = 0; k < events; ++k) {
       ReplaySample& s = out->samples[e][k];
       if (per_event || k == 0) {
@@ -350,20 +368,21 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
           const LftChanges c = CountLftChanges(previous, routed.lfts);
           s.lft_changed = c.entries;
           s.lft_blocks_changed = c.blocks;
-          CountStability(f, *out, k, previous, routed.lfts, &s);
+          CountStability(f, *out, k, previous, routed.lfts, routed.source_lid_offset, &s);
         }
         // What the reroute bought: the previous tables carrying this event's jobs.
         s.stale_effective_efi_max = s.effective_efi_max;
         if (k > 0) {
           AnalysisResult stale;
-          SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &stale));
+          SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, previous_offsets, &stale));
           s.stale_effective_efi_max = stale.metrics.effective_efi.max;
         }
         previous = std::move(routed.lfts);
+        previous_offsets = std::move(routed.source_lid_offset);
       } else {
         AnalysisResult analysis;
-        SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, &analysis));
-        CountStability(f, *out, k, previous, previous, &s);
+        SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, previous_offsets, &analysis));
+        CountStability(f, *out, k, previous, previous, previous_offsets, &s);
         Fill(analysis.metrics, &s);
         s.stale_effective_efi_max = s.effective_efi_max;
         s.engine_used = out->samples[e][0].engine_used;
@@ -450,7 +469,7 @@ Status ReplayLinkLoads(const Fabric& f, const ReplayResult& r, const ReplayOptio
   // the replay's delta chain: close to, but not always equal to, the replay's own tables.
   SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event, &in_now, &now, &a_now, &prev.lfts));
   AnalysisResult stale;
-  SAR_RETURN_IF_ERROR(MeasureAt(f, r, o, event, prev.lfts, &stale));
+  SAR_RETURN_IF_ERROR(MeasureAt(f, r, o, event, prev.lfts, prev.source_lid_offset, &stale));
   *before = std::move(stale.metrics.effective_efi_per_channel);
   *after = std::move(a_now.metrics.effective_efi_per_channel);
   return Status::OK();

@@ -10,6 +10,8 @@
 
 #include "gtest/gtest.h"
 #include "io/test_util.h"
+#include "sar/analysis.h"
+#include "sar/engine.h"
 #include "sar/generate.h"
 #include "sar/io/file_util.h"
 #include "sar/job_history.h"
@@ -299,6 +301,69 @@ TEST(Replay, KthSliceKeepsHostsDisjointAndEventsMatchTheJobs) {
       EXPECT_EQ(r.samples[en][k].effective_efi_max == 0, e.jobs.empty()) << en << " " << k;
     }
   }
+}
+
+// osrm2 routes per source group (one LID per group, LMC 1 on Yuan's FT(8,2)): every event's
+// metrics are those of its tables with each source on its group's LID, not the base-LID reading
+// (which funnels each leaf into half the spines), both at the first event (the routing pass) and
+// at the later ones (osrm2 ignores jobs: the same tables measured against each event's jobs).
+TEST(Replay, OsrmEventsFollowEachSourcesGroupLid) {
+  Fabric f;
+  ASSERT_TRUE(GeneratePgft({2, {4, 8}, {1, 4}, {1, 1}}, GenerateOptions(), &f).ok());
+  LidOptions lo;
+  lo.lmc = 1;
+  ASSERT_TRUE(AssignLids(lo, &f).ok());
+  const std::vector<PortRef> ends = f.Endpoints();
+  ASSERT_EQ(ends.size(), 32u);
+  auto host = [&](int i) { return std::string(f.hostname(ends[i].node)); };
+  // Jobs over several leaves (4 hosts a leaf), starting and ending at different times.
+  std::string trace = "# start end id hosts\n";
+  trace +=
+      "0 100 a " + host(0) + "," + host(1) + "," + host(4) + "," + host(9) + "," + host(13) + "\n";
+  trace += "10 60 b " + host(2) + "," + host(6) + "," + host(10) + "," + host(14) + "," + host(18) +
+           "," + host(22) + "\n";
+  trace += "20 80 c " + host(16) + "," + host(17) + "," + host(21) + "," + host(25) + "," +
+           host(29) + "," + host(30) + "\n";
+  JobHistory h;
+  ASSERT_TRUE(ParseJobTrace(trace, "t", &h).ok());
+  ReplayOptions o;
+  o.engines = {"osrm2"};
+  o.threads = 1;
+  ReplayResult r;
+  ASSERT_TRUE(Replay(f, h, o, &r).ok());
+  ASSERT_GE(r.events.size(), 4u);
+
+  RoutingInput in;
+  in.fabric = &f;
+  RoutingOutput routed;
+  ASSERT_TRUE(MakeRoutingEngine("osrm2")->Route(in, &routed).ok());
+  ASSERT_EQ(routed.source_lid_offset.size(), ends.size());
+  int base_differs = 0;
+  for (size_t k = 0; k < r.events.size(); ++k) {
+    SCOPED_TRACE("event " + std::to_string(k));
+    JobMapping m;
+    for (int j : r.events[k].jobs) m.jobs.push_back({r.jobs[j].id, r.jobs[j].hosts, {}});
+    const std::vector<ResolvedJob> jobs = ResolveJobs(f, m);
+    AnalysisOptions ao;
+    ao.what = kAnalyseMetrics;
+    ao.jobs = &jobs;
+    ao.source_lid_offset = &routed.source_lid_offset;
+    AnalysisResult want, base;
+    ASSERT_TRUE(AnalyseRouting(f, routed.lfts, ao, &want).ok());
+    ao.source_lid_offset = nullptr;
+    ASSERT_TRUE(AnalyseRouting(f, routed.lfts, ao, &base).ok());
+    const ReplaySample& s = r.samples[0][k];
+    EXPECT_EQ(s.efi_max, want.metrics.efi.max);
+    EXPECT_EQ(s.effective_efi_max, want.metrics.effective_efi.max);
+    EXPECT_DOUBLE_EQ(s.dark_fiber, want.metrics.dark_fiber);
+    uint64_t worst = 0;
+    for (const JobMetrics& jm : want.metrics.jobs) worst = std::max(worst, jm.efi_max);
+    EXPECT_EQ(s.worst_job_efi, worst);
+    base_differs +=
+        base.metrics.efi.max != want.metrics.efi.max ||
+        base.metrics.effective_efi_per_channel != want.metrics.effective_efi_per_channel;
+  }
+  EXPECT_EQ(base_differs, static_cast<int>(r.events.size()));
 }
 
 TEST(JobHistory, SacctParsable2KeepsJobsSkipsStepsAndPending) {

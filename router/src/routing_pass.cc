@@ -418,10 +418,13 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
   if (any_alltoall) sar_tables = out->lfts;
   std::vector<ForsJobPlan> plans;
   ApplyFors(inputs, out, &plans);
+  // The analyses follow the LID each source uses (osrm2/osrm3: its group's).
+  AnalysisOptions with = also;
+  if (!out->source_lid_offset.empty()) with.source_lid_offset = &out->source_lid_offset;
   AnalysisResult own;
   Status s = ValidateRouting(
       *inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr, out->num_layers,
-      ValidationFor(inputs.options), also, analysis ? analysis : &own, report);
+      ValidationFor(inputs.options), with, analysis ? analysis : &own, report);
   if (!s.ok() && !plans.empty()) {
     // Never fail a reroute for FORS: SAR's tables alone are what the pass would have given.
     out->notes.push_back("FORS entries withdrawn, the tables with them are invalid: " +
@@ -429,7 +432,7 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
     plans.clear();
     out->lfts = std::move(sar_tables);
     s = ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
-                        out->num_layers, ValidationFor(inputs.options), also,
+                        out->num_layers, ValidationFor(inputs.options), with,
                         analysis ? analysis : &own, report);
   }
   if (fors != nullptr) *fors = std::move(plans);

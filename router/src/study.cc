@@ -11,6 +11,7 @@
 
 #include "sar/engine.h"
 #include "sar/failures.h"
+#include "sar/lids.h"
 #include "sar/report_html.h"
 #include "sar/routing_pass.h"
 
@@ -117,8 +118,7 @@ bool Walk(const Fabric& f, const LftSet& lfts, const std::vector<PortRef>& ends,
 
 Lid LidFor(const Fabric& f, const std::vector<PortRef>& ends, const std::vector<uint8_t>& offset,
            uint32_t s, uint32_t d) {
-  const uint8_t o = offset.empty() ? 0 : offset[s];
-  return f.base_lid(ends[d]) + (o < (1 << f.lmc(ends[d])) ? o : 0);
+  return SourceLid(f, ends[d], offset.empty() ? 0 : offset[s]);
 }
 
 }  // namespace

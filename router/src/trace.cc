@@ -193,7 +193,7 @@ class TraceVisitor : public internal::SweepVisitor {
     std::vector<int> dist;  // BFS distance from switch dist_from
     int dist_from = -1;
     std::vector<int> queue;
-    std::vector<int> sources;  // per switch: endpoints there, minus the destination's node
+    std::vector<int> sources;  // per switch: the current LID's sources there, off its node
     std::vector<Candidate> candidates;
   };
 
@@ -244,18 +244,21 @@ void TraceVisitor::Bfs(int from, Worker* w) const {
 
 void TraceVisitor::Visit(int worker, const internal::SweepDestination& d,
                          const DestinationTree& tree) {
-  if (!d.first || d.leaf < 0 || (!d.base && !options_.all_lids)) return;
+  // all_lids: every source to every LID; otherwise each source to the LID it sends to
+  // (SweepContext::Sends: the base LID, or its group's LID with source LID offsets).
+  const bool all = options_.all_lids;
+  if (!d.first || d.leaf < 0 || (!d.sent && !all)) return;
   Worker& w = workers_[worker];
   const int n = ctx_.fabric.num_switches();
   if (options_.check_min_hop && w.dist_from != d.leaf) Bfs(d.leaf, &w);
-  if (w.sources.empty()) {
-    w.sources.resize(n);
-    for (int s = 0; s < n; ++s) w.sources[s] = static_cast<int>(ctx_.on_switch[s].size());
+  w.sources.resize(n);
+  for (int s = 0; s < n; ++s) {
+    w.sources[s] = static_cast<int>(all ? ctx_.on_switch[s].size() : ctx_.Senders(s, d));
   }
   Partial& part = w.partial;
   const NodeId dest_node = ctx_.endpoints[d.endpoint].node;
   for (int e : ctx_.of_node[dest_node]) {
-    if (ctx_.leaf[e] >= 0) --w.sources[ctx_.leaf[e]];
+    if (ctx_.leaf[e] >= 0 && (all || ctx_.Sends(e, d))) --w.sources[ctx_.leaf[e]];
   }
   int problems = 0;
   for (int s = 0; s < n; ++s) {
@@ -287,15 +290,12 @@ void TraceVisitor::Visit(int worker, const internal::SweepDestination& d,
     // Up to max_examples per destination, by switch: Finish() picks from these.
     if (problem && problems < options_.max_examples) {
       for (int e : ctx_.on_switch[s]) {
-        if (ctx_.endpoints[e].node == dest_node) continue;
+        if (ctx_.endpoints[e].node == dest_node || (!all && !ctx_.Sends(e, d))) continue;
         w.candidates.push_back({d.lid, d.leaf, s, e, d.endpoint});
         ++problems;
         break;
       }
     }
-  }
-  for (int e : ctx_.of_node[dest_node]) {
-    if (ctx_.leaf[e] >= 0) ++w.sources[ctx_.leaf[e]];
   }
 }
 

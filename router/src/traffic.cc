@@ -132,8 +132,9 @@ class LinkLoadVisitor : public internal::SweepVisitor {
     uint64_t flows = 0;
     std::vector<int> live;  // the current destination's sources
     // All-to-all uplinks: an endpoint's uplink carries one flow per destination its leaf
-    // delivers to, minus destinations on its own node; counted per switch, not per pair.
-    std::vector<uint64_t> delivered;  // per switch
+    // delivers its LID to, minus destinations on its own node; counted per switch and source
+    // LID offset (SweepContext::offsets), not per pair.
+    std::vector<uint64_t> delivered;  // [switch * offsets + offset]
     std::vector<uint64_t> own_node;   // per endpoint
   };
 
@@ -149,7 +150,7 @@ void LinkLoadVisitor::Start(int workers) {
   for (Worker& w : workers_) {
     w.load.assign(fabric_.num_port_slots(), 0);
     if (traffic_.everyone) {
-      w.delivered.assign(fabric_.num_switches(), 0);
+      w.delivered.assign(static_cast<size_t>(fabric_.num_switches()) * ctx_.offsets, 0);
       w.own_node.assign(ctx_.endpoints.size(), 0);
     }
   }
@@ -157,24 +158,33 @@ void LinkLoadVisitor::Start(int workers) {
 
 void LinkLoadVisitor::Visit(int worker, const internal::SweepDestination& d,
                             const DestinationTree& tree) {
-  if (!d.first || !d.base || d.leaf < 0) return;
+  if (!d.first || !d.sent || d.leaf < 0) return;
   Worker& w = workers_[worker];
   const int j = d.endpoint;
   const NodeId dest_node = ctx_.endpoints[j].node;
   if (traffic_.everyone) {
-    w.flows += ctx_.endpoints.size() - ctx_.of_node[dest_node].size();
-    w.sources.AddAllBut(ctx_, dest_node);
-    for (int s : ctx_.leaves) w.delivered[s] += tree.fate[s] == RouteFate::kDelivered;
+    w.flows += w.sources.AddAllBut(ctx_, d);
+    const int offsets = ctx_.offsets;
+    for (int o = 0; o < offsets; ++o) {
+      if (!ctx_.OffsetSends(o, d)) continue;
+      for (int s : ctx_.leaves) {
+        w.delivered[static_cast<size_t>(s) * offsets + o] += tree.fate[s] == RouteFate::kDelivered;
+      }
+    }
     for (int e : ctx_.of_node[dest_node]) {
-      if (ctx_.leaf[e] >= 0 && tree.fate[ctx_.leaf[e]] == RouteFate::kDelivered) ++w.own_node[e];
+      if (ctx_.leaf[e] >= 0 && ctx_.Sends(e, d) &&
+          tree.fate[ctx_.leaf[e]] == RouteFate::kDelivered) {
+        ++w.own_node[e];
+      }
     }
   } else {
     w.live.clear();
+    auto sends = [&](int i) { return ctx_.endpoints[i].node != dest_node && ctx_.Sends(i, d); };
     if (!traffic_.members.empty()) {
       for (int i : traffic_.members[traffic_.group[j]]) {
-        if (ctx_.endpoints[i].node != dest_node) w.live.push_back(i);
+        if (sends(i)) w.live.push_back(i);
       }
-    } else if (const int i = traffic_.partner[j]; i >= 0 && ctx_.endpoints[i].node != dest_node) {
+    } else if (const int i = traffic_.partner[j]; i >= 0 && sends(i)) {
       w.live.push_back(i);
     }
     w.flows += w.live.size();
@@ -215,7 +225,8 @@ void LinkLoadVisitor::Finish() {
     for (int i = 0; i < n; ++i) {
       if (ctx_.leaf[i] < 0) continue;
       uint64_t up = 0;
-      for (const Worker& w : workers_) up += w.delivered[ctx_.leaf[i]] - w.own_node[i];
+      const size_t slot = static_cast<size_t>(ctx_.leaf[i]) * ctx_.offsets + ctx_.OffsetOf(i);
+      for (const Worker& w : workers_) up += w.delivered[slot] - w.own_node[i];
       load[fabric_.port_id(ctx_.endpoints[i])] += up;
     }
   }

@@ -22,12 +22,22 @@ class TreeLoad {
     if (count_[s] == 0) seeds_.push_back(s);
     count_[s] += c;
   }
-  /// Every endpoint except those on `dest_node`.
-  void AddAllBut(const SweepContext& ctx, NodeId dest_node) {
-    for (int s : ctx.leaves) Add(s, ctx.on_switch[s].size());
-    for (int e : ctx.of_node[dest_node]) {
-      if (ctx.leaf[e] >= 0) --count_[ctx.leaf[e]];
+  /// Every endpoint that sends to `d` (SweepContext::Sends) except those on d's node; returns
+  /// how many.
+  uint64_t AddAllBut(const SweepContext& ctx, const SweepDestination& d) {
+    uint64_t added = 0;
+    for (int s : ctx.leaves) {
+      const uint64_t c = ctx.Senders(s, d);
+      Add(s, c);
+      added += c;
     }
+    for (int e : ctx.of_node[ctx.endpoints[d.endpoint].node]) {
+      if (ctx.leaf[e] >= 0 && ctx.Sends(e, d)) {
+        --count_[ctx.leaf[e]];
+        --added;
+      }
+    }
+    return added;
   }
 
   /// Adds the sources below every channel of `tree` to `load` (per port slot) and forgets them.

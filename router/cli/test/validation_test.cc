@@ -238,7 +238,60 @@ TEST_F(SarRouteCli, CompareAllowDisconnectedCountsUnreachablePairs) {
   EXPECT_EQ(dfsssp["unreachable_pairs"], 0);
 }
 
-}  // namespace
+// osrm2 sends each source to its group's LID: `eval --source-lids osrm2` on the tables `route`
+// wrote gives `compare`'s figures for osrm2 (which follow the groups), and the base-LID reading
+// of the same tables is worse (Yuan's FT(8,2): ratio sqrt(8/2) = 2 only with the groups' LIDs).
+TEST_F(SarRouteCli, EvalFollowsOsrmSourceGroupsAsCompareDoes) {
+  const std::string topo = " -t " + Path("f.topo");
+  ASSERT_EQ(SarRoute("gen -f ft2:4,8 --lmc 1 -o " + Path("f.topo")).exit_code, 0);
+  ASSERT_EQ(
+      SarRoute("jobmix" + topo + " --run-length 2 --max-size 12 -o " + Path("jobs")).exit_code, 0);
+  const std::string jobs = " -j " + Path("jobs");
+  const Outcome route = SarRoute("route -e osrm2" + topo + " -o " + Path("o.lfts"));
+  ASSERT_EQ(route.exit_code, 0) << route.err;
+  const Outcome cmp = SarRoute("compare --json -e osrm2" + topo + jobs);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const nlohmann::json c = nlohmann::json::parse(cmp.out)["engines"][0];
+  EXPECT_FALSE(c.contains("efi_on_base_lids"));
+  const Outcome text = SarRoute("compare -e osrm2" + topo + jobs);
+  EXPECT_EQ(text.out.find("base LIDs"), std::string::npos) << text.out;
+
+  const std::string eval =
+      "eval --json --traffic all-to-all" + topo + jobs + " -l " + Path("o.lfts");
+  const Outcome grouped = SarRoute(eval + " --source-lids osrm2");
+  ASSERT_EQ(grouped.exit_code, 0) << grouped.err;
+  const nlohmann::json e = nlohmann::json::parse(grouped.out);
+  EXPECT_EQ(e["source_lids"], "osrm2");
+  EXPECT_EQ(e["oblivious_ratio"], 2);
+  EXPECT_EQ(e["oblivious_ratio"], c["oblivious_ratio"]);
+  EXPECT_EQ(e["efi"]["max"], c["efi_max"]);
+  EXPECT_EQ(e["effective_efi"]["max"], c["effective_efi_max"]);
+  EXPECT_EQ(e["effective_efi"]["mean"], c["effective_efi_mean"]);
+  EXPECT_EQ(e["dark_fiber"], c["dark_fiber"]);
+  double sum = 0;
+  int multi = 0;
+  for (const auto& jm : e["jobs"]) {
+    if (jm["leaf_switches"].get<int>() < 2) continue;
+    sum += jm["efi_max"].get<double>();
+    ++multi;
+  }
+  ASSERT_GT(multi, 0);
+  EXPECT_DOUBLE_EQ(sum / multi, c["mean_job_efi_max"].get<double>());
+
+  const Outcome base = SarRoute(eval);
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  const nlohmann::json b = nlohmann::json::parse(base.out);
+  EXPECT_EQ(b["source_lids"], nullptr);
+  EXPECT_GT(b["oblivious_ratio"].get<int>(), 2);
+  EXPECT_GT(b["traffic"][0]["max_load"].get<uint64_t>(),
+            e["traffic"][0]["max_load"].get<uint64_t>());
+
+  const Outcome unknown = SarRoute(eval + " --source-lids nosuch");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("--source-lids: unknown engine 'nosuch'"), std::string::npos)
+      << unknown.err;
+}
+
 // route --previous-jobs reaches the pass: a job ends, the others keep running, and the stable
 // delta keeps every running job's entries (the note counts them) and changes none of the
 // tables; without --previous it is a usage error.
@@ -283,4 +336,5 @@ TEST_F(SarRouteCli, PreviousJobsKeepRunningJobsAndNeedPrevious) {
   EXPECT_NE(alone.err.find("--previous-jobs needs --previous"), std::string::npos) << alone.err;
 }
 
+}  // namespace
 }  // namespace sar

@@ -39,6 +39,12 @@ struct AnalysisOptions {
   const std::vector<ResolvedJob>* jobs = nullptr;
   std::vector<TrafficSpec> traffic;  // one LinkLoad each
   int threads = 0;                   // 0 = hardware concurrency
+  /// Per endpoint (Fabric::Endpoints() order): which LID of each destination the source sends
+  /// to (RoutingOutput::source_lid_offset, SourceLid in sar/lids.h; osrm2/osrm3 route per source
+  /// group). Null or empty = base LIDs. Every analysis follows it: the metrics, link loads and
+  /// the trace (without trace.all_lids) count each source's route to the LID it uses. Its size
+  /// must be the number of endpoints.
+  const std::vector<uint8_t>* source_lid_offset = nullptr;
 };
 
 struct AnalysisResult {

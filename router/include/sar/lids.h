@@ -22,4 +22,13 @@ struct LidOptions {
 /// ports do not. Fails if the fabric needs LIDs beyond kMaxUnicastLid.
 Status AssignLids(const LidOptions& options, Fabric* fabric);
 
+/// The LID a source whose LID offset is `offset` (RoutingOutput::source_lid_offset: osrm2/osrm3
+/// route per source group) sends to at `dest`: base + offset, or the base LID when the offset is
+/// beyond dest's 2^LMC LIDs; 0 if dest has no LID. The one rule every analysis follows (the
+/// destination sweep, the oblivious ratio, the study's flows).
+inline Lid SourceLid(const Fabric& fabric, PortRef dest, int offset) {
+  const Lid base = fabric.base_lid(dest);
+  return base == 0 ? 0 : base + (offset < (1 << fabric.lmc(dest)) ? offset : 0);
+}
+
 }  // namespace sar

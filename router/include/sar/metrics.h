@@ -1,7 +1,8 @@
 // Metrics that judge a routing (SAR paper Defs. 7-8, Sec. 4.2; Yuan et al. Sec. 5).
 //
 // Edge forwarding index (EFI) of a directed switch-to-switch channel: the number of routes
-// between ordered pairs of distinct HCA endpoints (base LIDs) that cross it. Effective EFI:
+// between ordered pairs of distinct HCA endpoints that cross it, each source to the LID it sends
+// to (base LIDs; AnalysisOptions::source_lid_offset for osrm2/osrm3's groups). Effective EFI:
 // the same, counting only pairs inside one job (summed over jobs). Dark fiber: the fraction of
 // switch-to-switch channels whose effective EFI is 0. Computed per destination over the in-tree
 // the LFTs define (sources below each channel are counted, not walked), in parallel.

@@ -84,7 +84,8 @@ struct ReplaySample {
   uint64_t lft_changed = 0;         // entries that differ from the previous event's tables
   uint64_t lft_blocks_changed = 0;  // 64-LID LFT blocks that differ (what OpenSM sends)
   /// Stability: multi-leaf jobs running at both this event and the previous one, and how many
-  /// of them had one of their own routes (base LID to base LID between members) changed.
+  /// of them had one of their own routes (between members, each source to the LID it sends to:
+  /// RoutingOutput::source_lid_offset) changed.
   int jobs_continuing = 0;
   int jobs_rerouted = 0;
   /// Max effective EFI of the previous event's tables carrying this event's jobs: what the

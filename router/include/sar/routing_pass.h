@@ -170,7 +170,8 @@ ValidationOptions ValidationFor(const RoutingOptions& options);
 /// highLIDs, combined as RoutingOptions::migration says), then ValidateRouting. Engine notes are
 /// appended to out->notes. On error *out is unspecified. With `analysis`, the validating sweep also
 /// computes what `also` asks for (sar-filterd's planner judges its new tables by their metrics) and
-/// *analysis receives it.
+/// *analysis receives it. The analyses follow out->source_lid_offset (osrm2/osrm3) when the
+/// engine sets it.
 /// `fors` (if given) receives the FORS plans of the alltoall jobs whose entries are in the tables.
 Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
                       const AnalysisOptions& also = AnalysisOptions(),

@@ -1,6 +1,7 @@
 // Synthetic traffic patterns and the link load they put on a routing (Yuan et al. Sec. 5).
 //
-// A pattern is a set of flows between HCA endpoints (base LIDs); the load of a channel is the
+// A pattern is a set of flows between HCA endpoints (to base LIDs, or the LID each source sends
+// to with AnalysisOptions::source_lid_offset); the load of a channel is the
 // number of flows whose route crosses it. Computed per destination over the in-tree the LFTs
 // define, like the EFI (sar/metrics.h), in parallel.
 #pragma once
