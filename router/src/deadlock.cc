@@ -61,7 +61,7 @@ class DeadlockVisitor : public internal::SweepVisitor {
     int32_t bit = 0;                       // port number - 1
   };
   std::vector<Slot> slot_;
-  int words_ = kMaxWords;         // bitmap words per channel
+  int words_ = kMaxWords;  // bitmap words per channel
   std::vector<Worker> workers_;
 };
 

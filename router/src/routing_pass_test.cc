@@ -434,8 +434,8 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairOnDegradedPgfts) {
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE(seed);
     PgftSpec spec;
-    ASSERT_TRUE(ParsePgftSpec(seed % 2 ? "pgft:3;3,3,4;1,3,2;1,1,1" : "pgft:2;4,6;1,3;1,1", &spec)
-                    .ok());
+    ASSERT_TRUE(
+        ParsePgftSpec(seed % 2 ? "pgft:3;3,3,4;1,3,2;1,1,1" : "pgft:2;4,6;1,3;1,1", &spec).ok());
     Fabric intact, f;
     ASSERT_TRUE(GeneratePgft(spec, {}, &intact).ok());
     LidOptions lid_options;
