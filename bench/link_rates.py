@@ -13,12 +13,13 @@ routes (all pairs) on the slow cable against its share by rate (the routes of it
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from fabric_edit import slow_first_uplink  # noqa: E402
 RATE = {"4xEDR": 100000, "4xDDR": 16000}
 
 
@@ -34,14 +35,7 @@ def fabrics(sr, w):
     run([sr, "gen", "--fabric", "pgft:2;24,4;1,2;1,6", "--style", "ibnetdiscover", "-o", full])
     text = open(full).read().replace("4xHDR", "4xEDR")
     open(full, "w").write(text)
-    m = re.search(r'^Switch\t\d+ "(S-[0-9a-f]+)".*?\n((?:\[.*\n)+)', text, re.M)
-    leaf = m.group(1)
-    up = next(l for l in m.group(2).splitlines() if '"S-' in l)
-    port, spine, sport = re.match(r'\[(\d+)\]\t"(S-[0-9a-f]+)"\[(\d+)\]', up).groups()
-    slow = text.replace(up, up.replace("4xEDR", "4xDDR"))
-    back = re.search(rf'^\[{sport}\]\t"{leaf}"\[{port}\].*$', slow[slow.index(f'"{spine}"'):],
-                     re.M).group(0)
-    slow = slow.replace(back, back.replace("4xEDR", "4xDDR"))
+    slow, (leaf, _, _, _) = slow_first_uplink(text)
     topo = os.path.join(w, "slow.topo")
     open(topo, "w").write(slow)
     return full, topo, leaf

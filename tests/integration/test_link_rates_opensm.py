@@ -19,6 +19,7 @@ import re
 
 import sar_it
 from sar_it import check
+from fabric_edit import slow_first_uplink
 
 
 def main():
@@ -31,15 +32,10 @@ def main():
     with open(full, "w") as f:
         f.write(text)
     # The first switch-to-switch cable of the first leaf, both of its lines.
-    m = re.search(r'^Switch\t\d+ "(S-[0-9a-f]+)".*?\n((?:\[.*\n)+)', text, re.M)
-    leaf = m.group(1)
-    up = next(l for l in m.group(2).splitlines() if '"S-' in l)
-    port, spine, sport = re.match(r'\[(\d+)\]\t"(S-[0-9a-f]+)"\[(\d+)\]', up).groups()
-    slow = text.replace(up, up.replace("4xEDR", "4xDDR"))
-    back = re.search(rf'^\[{sport}\]\t"{leaf}"\[{port}\].*$', slow[slow.index(f'"{spine}"'):],
-                     re.M).group(0)
-    slow = slow.replace(back, back.replace("4xEDR", "4xDDR"))
-    check(slow.count("4xDDR") == 2, "could not degrade exactly one cable")
+    try:
+        slow, (leaf, port, spine, sport) = slow_first_uplink(text)
+    except ValueError as e:
+        check(False, str(e))
     topo = os.path.join(w, "slow.topo")
     with open(topo, "w") as f:
         f.write(slow)
