@@ -338,6 +338,7 @@ RunningPins PinRunningJobs(const Fabric& f, const SwitchGraph& g,
                            const std::vector<ResolvedJob>& previous_jobs, const LftSet& previous) {
   RunningPins pins;
   pins.num_switches = g.num_switches;
+  pins.num_endpoint_dests = g.num_endpoint_dests;
   if (jobs == nullptr) return pins;
   pins.job_running.assign(jobs->size(), 0);
   std::vector<std::vector<std::pair<NodeId, int>>> before;

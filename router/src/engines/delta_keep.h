@@ -48,12 +48,14 @@ struct DeltaKeepStats {
 /// Which entries carry a running job's own routes in the previous tables.
 struct RunningPins {
   int num_switches = 0;
+  int num_endpoint_dests = 0;        // switch destinations (dests past these) are never pinned
   std::vector<uint8_t> pinned;       // [endpoint dest * num_switches + switch]; empty = none
   std::vector<uint8_t> job_running;  // per job of the current set: same endpoints as before
   int running_jobs = 0;              // multi-switch jobs running across the reroute
   uint64_t entries = 0;              // pinned entries
   bool at(int dest, int sw) const {
-    return !pinned.empty() && pinned[static_cast<size_t>(dest) * num_switches + sw] != 0;
+    return !pinned.empty() && dest < num_endpoint_dests &&
+           pinned[static_cast<size_t>(dest) * num_switches + sw] != 0;
   }
 };
 
