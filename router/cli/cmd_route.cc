@@ -99,7 +99,6 @@ int RunRoute(const RouteArgs& a) {
     s = sar::ReadJobMapping(a.previous_jobs, &before);
     if (!s.ok()) return Fail(s);
     in.previous_jobs = sar::ResolveJobs(f, before);
-    in.previous_jobs_known = true;
   }
   const double read_ms = watch.Lap();
 

@@ -157,7 +157,6 @@ sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options
   in.previous = std::move(previous);
   if (previous_mapping != nullptr) {
     in.previous_jobs = sar::ResolveJobs(fabric.fabric, *previous_mapping);
-    in.previous_jobs_known = true;
   }
   r->engine = in.engine;
   r->notes = in.notes;

@@ -226,7 +226,6 @@ Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
     inputs->previous = *previous;
     if (o.delta_stable && event > 0) {
       inputs->previous_jobs = ResolveJobs(f, MappingAt(r, event - 1));
-      inputs->previous_jobs_known = true;
     }
   }
   AnalysisOptions also;

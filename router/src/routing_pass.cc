@@ -311,7 +311,7 @@ RoutingInput RoutingInputs::EngineInput() const {
   in.threads = options.threads;
   in.allow_disconnected = options.allow_disconnected;
   in.previous = options.delta && previous.num_switches() > 0 ? &previous : nullptr;
-  in.previous_jobs = in.previous != nullptr && previous_jobs_known ? &previous_jobs : nullptr;
+  in.previous_jobs = in.previous != nullptr && previous_jobs ? &*previous_jobs : nullptr;
   in.sar_refine = options.sar_refine;
   in.sar_all_pairs_budget = options.sar_all_pairs_budget;
   return in;

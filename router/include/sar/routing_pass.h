@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,9 +96,9 @@ struct RoutingInputs {
   /// LoadRoutingInputs; used when options.delta.
   LftSet previous;
   /// The job set `previous` was computed for (`route --previous-jobs`, the plugin's last
-  /// mapping, replay's previous event), when previous_jobs_known; used with `previous`.
-  std::vector<ResolvedJob> previous_jobs;
-  bool previous_jobs_known = false;
+  /// mapping, replay's previous event); unset = unknown (an empty set is a known one); used
+  /// with `previous`.
+  std::optional<std::vector<ResolvedJob>> previous_jobs;
 
   /// The engine's input (num_vls: min(num_vls, max_layers)); valid while *this lives.
   RoutingInput EngineInput() const;
