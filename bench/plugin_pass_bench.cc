@@ -6,10 +6,13 @@
 // (docs/benchmarks.md). One engine per run, so the peak RSS is that engine's.
 //
 //   build/bench/plugin_pass_bench --engine dmodc [--spec pgft:3;32,32,44;1,32,32;1,1,1]
-//                                 [--fail-pct 1] [--threads 0]
+//                                 [--fail-pct 1] [--threads 0] [--reroute 1]
 //
 // Engines that use jobs get a synthetic job mix (sar/job_mix.h) as the mapping file, as the
-// plugin reads it.
+// plugin reads it. --reroute 1: the first pass carries a memory handle (sar_memory_t, as the
+// plugin's passes do), then one more switch cable fails and the fabric is routed again twice,
+// with the memory (engine dmodc: incremental) and without (a full pass); the tables of the two
+// are compared.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -68,12 +71,64 @@ void Flatten(const sar::Fabric& f, Flat* out) {
   }
 }
 
+// One pass as the plugin makes it: the flat arrays, sar_fabric_create, sar_route, the rows into
+// per-switch tables; prints its figures and notes. Dies on error.
+sar_result_t* Pass(const sar::Fabric& f, const sar_options_t* options, const char* label) {
+  double cpu = CpuMs();
+  auto t = std::chrono::steady_clock::now();
+  Flat flat;
+  Flatten(f, &flat);
+  const double copy_ms = Ms(t);
+  t = std::chrono::steady_clock::now();
+  char* err = nullptr;
+  sar_fabric_t* fabric =
+      sar_fabric_create(flat.nodes.data(), static_cast<int>(flat.nodes.size()), flat.ports.data(),
+                        static_cast<int>(flat.ports.size()), flat.links.data(),
+                        static_cast<int>(flat.links.size()), &err);
+  if (fabric == nullptr) Die(std::string("sar_fabric_create: ") + (err ? err : "?"));
+  const double create_ms = Ms(t);
+  t = std::chrono::steady_clock::now();
+  sar_result_t* result = sar_route(fabric, options, &err);
+  if (result == nullptr) Die(std::string("sar_route: ") + (err ? err : "?"));
+  const double route_ms = Ms(t);
+  sar_fabric_destroy(fabric);
+  // install_tables: OpenSM's new_lft per switch (max LID rounded up to a 64-LID block),
+  // reset to "no path", then the row copied in.
+  t = std::chrono::steady_clock::now();
+  const uint32_t max_lid = sar_result_max_lid(result);
+  const size_t lft_size = (max_lid / 64 + 1) * 64;
+  std::vector<std::vector<uint8_t>> new_lft;
+  int switches = 0;
+  for (size_t i = 0; i < flat.nodes.size(); ++i) {
+    const uint8_t* row = sar_result_lft_row(result, static_cast<int>(i));
+    if (row == nullptr) continue;
+    new_lft.emplace_back(lft_size);
+    std::memset(new_lft.back().data(), 0xFF, lft_size);
+    std::memcpy(new_lft.back().data(), row, max_lid + 1);
+    ++switches;
+  }
+  const double install_ms = Ms(t);
+  cpu = CpuMs() - cpu;
+  std::printf(
+      "%s, %s: copy subnet %.0f ms, sar_fabric_create %.0f ms, sar_route %.0f ms (engine %.0f "
+      "ms, validation %.0f ms), install %d switches %.0f ms; total %.0f ms wall, %.0f ms CPU; "
+      "peak RSS so far %.0f MB\n",
+      label, sar_result_engine(result), copy_ms, create_ms, route_ms, sar_result_route_ms(result),
+      sar_result_check_ms(result), switches, install_ms,
+      copy_ms + create_ms + route_ms + install_ms, cpu, PeakRssMb());
+  for (int i = 0; i < sar_result_num_notes(result); ++i) {
+    std::printf("  note: %s\n", sar_result_note(result, i));
+  }
+  return result;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string spec_text = "pgft:3;32,32,44;1,32,32;1,1,1", engine = "dmodc";
   double fail_pct = 1.0;
   int threads = 0;
+  bool reroute = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) Die(a + " needs a value");
@@ -86,6 +141,8 @@ int main(int argc, char** argv) {
       fail_pct = std::atof(v.c_str());
     else if (a == "--threads")
       threads = std::atoi(v.c_str());
+    else if (a == "--reroute")
+      reroute = std::atoi(v.c_str()) != 0;
     else
       Die("unknown argument '" + a + "'");
   }
@@ -120,53 +177,46 @@ int main(int argc, char** argv) {
   sar_options_set_engine(options, engine.c_str());
   sar_options_set_mapping_file(options, mapping.c_str(), 0);
   sar_options_set_threads(options, threads);
-  double cpu = CpuMs();
-  auto t = std::chrono::steady_clock::now();
-  Flat flat;
-  Flatten(f, &flat);
-  const double copy_ms = Ms(t);
-  t = std::chrono::steady_clock::now();
-  char* err = nullptr;
-  sar_fabric_t* fabric =
-      sar_fabric_create(flat.nodes.data(), static_cast<int>(flat.nodes.size()), flat.ports.data(),
-                        static_cast<int>(flat.ports.size()), flat.links.data(),
-                        static_cast<int>(flat.links.size()), &err);
-  if (fabric == nullptr) Die(std::string("sar_fabric_create: ") + (err ? err : "?"));
-  const double create_ms = Ms(t);
-  t = std::chrono::steady_clock::now();
-  sar_result_t* result = sar_route(fabric, options, &err);
-  if (result == nullptr) Die(std::string("sar_route: ") + (err ? err : "?"));
-  const double route_ms = Ms(t);
-  // install_tables: OpenSM's new_lft per switch (max LID rounded up to a 64-LID block),
-  // reset to "no path", then the row copied in.
-  t = std::chrono::steady_clock::now();
-  const uint32_t max_lid = sar_result_max_lid(result);
-  const size_t lft_size = (max_lid / 64 + 1) * 64;
-  std::vector<std::vector<uint8_t>> new_lft;
-  int switches = 0;
-  for (size_t i = 0; i < flat.nodes.size(); ++i) {
-    const uint8_t* row = sar_result_lft_row(result, static_cast<int>(i));
-    if (row == nullptr) continue;
-    new_lft.emplace_back(lft_size);
-    std::memset(new_lft.back().data(), 0xFF, lft_size);
-    std::memcpy(new_lft.back().data(), row, max_lid + 1);
-    ++switches;
+  sar_memory_t* memory = nullptr;
+  if (reroute) {
+    memory = sar_memory_create();
+    if (memory == nullptr) Die("sar_memory_create");
+    sar_options_set_memory(options, memory);
   }
-  const double install_ms = Ms(t);
-  cpu = CpuMs() - cpu;
-  std::printf(
-      "%s: copy subnet %.0f ms, sar_fabric_create %.0f ms, sar_route %.0f ms (engine %.0f ms, "
-      "validation %.0f ms), install %d switches %.0f ms; total %.0f ms wall, %.0f ms CPU; "
-      "peak RSS %.0f MB\n",
-      sar_result_engine(result), copy_ms, create_ms, route_ms, sar_result_route_ms(result),
-      sar_result_check_ms(result), switches, install_ms,
-      copy_ms + create_ms + route_ms + install_ms, cpu, PeakRssMb());
-  for (int i = 0; i < sar_result_num_notes(result); ++i) {
-    std::printf("  note: %s\n", sar_result_note(result, i));
+  sar_result_t* result = Pass(f, options, "first pass");
+  if (reroute) {
+    // One more cable, picked at random among the live ones of the degraded fabric.
+    sar::RandomFailureOptions more;
+    more.num_links = 1;
+    more.seed = 2;
+    sar::FailureSet fs2;
+    sar::Fabric g;
+    if (!sar::PickRandomFailures(f, more, &fs2).ok() || !sar::ApplyFailures(f, fs2, &g).ok()) {
+      Die("cannot fail one more cable");
+    }
+    std::printf("one more failed cable: %s port %d\n", fs2.links[0].first.c_str(),
+                fs2.links[0].second);
+    sar_result_destroy(result);
+    result = Pass(g, options, "with memory");
+    sar_options_t* plain = sar_options_create();
+    sar_options_set_engine(plain, engine.c_str());
+    sar_options_set_mapping_file(plain, mapping.c_str(), 0);
+    sar_options_set_threads(plain, threads);
+    sar_result_t* full = Pass(g, plain, "without memory");
+    bool equal = sar_result_max_lid(full) == sar_result_max_lid(result);
+    for (sar::NodeId n = 0; equal && n < g.num_nodes(); ++n) {
+      const uint8_t *a = sar_result_lft_row(result, n), *b = sar_result_lft_row(full, n);
+      equal = (a == nullptr) == (b == nullptr) &&
+              (a == nullptr || std::memcmp(a, b, sar_result_max_lid(full) + 1) == 0);
+    }
+    std::printf("tables with and without memory: %s\n", equal ? "equal" : "DIFFERENT");
+    sar_result_destroy(full);
+    sar_options_destroy(plain);
+    if (!equal) Die("the tables differ");
   }
   sar_result_destroy(result);
-  sar_fabric_destroy(fabric);
   sar_options_destroy(options);
+  sar_memory_destroy(memory);
   ::unlink(mapping.c_str());
   ::rmdir(dir);
   return 0;

@@ -4,7 +4,10 @@
  * copies the subnet into flat arrays, lets libsar (through its C API, sar/c.h) route it, and copies
  * the tables into the switches' new_lft; OpenSM then sends the blocks that changed. The routes'
  * virtual layers answer path_sl, so SA path records carry the layer as SL; update_sl2vl maps
- * SL i to VL i. SIGUSR2 asks OpenSM for a reroute, which re-reads the job mapping.
+ * SL i to VL i. SIGUSR2 asks OpenSM for a reroute, which re-reads the job mapping. Outside
+ * migration mode one libsar memory handle (sar_memory_t) lives as long as the plugin and goes
+ * with every pass: engine dmodc then recomputes only what the cables that changed since the last
+ * pass can reach (the same tables as a full pass); the pass's notes in the log say which.
  *
  * Migration mode (`migration on`, LMC 1): the five-phase baseLID/highLID update of the SAR paper
  * (Sec. 3.3). libsar's coordinator (sar_mig_*, a pure state machine) decides; this file carries
@@ -90,9 +93,14 @@ typedef struct osmsar {
   osm_opensm_t* osm;
   OsmsarConfig config;
   sar_options_t* options; /* made from config */
-  pthread_mutex_t mutex;  /* guards everything below up to the thread's own fields */
-  sar_result_t* result;   /* tables installed by the last pass, NULL before one */
-  uint64_t result_fp;     /* the topology they were routed on (migration mode) */
+  /* Kept from pass to pass and set in `options` (sar_options_set_memory): engine dmodc reroutes
+   * incrementally. Only the routing callback routes with `options` outside migration mode; in
+   * migration mode the plugin's thread plans with them too, so there is none (one pass at a time
+   * per memory). */
+  sar_memory_t* memory;
+  pthread_mutex_t mutex; /* guards everything below up to the thread's own fields */
+  sar_result_t* result;  /* tables installed by the last pass, NULL before one */
+  uint64_t result_fp;    /* the topology they were routed on (migration mode) */
   /* Migration mode. */
   sar_result_t* planned; /* the plan of planned_epoch, held until released */
   uint64_t planned_fp;
@@ -1012,6 +1020,15 @@ static void* osmsar_create(osm_opensm_t* osm) {
     osmsar_delete(p);
     return NULL;
   }
+  if (!p->config.migration) {
+    p->memory = sar_memory_create();
+    if (!p->memory) {
+      OSM_LOG(&osm->log, OSM_LOG_ERROR, "osmsar: out of memory\n");
+      osmsar_delete(p);
+      return NULL;
+    }
+    sar_options_set_memory(p->options, p->memory);
+  }
   if (p->config.migration) {
     sar_mig_config_t mc = {(uint32_t)p->config.ack_timeout_ms,
                            (uint32_t)p->config.repath_timeout_ms, 30000, p->config.exclude_after,
@@ -1111,6 +1128,7 @@ static void osmsar_delete(void* data) {
   sar_result_destroy(p->planned);
   sar_mig_destroy(p->mig);
   sar_options_destroy(p->options);
+  sar_memory_destroy(p->memory);
   pthread_mutex_destroy(&p->mutex);
   free(p);
 }

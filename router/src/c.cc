@@ -29,6 +29,11 @@ struct sar_fabric_t {
 
 struct sar_options_t {
   sar::RoutingOptions options;
+  sar::RoutingMemory* memory = nullptr;  // not owned (sar_options_set_memory)
+};
+
+struct sar_memory_t {
+  sar::RoutingMemory memory;
 };
 
 struct sar_result_t {
@@ -149,11 +154,13 @@ sar::Status BuildFabric(const sar_node_t* nodes, int num_nodes, const sar_port_t
   return sar::Status::OK();
 }
 
-sar::Status Route(const sar_fabric_t& fabric, const sar::RoutingOptions& options, sar_result_t* r,
+sar::Status Route(const sar_fabric_t& fabric, const sar_options_t& c_options, sar_result_t* r,
                   sar::LftSet previous = sar::LftSet(),
                   const sar::JobMapping* previous_mapping = nullptr) {
+  const sar::RoutingOptions& options = c_options.options;
   sar::RoutingInputs in;
   SAR_RETURN_IF_ERROR(sar::LoadRoutingInputs(fabric.fabric, options, &in));
+  in.memory = c_options.memory;
   in.previous = std::move(previous);
   if (previous_mapping != nullptr) {
     in.previous_jobs = sar::ResolveJobs(fabric.fabric, *previous_mapping);
@@ -241,6 +248,19 @@ void sar_options_set_sar_refine(sar_options_t* o, int refine, double all_pairs_b
 void sar_options_set_migration(sar_options_t* o, int on) { o->options.migration = on != 0; }
 void sar_options_set_delta(sar_options_t* o, int on) { o->options.delta = on != 0; }
 
+sar_memory_t* sar_memory_create(void) {
+  sar_memory_t* m = nullptr;
+  Guarded(nullptr, [&] {  // DmodcRouter's constructor allocates
+    m = new sar_memory_t;
+    return sar::Status::OK();
+  });
+  return m;
+}
+void sar_memory_destroy(sar_memory_t* memory) { delete memory; }
+void sar_options_set_memory(sar_options_t* o, sar_memory_t* memory) {
+  o->memory = memory != nullptr ? &memory->memory : nullptr;
+}
+
 sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options, char** errptr) {
   sar_result_t* result = nullptr;
   Guarded(errptr, [&] {
@@ -248,7 +268,7 @@ sar_result_t* sar_route(const sar_fabric_t* fabric, const sar_options_t* options
       return sar::Status::InvalidArgument("sar_route: null fabric or options");
     }
     auto r = std::make_unique<sar_result_t>();
-    SAR_RETURN_IF_ERROR(Route(*fabric, options->options, r.get()));
+    SAR_RETURN_IF_ERROR(Route(*fabric, *options, r.get()));
     result = r.release();
     return sar::Status::OK();
   });
@@ -277,7 +297,7 @@ sar_result_t* sar_route_from_previous(const sar_fabric_t* fabric, const sar_opti
       if (sw >= 0 && rows[i] != nullptr) std::memcpy(previous.mutable_row(sw), rows[i], top + 1);
     }
     auto r = std::make_unique<sar_result_t>();
-    SAR_RETURN_IF_ERROR(Route(*fabric, options->options, r.get(), std::move(previous),
+    SAR_RETURN_IF_ERROR(Route(*fabric, *options, r.get(), std::move(previous),
                               previous_result != nullptr ? &previous_result->mapping : nullptr));
     result = r.release();
     return sar::Status::OK();

@@ -19,6 +19,7 @@
 #include "sar/engine.h"
 #include "sar/fabric.h"
 #include "sar/fabric_order.h"
+#include "sar/failures.h"
 #include "sar/generate.h"
 #include "sar/jobs.h"
 #include "sar/lids.h"
@@ -641,6 +642,145 @@ TEST(SarCApi, UnknownEngineAndNotesOutOfRange) {
   EXPECT_EQ(sar_result_note(good.r, -1), nullptr);
   EXPECT_EQ(sar_result_note(good.r, sar_result_num_notes(good.r)), nullptr);
   EXPECT_EQ(sar_result_lft_row(good.r, 1000), nullptr);
+}
+
+// The notes of a result that start with `prefix`.
+std::vector<std::string> NotesStarting(const sar_result_t* r, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (int i = 0; i < sar_result_num_notes(r); ++i) {
+    const std::string n = sar_result_note(r, i);
+    if (n.compare(0, prefix.size(), prefix) == 0) out.push_back(n);
+  }
+  return out;
+}
+
+// Engine dmodc with a memory handle, as the plugin routes: over a sequence of fabrics with
+// switch cables failed and restored (the input in reverse node order, the held tables given as
+// sar_route_from's), every pass gives the tables of a pass without memory, and its note says
+// incremental; a pass that cannot be incremental says why; a cut that strands a leaf fails as
+// without memory, and the memory still serves the next pass.
+TEST(SarCApi, MemoryReroutesDmodcIncrementallyWithThePlainTables) {
+  sar::PgftSpec spec;
+  ASSERT_TRUE(sar::ParsePgftSpec("pgft:3;4,4,2;1,4,2;1,1,1", &spec).ok());
+  Fabric intact;
+  ASSERT_TRUE(sar::GeneratePgft(spec, {}, &intact).ok());
+  ASSERT_TRUE(sar::AssignLids({}, &intact).ok());
+  // Switch-to-switch cables, by their end with the lower port slot; and one leaf's uplinks.
+  std::vector<std::pair<std::string, int>> cables, leaf_up;
+  const std::string leaf = intact.name(intact.switches()[0]);
+  for (sar::PortId c = 0; c < intact.num_port_slots(); ++c) {
+    if (!intact.is_inter_switch(c)) continue;
+    const sar::PortRef r = intact.port_ref(c);
+    if (intact.name(r.node) == leaf) leaf_up.push_back({leaf, r.port});
+    if (intact.peer_id(c) > c) cables.push_back({intact.name(r.node), r.port});
+  }
+  ASSERT_GT(cables.size(), 20u);
+  ASSERT_EQ(leaf_up.size(), 4u) << leaf;
+  struct Step {
+    std::vector<std::pair<std::string, int>> cut;
+    const char* note;  // the note's start, "" = the pass fails
+  };
+  const std::vector<Step> steps = {
+      {{}, "dmodc: full pass (no earlier pass)"},
+      {{cables[3]}, "dmodc: incremental reroute: "},
+      {{cables[3], cables[17]}, "dmodc: incremental reroute: "},
+      {{cables[17], cables[20]}, "dmodc: incremental reroute: "},
+      {leaf_up, ""},  // the leaf's hosts cut off: fails with and without memory
+      {{cables[17]}, "dmodc: incremental reroute: "},
+      {{}, "dmodc: incremental reroute: "},
+      {{{std::string(intact.hostname(intact.hcas()[5])), 1}}, "dmodc: full pass (the HCA ports"},
+  };
+  sar_memory_t* memory = sar_memory_create();
+  ASSERT_NE(memory, nullptr);
+  Options with("dmodc", ""), plain("dmodc", "");
+  sar_options_set_memory(with.o, memory);
+  sar_result_t* held = nullptr;  // what the "switches" hold: the last memory result
+  int incremental = 0;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    SCOPED_TRACE("step " + std::to_string(k));
+    sar::FailureSet fs;
+    fs.links = steps[k].cut;
+    Fabric f;
+    ASSERT_TRUE(sar::ApplyFailures(intact, fs, &f).ok());
+    std::vector<NodeId> order = Identity(f);
+    std::reverse(order.begin(), order.end());
+    const Flat flat = Flatten(f, order);
+    Routed want;
+    RouteFlat(flat, plain, &want);
+    std::string create_err;
+    sar_fabric_t* fab = flat.Create(&create_err);
+    ASSERT_NE(fab, nullptr) << create_err;
+    char* err = nullptr;
+    sar_result_t* got;
+    if (held == nullptr) {
+      got = sar_route(fab, with.o, &err);
+    } else {
+      std::vector<const uint8_t*> rows(flat.nodes.size(), nullptr);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        rows[i] = sar_result_lft_row(held, static_cast<int>(i));
+      }
+      got = sar_route_from(fab, with.o, sar_result_max_lid(held), rows.data(), &err);
+    }
+    sar_fabric_destroy(fab);
+    if (*steps[k].note == '\0') {
+      EXPECT_EQ(want.r, nullptr);
+      EXPECT_EQ(got, nullptr);
+      ASSERT_NE(err, nullptr);
+      EXPECT_EQ(want.err, err);
+      sar_free(err);
+      sar_result_destroy(got);
+      continue;
+    }
+    ASSERT_NE(want.r, nullptr) << want.err;
+    ASSERT_NE(got, nullptr) << err;
+    EXPECT_EQ(TablesByGuid(flat, got), TablesByGuid(flat, want.r));
+    const std::vector<std::string> notes = NotesStarting(got, steps[k].note);
+    EXPECT_EQ(notes.size(), 1u) << "no note starting '" << steps[k].note << "'";
+    incremental += !NotesStarting(got, "dmodc: incremental reroute: ").empty();
+    // The plain pass says nothing of memory.
+    EXPECT_TRUE(NotesStarting(want.r, "dmodc: incremental").empty());
+    EXPECT_TRUE(NotesStarting(want.r, "dmodc: full pass").empty());
+    sar_result_destroy(held);
+    held = got;
+  }
+  EXPECT_EQ(incremental, 5);
+  sar_result_destroy(held);
+  sar_memory_destroy(memory);
+}
+
+// Other engines leave the memory alone; migration mode says it does not use it.
+TEST(SarCApi, MemoryIsOnlyForDmodcOutsideMigrationMode) {
+  const Fabric f = ThreeLevel();
+  const Flat flat = Flatten(f, Identity(f));
+  sar_memory_t* memory = sar_memory_create();
+  ASSERT_NE(memory, nullptr);
+  for (const char* engine : {"updn", "dmodk", "sar-dmodc"}) {
+    Options with(engine, ""), plain(engine, "");
+    sar_options_set_memory(with.o, memory);
+    Routed a, b;
+    RouteFlat(flat, with, &a);
+    RouteFlat(flat, plain, &b);
+    ASSERT_NE(a.r, nullptr) << a.err;
+    ASSERT_NE(b.r, nullptr) << b.err;
+    EXPECT_EQ(TablesByGuid(flat, a.r), TablesByGuid(flat, b.r)) << engine;
+    EXPECT_EQ(sar_result_num_notes(a.r), sar_result_num_notes(b.r)) << engine;
+  }
+  // Migration mode needs LMC 1.
+  Fabric g = ThreeLevel();
+  g.ClearLids();
+  sar::testfab::AssignTestLids(&g, 1);
+  const Flat mflat = Flatten(g, Identity(g));
+  Options mig("dmodc", "");
+  sar_options_set_memory(mig.o, memory);
+  sar_options_set_migration(mig.o, 1);
+  sar_options_set_num_vls(mig.o, 2);
+  Routed m;
+  RouteFlat(mflat, mig, &m);
+  ASSERT_NE(m.r, nullptr) << m.err;
+  EXPECT_EQ(NotesStarting(m.r, "dmodc: full pass (migration mode").size(), 1u);
+  EXPECT_TRUE(NotesStarting(m.r, "dmodc: incremental").empty());
+  sar_options_set_memory(mig.o, nullptr);
+  sar_memory_destroy(memory);
 }
 
 }  // namespace

@@ -222,6 +222,41 @@ Status RouteMigration(const RoutingInputs& inputs, const RoutingEngine& engine,
   return Status::OK();
 }
 
+// Engine dmodc with memory: DmodcRouter::Reroute runs the engine's input checks and either its
+// full pass or the incremental one proven equal to it, so the tables are the engine's. Its
+// state is changed in place, so an exception half-way (out of memory) empties it: a later pass
+// must never diff against half-updated tables.
+Status RouteDmodcWithMemory(const RoutingInputs& inputs, RoutingMemory* memory,
+                            RoutingOutput* out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  DmodcRouter& router = memory->dmodc;
+  try {
+    SAR_RETURN_IF_ERROR(router.Reroute(inputs.EngineInput()));
+  } catch (...) {
+    router = DmodcRouter();
+    throw;
+  }
+  RoutingOutput r;
+  r.lfts = router.lfts();  // the router keeps its own for the next pass
+  r.notes = router.notes();
+  const DmodcRouter::Stats& st = router.last();
+  char note[256];
+  if (st.incremental) {
+    std::snprintf(note, sizeof note,
+                  "incremental reroute: %d switches recabled, %d cost rows recomputed, %d whole "
+                  "rows and %d (switch, leaf) cells refilled, %.1f ms",
+                  st.cables_changed, st.switches_recomputed, st.rows_refilled, st.cells_refilled,
+                  st.ms);
+  } else {
+    std::snprintf(note, sizeof note, "full pass (%s), kept for incremental reroutes",
+                  st.full_reason.c_str());
+  }
+  r.notes.push_back(note);
+  r.paths_ms = MsSince(t0);
+  *out = std::move(r);
+  return Status::OK();
+}
+
 std::string Channel(const Fabric& f, PortId c) {
   const PortRef p = f.port_ref(c);
   return f.name(p.node) + "/" + std::to_string(p.port);
@@ -406,8 +441,12 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
                       ValidationReport* report, const AnalysisOptions& also,
                       AnalysisResult* analysis, std::vector<ForsJobPlan>* fors) {
   *report = ValidationReport();
+  const bool dmodc_memory = inputs.memory != nullptr && engine.name() == "dmodc";
   if (inputs.options.migration) {
     SAR_RETURN_IF_ERROR(RouteMigration(inputs, engine, out));
+    if (dmodc_memory) out->notes.push_back("full pass (migration mode: the memory is not used)");
+  } else if (dmodc_memory) {
+    SAR_RETURN_IF_ERROR(RouteDmodcWithMemory(inputs, inputs.memory, out));
   } else {
     SAR_RETURN_IF_ERROR(engine.Route(inputs.EngineInput(), out));
   }

@@ -12,9 +12,18 @@ job mapping:
   have no virtual layers: their up*-down* routes must be acyclic on their own);
 - sar-dmodc's tables differ from dmodc's (the job's indices are used), so the second check is
   not the first one again.
+On the 4-ary-3-tree, with engine dmodc, the plugin keeps libsar's memory between passes (issue
+16): its first pass logs `dmodc: full pass (no earlier pass)`; then one leaf uplink is cut in
+ibsim (`Unlink`), OpenSM resweeps, the plugin logs `dmodc: incremental reroute: 2 switches
+recabled, ...` (the cable's two ends), and the switches hold what offline `sar-route route
+--engine dmodc` (a full pass) computes on the degraded topology read back with ibnetdiscover,
+valid and deadlock-free; sar-dmodc then runs on that degraded topology.
 """
 
 import os
+import re
+import signal
+import time
 
 import sar_it
 from sar_it import check
@@ -22,9 +31,49 @@ from test_osmsar_plugin import Fabric, mapping_text, write_atomic
 from testbed_common import free_port_block
 
 
-def run_engine(fab, engine, tag, first):
+def check_switches(fab, engine, tag):
+    """The switches hold offline `sar-route route --engine <engine>`'s tables for the live
+    topology, valid and deadlock-free in one layer; returns the offline tables."""
+    offline, layers = fab.offline(engine, tag)
+    rb = fab.check_equal(offline, f"{fab.w}: {engine} ({tag})")
+    ev = sar_it.sar_route_eval(fab.args.sar_route, fab.live_topo, rb, fab.lids,
+                               extra=["--layers", layers, "--vls", "1"])
+    check(ev["valid"] is True and ev["deadlock_free"] is True and ev["layers"] == 1,
+          f"{engine} ({tag}): eval: read-back tables not valid and deadlock-free in one layer: "
+          f"{ev}")
+    return offline
+
+
+def cut_leaf_uplink(fab):
+    """Cuts, in ibsim, the last uplink of the first leaf that keeps two or more (no switch
+    changes its distance to the leaves, every leaf pair keeps an up-down path: the plugin's
+    memory can follow); waits for OpenSM's reroute and reads the topology back. Returns the
+    log of that pass."""
+    up = lambda n: sorted(p for p, (peer, _) in n.links.items()
+                          if fab.topo.nodes[peer].kind == "switch")
+    leaf = next(n for n in sorted(fab.topo.switches(), key=lambda n: n.name)
+                if n.name.startswith("leaf") and len(up(n)) >= 3)
+    port = up(leaf)[-1]
+    peer, pport = leaf.links.pop(port)
+    del fab.topo.nodes[peer].links[pport]
+    off = fab.daemon.log_offset()
+    fab.tb.ibsim_command(f'Unlink "{leaf.name}"[{port}]')
+    time.sleep(0.5)
+    fab.daemon.signal(signal.SIGHUP)
+    fab.wait_pass(off, 30)
+    fab.daemon.wait_log(r"SUBNET UP", off, 30)
+    fab.tb.diag(["ibnetdiscover"], fab.live_topo)
+    live = sar_it.parse_topology(fab.live_topo)
+    check(port not in live.nodes[leaf.name].links,
+          f"{leaf.name}[{port}] still cabled after Unlink")
+    print(f"cut {leaf.name}[{port}] -> {peer}[{pport}]")
+    return fab.daemon.log_since(off)
+
+
+def run_engine(fab, engine, tag, first, cut=False):
     """Runs OpenSM with the plugin set to `engine` (the test bed's first OpenSM starts it);
-    checks the switches against offline."""
+    checks the switches against offline; with `cut`, then cuts a leaf uplink (see the module
+    docstring) and checks again. Returns the offline tables of the last check."""
     with open(fab.conf, "w") as f:
         f.write(f"engine {engine}\nmapping_file {fab.mapping}\nnum_vls 1\nthreads 2\n")
     if first:
@@ -36,20 +85,28 @@ def run_engine(fab, engine, tag, first):
     log = fab.daemon.log_since(0)
     check(f"osmsar: engine {engine} routed" in log,
           f"the plugin did not route with {engine}:\n{log[-1500:]}")
-    offline, layers = fab.offline(engine, tag)
-    rb = fab.check_equal(offline, f"{fab.w}: {engine}")
-    ev = sar_it.sar_route_eval(fab.args.sar_route, fab.live_topo, rb, fab.lids,
-                               extra=["--layers", layers, "--vls", "1"])
-    check(ev["valid"] is True and ev["deadlock_free"] is True and ev["layers"] == 1,
-          f"{engine}: eval: read-back tables not valid and deadlock-free in one layer: {ev}")
+    if engine == "dmodc":
+        check("osmsar: dmodc: full pass (no earlier pass)" in log,
+              f"dmodc's first pass does not say full:\n{log[-1500:]}")
+    offline = check_switches(fab, engine, tag)
+    if cut:
+        log = cut_leaf_uplink(fab)
+        m = re.search(r"osmsar: dmodc: incremental reroute: (\d+) switches recabled.*", log)
+        check(m and m.group(1) == "2",
+              f"the pass after the cut is not incremental over the cable's two ends:\n"
+              f"{log[-2500:]}")
+        check(f"osmsar: engine {engine} routed" in log and "full pass" not in log,
+              f"the pass after the cut:\n{log[-2500:]}")
+        print(m.group(0).strip())
+        offline = check_switches(fab, engine, tag + "-cut")
     fab.daemon.stop()
     return offline
 
 
-def test_fabric(args, name, gen, jobs):
+def test_fabric(args, name, gen, jobs, cut=False):
     fab = Fabric(args, name, gen)
     write_atomic(fab.mapping, mapping_text(fab.topo, 3, jobs=jobs, per_job=8))
-    dmodc = run_engine(fab, "dmodc", "dmodc", True)
+    dmodc = run_engine(fab, "dmodc", "dmodc", True, cut)
     sar_dmodc = run_engine(fab, "sar-dmodc", "sar-dmodc", False)
     diff = sar_it.diff_tables(dmodc, sar_dmodc)
     check(diff, f"{name}: sar-dmodc equals dmodc: the job indices changed nothing")
@@ -65,7 +122,7 @@ def main():
     sar_it.main(lambda: (
         test_fabric(args, "kary_4_3_degraded",
                     ["kary:4,3", "--fail-link", "leaf000:5", "--fail-link", "leaf005:6",
-                     "--fail-link", "l2sw002:7", "--fail-switch", "l2sw006"], 2),
+                     "--fail-link", "l2sw002:7", "--fail-switch", "l2sw006"], 2, cut=True),
         test_fabric(args, "pgft_degraded",
                     ["pgft:3;4,3,3;1,2,3;1,2,1", "--fail-link", "leaf001:5",
                      "--fail-link", "l2sw003:9", "--fail-link", "leaf007:8"], 3)))

@@ -9,7 +9,8 @@
  *  - nothing throws through this interface (out of memory is an error message too), nothing
  *    prints.
  * Thread-safety: calls on distinct handles may run concurrently; a sar_result_t is read-only once
- * made and may be read from several threads. */
+ * made and may be read from several threads. A sar_memory_t is changed by every pass that uses
+ * it: passes whose options carry the same memory must not run concurrently. */
 #ifndef SAR_C_H_
 #define SAR_C_H_
 
@@ -23,6 +24,7 @@ extern "C" {
 typedef struct sar_fabric_t sar_fabric_t;
 typedef struct sar_options_t sar_options_t;
 typedef struct sar_result_t sar_result_t;
+typedef struct sar_memory_t sar_memory_t;
 
 /* --- The fabric, as flat arrays ----------------------------------------------------------- */
 
@@ -99,6 +101,22 @@ void sar_options_set_migration(sar_options_t* options, int on);
 /* on != 0 (the default): sar_route_from keeps what it can of the given tables (minimal-delta
  * update, sar::RoutingOptions::delta); 0: it routes as sar_route does. */
 void sar_options_set_delta(sar_options_t* options, int on);
+
+/* --- Memory between passes (sar::RoutingMemory) -------------------------------------------- */
+
+/* What a caller that routes the same fabric again and again (the OpenSM plugin) keeps from one
+ * pass to the next. With engine "dmodc" (not in migration mode) a pass with memory recomputes
+ * only what switch-to-switch cables that failed or came back since the last pass can change;
+ * the tables are those of a pass without memory, entry for entry, and are validated the same
+ * way. One of the result's notes says "dmodc: incremental reroute: <what was recomputed>" or
+ * "dmodc: full pass (<why>)" (the first pass; other switches, HCA ports or LIDs; a switch whose
+ * distance to the leaves changed; a leaf pair without an up-down path). Other engines ignore it.
+ * NULL only when out of memory. */
+sar_memory_t* sar_memory_create(void);
+void sar_memory_destroy(sar_memory_t* memory);
+/* Every pass with these options uses and updates `memory` (NULL: none, the default). The options
+ * do not own it: destroy it after the last pass that uses it. */
+void sar_options_set_memory(sar_options_t* options, sar_memory_t* memory);
 
 /* --- The routing pass ----------------------------------------------------------------------- */
 

@@ -23,7 +23,7 @@ class DmodcRouter {
   struct Stats {
     bool incremental = false;     // false: a full pass (first call or a change it cannot follow)
     std::string full_reason;      // why a full pass, when it was one
-    int cables_changed = 0;       // switch-to-switch ports that appeared or disappeared
+    int cables_changed = 0;       // switches whose switch-to-switch cables changed
     int switches_recomputed = 0;  // rows of costs (Procedure 1) recomputed
     int rows_refilled = 0;        // switch tables refilled entirely
     int cells_refilled = 0;       // (switch, leaf) pairs refilled in the other tables

@@ -20,7 +20,15 @@
 // synchronised). Elsewhere alltoall jobs are SAR jobs, noted once. FORS never fails a pass: a job
 // it cannot plan keeps SAR's entries, and tables that fail validation with FORS entries are
 // replaced by SAR's own (noted).
-// Thread-safety: plain values and pure functions.
+//
+// The memory rule lives here too: a caller that routes one fabric again and again (the OpenSM
+// plugin) may give the pass a RoutingMemory (RoutingInputs::memory). With engine "dmodc" outside
+// migration mode the pass then routes through the memory's DmodcRouter (sar/dmodc.h), whose
+// Reroute gives the engine's tables entry for entry, recomputing only what changed
+// switch-to-switch cables reach; the notes say "incremental reroute: <what was recomputed>" or
+// "full pass (<why>)". Validation is the same as always.
+// Thread-safety: plain values and pure functions, except that a pass updates the RoutingMemory
+// it is given (one pass at a time per memory).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +38,7 @@
 
 #include "sar/analysis.h"
 #include "sar/deadlock.h"
+#include "sar/dmodc.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
 #include "sar/jobs.h"
@@ -80,6 +89,15 @@ struct RoutingOptions {
   bool delta = true;
 };
 
+/// What a routing pass keeps between calls (RoutingInputs::memory): the dmodc state of the last
+/// pass that used it. Whatever fabric the next pass gets, its tables equal a pass without memory
+/// (a fabric that differs in more than switch cables is a full pass). Used by engine "dmodc"
+/// outside migration mode (there the highLIDs are routed by updn and the planner runs on another
+/// thread than the routing callback); other engines leave it alone.
+struct RoutingMemory {
+  DmodcRouter dmodc;
+};
+
 /// What LoadRoutingInputs settled. Points into the Fabric it was given (keep that alive).
 struct RoutingInputs {
   const Fabric* fabric = nullptr;
@@ -99,6 +117,9 @@ struct RoutingInputs {
   /// mapping, replay's previous event); unset = unknown (an empty set is a known one); used
   /// with `previous`.
   std::optional<std::vector<ResolvedJob>> previous_jobs;
+  /// State kept between passes (the memory rule above); null = none, every pass from scratch.
+  /// Set by the caller after LoadRoutingInputs; the pass updates it.
+  RoutingMemory* memory = nullptr;
 
   /// The engine's input (num_vls: min(num_vls, max_layers)); valid while *this lives.
   RoutingInput EngineInput() const;
@@ -174,6 +195,10 @@ ValidationOptions ValidationFor(const RoutingOptions& options);
 /// *analysis receives it. The analyses follow out->source_lid_offset (osrm2/osrm3) when the
 /// engine sets it.
 /// `fors` (if given) receives the FORS plans of the alltoall jobs whose entries are in the tables.
+/// With inputs.memory and the engine dmodc (not in migration mode) the tables come from the
+/// memory's DmodcRouter::Reroute (the same input checks and tables as the engine) and a note says
+/// whether the pass was incremental and what it recomputed, or why it was a full one; an
+/// exception inside the reroute empties the memory (the next pass is a full one).
 Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
                       const AnalysisOptions& also = AnalysisOptions(),
                       AnalysisResult* analysis = nullptr, std::vector<ForsJobPlan>* fors = nullptr);
