@@ -45,14 +45,14 @@ def check_switches(fab, engine, tag):
 
 
 def cut_leaf_uplink(fab):
-    """Cuts, in ibsim, the last uplink of the first leaf that keeps two or more (no switch
-    changes its distance to the leaves, every leaf pair keeps an up-down path: the plugin's
-    memory can follow); waits for OpenSM's reroute and reads the topology back. Returns the
-    log of that pass."""
+    """Cuts, in ibsim, the last uplink of the last leaf with all four (in the last pod, away
+    from the generated failures: no switch changes its distance to the leaves and every leaf
+    pair keeps an up-down path, so the plugin's memory can follow); waits for OpenSM's reroute
+    and reads the topology back. Returns the log since the cut."""
     up = lambda n: sorted(p for p, (peer, _) in n.links.items()
                           if fab.topo.nodes[peer].kind == "switch")
-    leaf = next(n for n in sorted(fab.topo.switches(), key=lambda n: n.name)
-                if n.name.startswith("leaf") and len(up(n)) >= 3)
+    leaf = next(n for n in sorted(fab.topo.switches(), key=lambda n: n.name, reverse=True)
+                if n.name.startswith("leaf") and len(up(n)) == 4)
     port = up(leaf)[-1]
     peer, pport = leaf.links.pop(port)
     del fab.topo.nodes[peer].links[pport]
@@ -63,8 +63,8 @@ def cut_leaf_uplink(fab):
     fab.wait_pass(off, 30)
     fab.daemon.wait_log(r"SUBNET UP", off, 30)
     fab.tb.diag(["ibnetdiscover"], fab.live_topo)
-    live = sar_it.parse_topology(fab.live_topo)
-    check(port not in live.nodes[leaf.name].links,
+    live = sar_it.parse_topology(fab.live_topo).by_guid()  # ibnetdiscover names nodes by GUID
+    check(leaf.guid in live and port not in live[leaf.guid].links,
           f"{leaf.name}[{port}] still cabled after Unlink")
     print(f"cut {leaf.name}[{port}] -> {peer}[{pport}]")
     return fab.daemon.log_since(off)
