@@ -236,8 +236,15 @@ Status RouteDmodcWithMemory(const RoutingInputs& inputs, RoutingMemory* memory,
     router = DmodcRouter();
     throw;
   }
+  // The router keeps its own tables for the next pass, so the output gets a copy, made through
+  // the sizing constructor: it asks for transparent huge pages, which the default copy would
+  // not, and validation reads the tables by destination (a TLB miss per row with 4 KiB pages).
+  const LftSet& kept = router.lfts();
   RoutingOutput r;
-  r.lfts = router.lfts();  // the router keeps its own for the next pass
+  r.lfts = LftSet(kept.num_switches(), kept.max_lid());
+  for (int s = 0; s < kept.num_switches(); ++s) {
+    std::copy(kept.row(s), kept.row(s) + kept.max_lid() + 1, r.lfts.mutable_row(s));
+  }
   r.notes = router.notes();
   const DmodcRouter::Stats& st = router.last();
   char note[256];
