@@ -250,7 +250,7 @@ void sar_options_set_delta(sar_options_t* o, int on) { o->options.delta = on != 
 
 sar_memory_t* sar_memory_create(void) {
   sar_memory_t* m = nullptr;
-  Guarded(nullptr, [&] {  // DmodcRouter's constructor allocates
+  Guarded(nullptr, [&] {  // new may throw bad_alloc
     m = new sar_memory_t;
     return sar::Status::OK();
   });

@@ -229,11 +229,12 @@ Status RouteMigration(const RoutingInputs& inputs, const RoutingEngine& engine,
 Status RouteDmodcWithMemory(const RoutingInputs& inputs, RoutingMemory* memory,
                             RoutingOutput* out) {
   const auto t0 = std::chrono::steady_clock::now();
-  DmodcRouter& router = memory->dmodc;
+  if (!memory->dmodc) memory->dmodc.emplace();
+  DmodcRouter& router = *memory->dmodc;
   try {
     SAR_RETURN_IF_ERROR(router.Reroute(inputs.EngineInput()));
   } catch (...) {
-    router = DmodcRouter();
+    memory->dmodc.reset();  // cannot throw, unlike making a fresh router here
     throw;
   }
   // The router keeps its own tables for the next pass, so the output gets a copy, made through

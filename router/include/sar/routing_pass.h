@@ -95,7 +95,7 @@ struct RoutingOptions {
 /// outside migration mode (there the highLIDs are routed by updn and the planner runs on another
 /// thread than the routing callback); other engines leave it alone.
 struct RoutingMemory {
-  DmodcRouter dmodc;
+  std::optional<DmodcRouter> dmodc;  // made by the first pass that uses it
 };
 
 /// What LoadRoutingInputs settled. Points into the Fabric it was given (keep that alive).
