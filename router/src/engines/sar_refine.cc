@@ -15,27 +15,39 @@ struct Tree {
   std::vector<uint32_t> flow_all;
 };
 
+// Per arc, what the candidate walk reads at each step, in one 32-byte record (one cache line
+// per step instead of one per array): the loads per unit of capacity ([0] effective, [1]
+// all-pairs), what one route adds, and the ends.
+struct ArcState {
+  uint64_t load[2];
+  uint64_t unit;
+  int32_t to, from;
+};
+
 class Refiner {
  public:
   Refiner(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
           const std::vector<uint64_t>& unit, LftSet* lfts)
-      : g_(g), jobs_(jobs), unit_(unit), lfts_(lfts) {
+      : g_(g), jobs_(jobs), lfts_(lfts) {
     base_ = unit.empty() ? 1 : *std::min_element(unit.begin(), unit.end());
     const int n = g.num_switches;
     arc_of_port_.assign(static_cast<size_t>(n) * 256, -1);
-    arc_from_.assign(g.arc_to.size(), 0);
+    arcs_.assign(g.arc_to.size(), ArcState{});
+    in_begin_.assign(n + 1, 0);
     for (int s = 0; s < n; ++s) {
       for (int a = g.arc_begin[s]; a < g.arc_begin[s + 1]; ++a) {
         arc_of_port_[static_cast<size_t>(s) * 256 + g.arc_port[a]] = a;
-        arc_from_[a] = s;
+        arcs_[a] = {{0, 0}, unit.empty() ? 1 : unit[a], g.arc_to[a], s};
+        ++in_begin_[g.arc_to[a] + 1];
       }
     }
-    eff_.assign(g.arc_to.size(), 0);
-    all_.assign(g.arc_to.size(), 0);
+    for (int s = 0; s < n; ++s) in_begin_[s + 1] += in_begin_[s];
+    in_arcs_.assign(g.arc_to.size(), 0);
+    std::vector<int> fill(in_begin_.begin(), in_begin_.end() - 1);
+    for (int a = 0; a < static_cast<int>(g.arc_to.size()); ++a) in_arcs_[fill[g.arc_to[a]]++] = a;
     hops_of_root_.assign(n, {});
     order_of_root_.assign(n, {});
-    level_begin_of_root_.assign(n, {});
-    crosses_.assign(n, 0);
+    pos_of_root_.assign(n, {});
   }
 
   size_t JobDestinations() {
@@ -92,8 +104,8 @@ class Refiner {
   // all-pairs load above max(cap, the current max); the all-pairs load down to the cap without
   // raising the max effective load; the effective load again within what is left.
   void Run(const RefineOptions& o, RefineStats* st) {
-    st->all_before = Max(all_) / base_;
-    st->effective_before = Max(eff_) / base_;
+    st->all_before = Max(kAll) / base_;
+    st->effective_before = Max(kEff) / base_;
     const uint64_t target = o.all_pairs_cap == std::numeric_limits<uint64_t>::max()
                                 ? o.all_pairs_cap
                                 : o.all_pairs_cap * base_;
@@ -101,13 +113,13 @@ class Refiner {
     max_work_ = o.max_work;
     pinned_ = o.pinned != nullptr && !o.pinned->empty() ? o.pinned : nullptr;
     auto phase = [&](bool effective, uint64_t cap) {
-      std::vector<uint64_t>& load = effective ? eff_ : all_;
+      const int li = effective ? kEff : kAll;
       while (moves < o.max_moves && work_ < max_work_) {
-        const uint64_t m = Max(load);
+        const uint64_t m = Max(li);
         if (m == 0 || (!effective && m <= target)) break;
         bool progress = false;
-        for (size_t a = 0; a < load.size() && moves < o.max_moves && work_ < max_work_; ++a) {
-          if (load[a] == m && Relieve(static_cast<int>(a), m, effective, cap)) {
+        for (size_t a = 0; a < arcs_.size() && moves < o.max_moves && work_ < max_work_; ++a) {
+          if (arcs_[a].load[li] == m && Relieve(static_cast<int>(a), m, li, cap)) {
             ++moves;
             progress = true;
           }
@@ -117,21 +129,23 @@ class Refiner {
     };
     // The effective phase first: under the work limit (large fabrics) the goal of the engine
     // comes before the price.
-    phase(true, std::max(target, Max(all_)));
+    phase(true, std::max(target, Max(kAll)));
     if (target != std::numeric_limits<uint64_t>::max()) {
-      phase(false, Max(eff_));
-      phase(true, std::max(target, Max(all_)));
+      phase(false, Max(kEff));
+      phase(true, std::max(target, Max(kAll)));
     }
     st->moves = moves;
     st->work_limited = work_ >= max_work_;
-    st->effective_after = Max(eff_) / base_;
-    st->all_after = Max(all_) / base_;
+    st->effective_after = Max(kEff) / base_;
+    st->all_after = Max(kAll) / base_;
   }
 
  private:
-  static uint64_t Max(const std::vector<uint64_t>& v) {
+  static constexpr int kEff = 0, kAll = 1;  // ArcState::load
+
+  uint64_t Max(int li) const {
     uint64_t m = 0;
-    for (uint64_t x : v) m = std::max(m, x);
+    for (const ArcState& a : arcs_) m = std::max(m, a.load[li]);
     return m;
   }
 
@@ -150,10 +164,9 @@ class Refiner {
         }
       }
     }
-    std::vector<int>& begin = level_begin_of_root_[root];
-    for (size_t i = 0; i < q.size(); ++i) {
-      if (i == 0 || h[q[i]] != h[q[i - 1]]) begin.push_back(static_cast<int>(i));
-    }
+    std::vector<int>& pos = pos_of_root_[root];
+    pos.assign(g_.num_switches, -1);
+    for (size_t i = 0; i < q.size(); ++i) pos[q[i]] = static_cast<int>(i);
     return h;
   }
 
@@ -188,8 +201,8 @@ class Refiner {
         }
         if (u != d.sw) continue;
         for (int a : path) {
-          eff_[a] += src_eff[s] * unit_[a];
-          all_[a] += src_all[s] * unit_[a];
+          arcs_[a].load[kEff] += src_eff[s] * arcs_[a].unit;
+          arcs_[a].load[kAll] += src_all[s] * arcs_[a].unit;
         }
       }
       return false;
@@ -204,8 +217,8 @@ class Refiner {
     for (int h = max_hops; h >= 1; --h) {
       for (int s : by_hops[h]) {
         const int a = t->next[s];
-        eff_[a] += t->flow_eff[s] * unit_[a];
-        all_[a] += t->flow_all[s] * unit_[a];
+        arcs_[a].load[kEff] += t->flow_eff[s] * arcs_[a].unit;
+        arcs_[a].load[kAll] += t->flow_all[s] * arcs_[a].unit;
         t->flow_eff[g_.arc_to[a]] += t->flow_eff[s];
         t->flow_all[g_.arc_to[a]] += t->flow_all[s];
       }
@@ -213,95 +226,140 @@ class Refiner {
     return true;
   }
 
-  // Tries the best single move that takes routes off arc h, which carries the maximum m of the
-  // load being lowered (effective or all-pairs). The routes' new channels must stay below m in
-  // that load and within `cap` in the other one.
-  bool Relieve(int h, uint64_t m, bool effective, uint64_t cap) {
-    const int from = arc_from_[h];
-    struct Move {
-      size_t tree;
-      int u, arc;
-      uint64_t worst, worst_other;
-    };
+  // The best move found so far, and the search steps it took (RefineOptions::max_work).
+  struct Search {
     bool found = false;
-    Move best{};
-    const std::vector<uint64_t>& load = effective ? eff_ : all_;
-    const std::vector<uint64_t>& other = effective ? all_ : eff_;
-    if (mark_.size() < eff_.size()) mark_.assign(eff_.size(), 0);
+    uint32_t tree = 0;
+    int u = 0, arc = 0;
+    uint64_t worst = 0, worst_other = 0;
+    uint64_t work = 0;
+  };
+
+  // Per-search scratch: the switches whose route crosses the arc being relieved, and one
+  // candidate's old path by hop level.
+  struct Scratch {
+    std::vector<std::pair<int, int>> crossing;  // (position in the root's BFS order, switch)
+    std::vector<int> old_path;                  // [hops]: the old route's arc leaving that level
+  };
+
+  // Tries the best single move that takes routes off arc h, which carries the maximum m of the
+  // load being lowered (li: effective or all-pairs). The routes' new channels must stay below m
+  // in that load and within `cap` in the other one.
+  bool Relieve(int h, uint64_t m, int li, uint64_t cap) {
     // Every tree counts one step of work, as the scan over all trees did before the index;
     // only the trees routing over h (trees_on_arc_, in tree order) can cross it.
     work_ += trees_.size();
-    for (const uint32_t ti : trees_on_arc_[h]) {
-      const Tree& t = trees_[ti];
-      const std::vector<uint32_t>& flow = effective ? t.flow_eff : t.flow_all;
-      const std::vector<uint32_t>& flow_other = effective ? t.flow_all : t.flow_eff;
-      if (flow[from] == 0) continue;
-      work_ += order_of_root_[g_.dests[t.dest].sw].size();
-      const int root = g_.dests[t.dest].sw;
-      const std::vector<int>& hops = hops_of_root_[root];
-      // Which switches route through h: nearest the root first, so each switch's successor is
-      // known before it.
-      // Only `from` and switches farther out can (the tree is min-hop): start at from's level,
-      // where only `from` itself routes over h.
-      const std::vector<int>& order = order_of_root_[root];
-      const size_t first = level_begin_of_root_[root][hops[from]];
-      size_t at = first;
-      for (; at < order.size() && hops[order[at]] == hops[from]; ++at) {
-        crosses_[order[at]] = order[at] == from;
+    Search best;
+    for (const uint32_t ti : trees_on_arc_[h]) SearchTree(ti, h, m, li, cap, &scratch_, &best);
+    work_ += best.work;
+    if (!best.found) return false;
+    Apply(&trees_[best.tree], best.u, best.arc);
+    return true;
+  }
+
+  // Relieve's search in tree ti, which routes `from` (h's tail) over h: every switch whose route
+  // crosses h, each other next hop one hop nearer the root, and the route from there. Updates
+  // *best if a move beats it (strictly: of equal moves the first found in tree order, then in
+  // the root's BFS order of the switches, then in arc order, wins) and adds the steps to
+  // best->work. Reads the shared state only.
+  void SearchTree(uint32_t ti, int h, uint64_t m, int li, uint64_t cap, Scratch* sc,
+                  Search* best) const {
+    const Tree& t = trees_[ti];
+    const int from = arcs_[h].from;
+    const std::vector<uint32_t>& flow = li == kEff ? t.flow_eff : t.flow_all;
+    const std::vector<uint32_t>& flow_other = li == kEff ? t.flow_all : t.flow_eff;
+    if (flow[from] == 0) return;
+    const int root = g_.dests[t.dest].sw;
+    // One step per switch, as the scan over the root's BFS order that found them once counted.
+    uint64_t work = order_of_root_[root].size();
+    const std::vector<int>& hops = hops_of_root_[root];
+    const std::vector<int>& pos = pos_of_root_[root];
+    const int* next = t.next.data();
+    const int oi = 1 - li;
+    // The switches routing over h: `from` and whatever routes into them (the tree is min-hop,
+    // so this is its subtree at `from`), visited nearest the root first as the BFS order has
+    // them, so that of equal moves the same one wins.
+    std::vector<std::pair<int, int>>& crossing = sc->crossing;
+    crossing.clear();
+    crossing.emplace_back(pos[from], from);
+    for (size_t i = 0; i < crossing.size(); ++i) {
+      const int v = crossing[i].second;
+      for (int k = in_begin_[v]; k < in_begin_[v + 1]; ++k) {
+        const int a = in_arcs_[k];
+        const int u = arcs_[a].from;
+        if (next[u] == a) crossing.emplace_back(pos[u], u);
       }
-      for (; at < order.size(); ++at) {
-        const int u = order[at];
-        crosses_[u] = t.next[u] >= 0 && (t.next[u] == h || crosses_[g_.arc_to[t.next[u]]]);
+    }
+    std::sort(crossing.begin(), crossing.end());
+    const int level_h = hops[from];
+    std::vector<int>& old_path = sc->old_path;
+    if (old_path.size() < static_cast<size_t>(g_.num_switches) + 1) {
+      old_path.assign(static_cast<size_t>(g_.num_switches) + 1, -1);
+    }
+    for (const auto& [unused_pos, u] : crossing) {
+      if (flow[u] == 0) continue;
+      if (pinned_ != nullptr &&
+          (*pinned_)[static_cast<size_t>(t.dest) * g_.num_switches + u] != 0) {
+        continue;
       }
-      for (size_t i = first; i < order.size(); ++i) {
-        const int u = order[i];
-        if (!crosses_[u] || flow[u] == 0) continue;
-        if (pinned_ != nullptr &&
-            (*pinned_)[static_cast<size_t>(t.dest) * g_.num_switches + u] != 0) {
-          continue;
-        }
-        const uint64_t f = flow[u], fo = flow_other[u];
-        // The old path from u, marked.
-        ++stamp_;
-        for (int v = u; v != root; v = g_.arc_to[t.next[v]]) mark_[t.next[v]] = stamp_;
-        for (int a = g_.arc_begin[u]; a < g_.arc_begin[u + 1]; ++a) {
-          if (a == t.next[u] || hops[g_.arc_to[a]] != hops[u] - 1) continue;
-          uint64_t worst = 0, worst_other = 0;
-          bool ok = true;
-          for (int x = a;; ++work_) {
-            if (x == h) {
-              ok = false;  // rejoins h: relieves nothing
-              break;
-            }
-            if (mark_[x] != stamp_) {  // a channel the routes newly take
-              const uint64_t nl = load[x] + f * unit_[x], no = other[x] + fo * unit_[x];
-              worst = std::max(worst, nl);
-              worst_other = std::max(worst_other, no);
-              if (nl >= m || no > cap) {
-                ok = false;
-                break;
-              }
-            }
-            const int v = g_.arc_to[x];
-            if (v == root) break;
-            x = t.next[v];
-            if (x < 0) {  // no entry there (a disconnected part): not a move to make
+      const uint64_t f = flow[u], fo = flow_other[u];
+      // The old path from u, by the level each arc leaves (hops to the root): a new route
+      // that reaches it at some level follows it from there on.
+      const int level_u = hops[u];
+      for (int v = u, k = level_u; k > 0; --k) {
+        old_path[k] = next[v];
+        v = arcs_[next[v]].to;
+      }
+      for (int a = g_.arc_begin[u]; a < g_.arc_begin[u + 1]; ++a) {
+        if (a == next[u] || hops[arcs_[a].to] != level_u - 1) continue;
+        uint64_t worst = 0, worst_other = 0;
+        bool ok = true;
+        // One step per channel looked at after the first, up to where the route ends (the
+        // root, h, a channel too loaded, a switch without a route).
+        for (int x = a, k = level_u;; ++work, --k) {
+          if (x == h) {
+            ok = false;  // rejoins h: relieves nothing
+            break;
+          }
+          if (x == old_path[k]) {
+            // Back on the old route, whose channels keep their load: it runs on to h (below
+            // level_h: passes it: no move) or to the root, a step per channel.
+            if (k > level_h) {
+              work += k - level_h;
               ok = false;
-              break;
+            } else {
+              work += k - 1;
             }
+            break;
           }
-          if (!ok) continue;
-          if (!found || worst < best.worst ||
-              (worst == best.worst && worst_other < best.worst_other)) {
-            found = true;
-            best = {ti, u, a, worst, worst_other};
+          const ArcState& arc = arcs_[x];  // a channel the routes newly take
+          const uint64_t nl = arc.load[li] + f * arc.unit, no = arc.load[oi] + fo * arc.unit;
+          worst = std::max(worst, nl);
+          worst_other = std::max(worst_other, no);
+          if (nl >= m || no > cap) {
+            ok = false;
+            break;
           }
+          if (k == 1) break;  // arc.to is the root
+          x = next[arc.to];
+          if (x < 0) {  // no entry there (a disconnected part): not a move to make
+            ok = false;
+            break;
+          }
+        }
+        if (!ok) continue;
+        if (!best->found || worst < best->worst ||
+            (worst == best->worst && worst_other < best->worst_other)) {
+          best->found = true;
+          best->tree = ti;
+          best->u = u;
+          best->arc = a;
+          best->worst = worst;
+          best->worst_other = worst_other;
         }
       }
     }
-    if (!found) return false;
-    Apply(&trees_[best.tree], best.u, best.arc);
-    return true;
+    best->work += work;
   }
 
   // Moves tree `ti` from arc `from` to arc `to` in trees_on_arc_, keeping both in tree order.
@@ -317,8 +375,8 @@ class Refiner {
     const uint32_t f = t->flow_eff[u], fa = t->flow_all[u];
     for (int v = u; v != d.sw;) {
       const int a = t->next[v];
-      eff_[a] -= f * unit_[a];
-      all_[a] -= fa * unit_[a];
+      arcs_[a].load[kEff] -= f * arcs_[a].unit;
+      arcs_[a].load[kAll] -= fa * arcs_[a].unit;
       v = g_.arc_to[a];
       if (v != d.sw) {
         t->flow_eff[v] -= f;
@@ -329,8 +387,8 @@ class Refiner {
     t->next[u] = arc;
     for (int v = u; v != d.sw;) {
       const int a = t->next[v];
-      eff_[a] += f * unit_[a];
-      all_[a] += fa * unit_[a];
+      arcs_[a].load[kEff] += f * arcs_[a].unit;
+      arcs_[a].load[kAll] += fa * arcs_[a].unit;
       v = g_.arc_to[a];
       if (v != d.sw) {
         t->flow_eff[v] += f;
@@ -342,24 +400,21 @@ class Refiner {
 
   const SwitchGraph& g_;
   const std::vector<std::vector<int>>& jobs_;
-  // Per arc, what one route adds to its load (SsspRouter::arc_units: larger on slower channels),
-  // so every load here is per unit of capacity; base_ is a nominal-rate channel's.
-  const std::vector<uint64_t>& unit_;
+  // A nominal-rate channel's ArcState::unit (SsspRouter::arc_units: what one route adds to an
+  // arc's load, larger on slower channels, so every load here is per unit of capacity).
   uint64_t base_ = 1;
   LftSet* lfts_;
   std::vector<int> arc_of_port_;  // switch * 256 + port -> arc
-  std::vector<int> arc_from_;
-  std::vector<uint64_t> eff_, all_;  // per arc
+  std::vector<ArcState> arcs_;
+  std::vector<int> in_begin_, in_arcs_;  // per switch: the arcs into it (CSR)
   std::vector<std::vector<int>> hops_of_root_;
-  std::vector<std::vector<int>> order_of_root_;        // switches by hops from the root (BFS order)
-  std::vector<std::vector<int>> level_begin_of_root_;  // per root, per hop count: first in order
-  std::vector<char> crosses_;  // per switch: its route crosses the arc at hand
+  std::vector<std::vector<int>> order_of_root_;  // switches by hops from the root (BFS order)
+  std::vector<std::vector<int>> pos_of_root_;    // per root, per switch: its place in that order
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<Tree> trees_;
-  std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc_from_] == arc
+  std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc's tail] == arc
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
-  std::vector<uint32_t> mark_;
-  uint32_t stamp_ = 0;
+  Scratch scratch_;
   const std::vector<uint8_t>* pinned_ = nullptr;  // RefineOptions::pinned
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };
