@@ -240,6 +240,22 @@ class Refiner {
   struct Scratch {
     std::vector<std::pair<int, int>> crossing;  // (position in the root's BFS order, switch)
     std::vector<int> old_path;                  // [hops]: the old route's arc leaving that level
+    std::vector<int> below_h;                   // [hops]: the switch the route from h passes there
+    // Per switch whose route does not cross h: where that route leaves the old routes' common
+    // part below h (the same for every candidate of one search), memoised per search (epoch).
+    struct Suffix {
+      uint32_t epoch = 0;
+      int32_t begin = 0, len = 0;  // its channels before that, in `suffix_arcs`
+      int32_t end_steps = 0;       // steps after them (the old route's channels to the root)
+      bool ok = true;              // false: it reaches a switch without a route
+    };
+    struct SuffixArc {
+      uint64_t load, other, unit;  // ArcState's loads (the one lowered first)
+    };
+    std::vector<uint32_t> crossing_epoch;  // per switch: == epoch if its route crosses h
+    std::vector<Suffix> suffix;            // per switch
+    std::vector<SuffixArc> suffix_arcs;
+    uint32_t epoch = 0;
   };
 
   // Tries the best single move that takes routes off arc h, which carries the maximum m of the
@@ -292,10 +308,49 @@ class Refiner {
     }
     std::sort(crossing.begin(), crossing.end());
     const int level_h = hops[from];
+    const size_t n = static_cast<size_t>(g_.num_switches);
     std::vector<int>& old_path = sc->old_path;
-    if (old_path.size() < static_cast<size_t>(g_.num_switches) + 1) {
-      old_path.assign(static_cast<size_t>(g_.num_switches) + 1, -1);
+    std::vector<int>& below_h = sc->below_h;
+    if (old_path.size() < n + 1) {
+      old_path.assign(n + 1, -1);
+      below_h.assign(n + 1, -1);
+      sc->crossing_epoch.assign(n, 0);
+      sc->suffix.assign(n, {});
     }
+    const uint32_t epoch = ++sc->epoch;
+    for (const auto& c : crossing) sc->crossing_epoch[c.second] = epoch;
+    sc->suffix_arcs.clear();
+    for (int w = arcs_[h].to, k = level_h - 1; k >= 0; --k) {
+      below_h[k] = w;
+      if (k > 0) w = arcs_[next[w]].to;
+    }
+    // The route from v (not crossing h) up to where it joins the old route below h: the
+    // candidate walk's channels after its first one, the same for every candidate u.
+    auto suffix = [&](int v) -> const Scratch::Suffix& {
+      Scratch::Suffix& sf = sc->suffix[v];
+      if (sf.epoch == epoch) return sf;
+      sf.epoch = epoch;
+      sf.begin = static_cast<int32_t>(sc->suffix_arcs.size());
+      sf.end_steps = 0;
+      sf.ok = true;
+      for (int w = v; w != root;) {
+        const int k = hops[w];
+        if (k < level_h && below_h[k] == w) {
+          sf.end_steps = k;  // the step onto the old route, then one per channel after it
+          break;
+        }
+        const int x = next[w];
+        if (x < 0) {
+          sf.ok = false;
+          break;
+        }
+        const ArcState& arc = arcs_[x];
+        sc->suffix_arcs.push_back({arc.load[li], arc.load[1 - li], arc.unit});
+        w = arc.to;
+      }
+      sf.len = static_cast<int32_t>(sc->suffix_arcs.size()) - sf.begin;
+      return sf;
+    };
     for (const auto& [unused_pos, u] : crossing) {
       if (flow[u] == 0) continue;
       if (pinned_ != nullptr &&
@@ -314,37 +369,60 @@ class Refiner {
         if (a == next[u] || hops[arcs_[a].to] != level_u - 1) continue;
         uint64_t worst = 0, worst_other = 0;
         bool ok = true;
-        // One step per channel looked at after the first, up to where the route ends (the
-        // root, h, a channel too loaded, a switch without a route).
-        for (int x = a, k = level_u;; ++work, --k) {
-          if (x == h) {
-            ok = false;  // rejoins h: relieves nothing
-            break;
-          }
-          if (x == old_path[k]) {
-            // Back on the old route, whose channels keep their load: it runs on to h (below
-            // level_h: passes it: no move) or to the root, a step per channel.
-            if (k > level_h) {
-              work += k - level_h;
-              ok = false;
-            } else {
-              work += k - 1;
+        const int v = arcs_[a].to;
+        if (level_u == 1 || sc->crossing_epoch[v] != epoch) {
+          // The same steps as the walk below, with the route after the first channel from
+          // the memo: it neither meets h nor the old route above h.
+          const ArcState& first = arcs_[a];
+          worst = first.load[li] + f * first.unit;
+          worst_other = first.load[oi] + fo * first.unit;
+          if (worst >= m || worst_other > cap) continue;
+          if (level_u > 1) {
+            const Scratch::Suffix& sf = suffix(v);
+            const Scratch::SuffixArc* sa = sc->suffix_arcs.data() + sf.begin;
+            for (int i = 0; i < sf.len && ok; ++i) {
+              ++work;
+              const uint64_t nl = sa[i].load + f * sa[i].unit, no = sa[i].other + fo * sa[i].unit;
+              worst = std::max(worst, nl);
+              worst_other = std::max(worst_other, no);
+              ok = nl < m && no <= cap;
             }
-            break;
+            if (!ok || !sf.ok) continue;
+            work += sf.end_steps;
           }
-          const ArcState& arc = arcs_[x];  // a channel the routes newly take
-          const uint64_t nl = arc.load[li] + f * arc.unit, no = arc.load[oi] + fo * arc.unit;
-          worst = std::max(worst, nl);
-          worst_other = std::max(worst_other, no);
-          if (nl >= m || no > cap) {
-            ok = false;
-            break;
-          }
-          if (k == 1) break;  // arc.to is the root
-          x = next[arc.to];
-          if (x < 0) {  // no entry there (a disconnected part): not a move to make
-            ok = false;
-            break;
+        } else {
+          // One step per channel looked at after the first, up to where the route ends (the
+          // root, h, a channel too loaded, a switch without a route).
+          for (int x = a, k = level_u;; ++work, --k) {
+            if (x == h) {
+              ok = false;  // rejoins h: relieves nothing
+              break;
+            }
+            if (x == old_path[k]) {
+              // Back on the old route, whose channels keep their load: it runs on to h (below
+              // level_h: passes it: no move) or to the root, a step per channel.
+              if (k > level_h) {
+                work += k - level_h;
+                ok = false;
+              } else {
+                work += k - 1;
+              }
+              break;
+            }
+            const ArcState& arc = arcs_[x];  // a channel the routes newly take
+            const uint64_t nl = arc.load[li] + f * arc.unit, no = arc.load[oi] + fo * arc.unit;
+            worst = std::max(worst, nl);
+            worst_other = std::max(worst_other, no);
+            if (nl >= m || no > cap) {
+              ok = false;
+              break;
+            }
+            if (k == 1) break;  // arc.to is the root
+            x = next[arc.to];
+            if (x < 0) {  // no entry there (a disconnected part): not a move to make
+              ok = false;
+              break;
+            }
           }
         }
         if (!ok) continue;
