@@ -1,7 +1,12 @@
 #include "engines/sar_refine.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
+
+#include "trace_parallel.h"
 
 namespace sar::internal {
 namespace {
@@ -33,22 +38,27 @@ class Refiner {
     const int n = g.num_switches;
     arc_of_port_.assign(static_cast<size_t>(n) * 256, -1);
     arcs_.assign(g.arc_to.size(), ArcState{});
-    in_begin_.assign(n + 1, 0);
     for (int s = 0; s < n; ++s) {
       for (int a = g.arc_begin[s]; a < g.arc_begin[s + 1]; ++a) {
         arc_of_port_[static_cast<size_t>(s) * 256 + g.arc_port[a]] = a;
         arcs_[a] = {{0, 0}, unit.empty() ? 1 : unit[a], g.arc_to[a], s};
-        ++in_begin_[g.arc_to[a] + 1];
       }
     }
-    for (int s = 0; s < n; ++s) in_begin_[s + 1] += in_begin_[s];
-    in_arcs_.assign(g.arc_to.size(), 0);
-    std::vector<int> fill(in_begin_.begin(), in_begin_.end() - 1);
-    for (int a = 0; a < static_cast<int>(g.arc_to.size()); ++a) in_arcs_[fill[g.arc_to[a]]++] = a;
     hops_of_root_.assign(n, {});
     order_of_root_.assign(n, {});
-    pos_of_root_.assign(n, {});
+    level_begin_of_root_.assign(n, {});
   }
+
+  ~Refiner() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    go_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+  Refiner(const Refiner&) = delete;
+  Refiner& operator=(const Refiner&) = delete;
 
   size_t JobDestinations() {
     std::vector<char> in_job(g_.num_endpoint_dests, 0);
@@ -111,6 +121,7 @@ class Refiner {
                                 : o.all_pairs_cap * base_;
     int moves = 0;
     max_work_ = o.max_work;
+    StartWorkers(WorkerCount(o.threads, trees_.size(), kTreesPerWorker));
     pinned_ = o.pinned != nullptr && !o.pinned->empty() ? o.pinned : nullptr;
     auto phase = [&](bool effective, uint64_t cap) {
       const int li = effective ? kEff : kAll;
@@ -143,6 +154,12 @@ class Refiner {
  private:
   static constexpr int kEff = 0, kAll = 1;  // ArcState::load
 
+  void StartWorkers(int workers) {
+    scratch_.resize(workers);
+    part_.resize(workers);
+    for (int w = 1; w < workers; ++w) workers_.emplace_back(&Refiner::WorkerLoop, this, w);
+  }
+
   uint64_t Max(int li) const {
     uint64_t m = 0;
     for (const ArcState& a : arcs_) m = std::max(m, a.load[li]);
@@ -164,9 +181,11 @@ class Refiner {
         }
       }
     }
-    std::vector<int>& pos = pos_of_root_[root];
-    pos.assign(g_.num_switches, -1);
-    for (size_t i = 0; i < q.size(); ++i) pos[q[i]] = static_cast<int>(i);
+    std::vector<int>& begin = level_begin_of_root_[root];
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (i == 0 || h[q[i]] != h[q[i - 1]]) begin.push_back(static_cast<int>(i));
+    }
+    begin.push_back(static_cast<int>(q.size()));  // the end of the last level
     return h;
   }
 
@@ -238,9 +257,9 @@ class Refiner {
   // Per-search scratch: the switches whose route crosses the arc being relieved, and one
   // candidate's old path by hop level.
   struct Scratch {
-    std::vector<std::pair<int, int>> crossing;  // (position in the root's BFS order, switch)
-    std::vector<int> old_path;                  // [hops]: the old route's arc leaving that level
-    std::vector<int> below_h;                   // [hops]: the switch the route from h passes there
+    std::vector<int> crossing;  // the switches whose route crosses h, in the root's BFS order
+    std::vector<int> old_path;  // [hops]: the old route's arc leaving that level
+    std::vector<int> below_h;   // [hops]: the switch the route from h passes there
     // Per switch whose route does not cross h: where that route leaves the old routes' common
     // part below h (the same for every candidate of one search), memoised per search (epoch).
     struct Suffix {
@@ -265,12 +284,69 @@ class Refiner {
     // Every tree counts one step of work, as the scan over all trees did before the index;
     // only the trees routing over h (trees_on_arc_, in tree order) can cross it.
     work_ += trees_.size();
+    const std::vector<uint32_t>& trees = trees_on_arc_[h];
+    const int workers = static_cast<int>(scratch_.size());
     Search best;
-    for (const uint32_t ti : trees_on_arc_[h]) SearchTree(ti, h, m, li, cap, &scratch_, &best);
+    if (workers > 1 && trees.size() >= kTreesPerWorker * static_cast<size_t>(workers)) {
+      job_ = {h, m, li, cap};
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++generation_;
+        pending_ = workers - 1;
+      }
+      go_.notify_all();
+      SearchPart(0);
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        done_.wait(lock, [this] { return pending_ == 0; });
+      }
+      // Parts in tree order, a later one only if strictly better: the move the sequential
+      // search finds (the first best), and the same steps.
+      best = part_[0];
+      for (int w = 1; w < workers; ++w) {
+        const Search& p = part_[w];
+        best.work += p.work;
+        if (p.found && (!best.found || p.worst < best.worst ||
+                        (p.worst == best.worst && p.worst_other < best.worst_other))) {
+          const uint64_t work = best.work;
+          best = p;
+          best.work = work;
+        }
+      }
+    } else {
+      for (const uint32_t ti : trees) SearchTree(ti, h, m, li, cap, &scratch_[0], &best);
+    }
     work_ += best.work;
     if (!best.found) return false;
     Apply(&trees_[best.tree], best.u, best.arc);
     return true;
+  }
+
+  // Worker w's share of the search at hand (job_): a contiguous run of the trees in tree order.
+  void SearchPart(int w) {
+    const std::vector<uint32_t>& trees = trees_on_arc_[job_.h];
+    const size_t parts = scratch_.size();
+    const size_t begin = trees.size() * w / parts, end = trees.size() * (w + 1) / parts;
+    Search& best = part_[w];
+    best = Search{};
+    for (size_t i = begin; i < end; ++i) {
+      SearchTree(trees[i], job_.h, job_.m, job_.li, job_.cap, &scratch_[w], &best);
+    }
+  }
+
+  void WorkerLoop(int w) {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        go_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      SearchPart(w);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_.notify_one();
+    }
   }
 
   // Relieve's search in tree ti, which routes `from` (h's tail) over h: every switch whose route
@@ -289,24 +365,8 @@ class Refiner {
     // One step per switch, as the scan over the root's BFS order that found them once counted.
     uint64_t work = order_of_root_[root].size();
     const std::vector<int>& hops = hops_of_root_[root];
-    const std::vector<int>& pos = pos_of_root_[root];
     const int* next = t.next.data();
     const int oi = 1 - li;
-    // The switches routing over h: `from` and whatever routes into them (the tree is min-hop,
-    // so this is its subtree at `from`), visited nearest the root first as the BFS order has
-    // them, so that of equal moves the same one wins.
-    std::vector<std::pair<int, int>>& crossing = sc->crossing;
-    crossing.clear();
-    crossing.emplace_back(pos[from], from);
-    for (size_t i = 0; i < crossing.size(); ++i) {
-      const int v = crossing[i].second;
-      for (int k = in_begin_[v]; k < in_begin_[v + 1]; ++k) {
-        const int a = in_arcs_[k];
-        const int u = arcs_[a].from;
-        if (next[u] == a) crossing.emplace_back(pos[u], u);
-      }
-    }
-    std::sort(crossing.begin(), crossing.end());
     const int level_h = hops[from];
     const size_t n = static_cast<size_t>(g_.num_switches);
     std::vector<int>& old_path = sc->old_path;
@@ -318,7 +378,22 @@ class Refiner {
       sc->suffix.assign(n, {});
     }
     const uint32_t epoch = ++sc->epoch;
-    for (const auto& c : crossing) sc->crossing_epoch[c.second] = epoch;
+    // The switches routing over h: `from` (alone on its level: the tree is min-hop) and, on
+    // the levels beyond, those whose next hop does, in the root's BFS order (nearest first, so
+    // each switch's successor is known before it, and of equal moves the same one wins).
+    std::vector<int>& crossing = sc->crossing;
+    crossing.clear();
+    crossing.push_back(from);
+    sc->crossing_epoch[from] = epoch;
+    const std::vector<int>& order = order_of_root_[root];
+    for (size_t at = level_begin_of_root_[root][level_h + 1]; at < order.size(); ++at) {
+      const int u = order[at];
+      const int x = next[u];
+      if (x >= 0 && sc->crossing_epoch[g_.arc_to[x]] == epoch) {
+        sc->crossing_epoch[u] = epoch;
+        crossing.push_back(u);
+      }
+    }
     sc->suffix_arcs.clear();
     for (int w = arcs_[h].to, k = level_h - 1; k >= 0; --k) {
       below_h[k] = w;
@@ -351,7 +426,7 @@ class Refiner {
       sf.len = static_cast<int32_t>(sc->suffix_arcs.size()) - sf.begin;
       return sf;
     };
-    for (const auto& [unused_pos, u] : crossing) {
+    for (const int u : crossing) {
       if (flow[u] == 0) continue;
       if (pinned_ != nullptr &&
           (*pinned_)[static_cast<size_t>(t.dest) * g_.num_switches + u] != 0) {
@@ -484,15 +559,31 @@ class Refiner {
   LftSet* lfts_;
   std::vector<int> arc_of_port_;  // switch * 256 + port -> arc
   std::vector<ArcState> arcs_;
-  std::vector<int> in_begin_, in_arcs_;  // per switch: the arcs into it (CSR)
   std::vector<std::vector<int>> hops_of_root_;
-  std::vector<std::vector<int>> order_of_root_;  // switches by hops from the root (BFS order)
-  std::vector<std::vector<int>> pos_of_root_;    // per root, per switch: its place in that order
+  std::vector<std::vector<int>> order_of_root_;        // switches by hops from the root (BFS order)
+  std::vector<std::vector<int>> level_begin_of_root_;  // per root, per hop count: first in order
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<Tree> trees_;
   std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc's tail] == arc
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
-  Scratch scratch_;
+  // The search's workers: scratch_[w] and part_[w] are worker w's (0: the calling thread);
+  // the others wait for the next generation_ of job_ (Relieve's arguments) under mu_.
+  static constexpr size_t kTreesPerWorker = 8;  // fewer: not worth waking a worker
+  struct Job {
+    int h = 0;
+    uint64_t m = 0;
+    int li = 0;
+    uint64_t cap = 0;
+  };
+  std::vector<Scratch> scratch_ = std::vector<Scratch>(1);
+  std::vector<Search> part_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable go_, done_;
+  Job job_;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
   const std::vector<uint8_t>* pinned_ = nullptr;  // RefineOptions::pinned
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };
