@@ -6,15 +6,22 @@
 // so two builds can be checked for identical results on fabrics too large to dump.
 //
 //   build/bench/sssp_bench [--engine sar] [--spec pgft:3;32,16,20;1,16,20;1,1,1] [--seed 1]
-//                          [--runs 3] [--threads 2] [--no-refine]
+//                          [--runs 3] [--threads 2] [--no-refine] [--run-length N]
+//                          [--fail-links N] [--fail-switches N]
+//
+// --run-length N: fragmented placement (JobMixOptions::run_length); --fail-links/--fail-switches:
+// that many random switch cables / switches removed first (sar/failures.h, seed --seed, HCAs
+// kept connected). engine CPU: process CPU time (user + system, all threads) of the Route calls.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
 #include "bench_util.h"
 #include "sar/engine.h"
+#include "sar/failures.h"
 #include "sar/generate.h"
 #include "sar/job_mix.h"
 #include "sar/jobs.h"
@@ -34,6 +41,7 @@ int main(int argc, char** argv) {
   int runs = 3, threads = 2;
   uint64_t seed = 1;
   bool refine = true;
+  int run_length = 0, fail_links = 0, fail_switches = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
@@ -49,22 +57,41 @@ int main(int argc, char** argv) {
       threads = std::atoi(argv[++i]);
     } else if (a == "--no-refine") {
       refine = false;
+    } else if (a == "--run-length" && has) {
+      run_length = std::atoi(argv[++i]);
+    } else if (a == "--fail-links" && has) {
+      fail_links = std::atoi(argv[++i]);
+    } else if (a == "--fail-switches" && has) {
+      fail_switches = std::atoi(argv[++i]);
     } else {
       std::fprintf(stderr,
                    "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
-                   "[--threads N] [--no-refine]\n");
+                   "[--threads N] [--no-refine] [--run-length N] [--fail-links N] "
+                   "[--fail-switches N]\n");
       return 2;
     }
   }
   sar::PgftSpec spec;
-  sar::Fabric f;
-  if (!sar::ParsePgftSpec(spec_text, &spec).ok() || !sar::GeneratePgft(spec, {}, &f).ok() ||
-      !sar::AssignLids({}, &f).ok()) {
+  sar::Fabric intact, f;
+  if (!sar::ParsePgftSpec(spec_text, &spec).ok() || !sar::GeneratePgft(spec, {}, &intact).ok() ||
+      !sar::AssignLids({}, &intact).ok()) {
     std::fprintf(stderr, "cannot generate %s\n", spec_text.c_str());
+    return 1;
+  }
+  sar::RandomFailureOptions fail;
+  fail.num_links = fail_links;
+  fail.num_switches = fail_switches;
+  fail.seed = seed;
+  sar::FailureSet failures;
+  sar::Status failed = sar::PickRandomFailures(intact, fail, &failures);
+  if (failed.ok()) failed = sar::ApplyFailures(intact, failures, &f);
+  if (!failed.ok()) {
+    std::fprintf(stderr, "%s\n", failed.message().c_str());
     return 1;
   }
   sar::JobMixOptions mix;
   mix.seed = seed;
+  mix.run_length = run_length;
   sar::JobMapping mapping;
   if (!sar::GenerateJobMix(f, mix, &mapping).ok()) return 1;
   const std::vector<sar::ResolvedJob> jobs = sar::ResolveJobs(f, mapping);
@@ -75,11 +102,13 @@ int main(int argc, char** argv) {
   in.jobs = &jobs;
   in.threads = threads;
   in.sar_refine = refine;
-  std::vector<double> paths, layers;
+  std::vector<double> paths, layers, cpu;
   uint64_t hash = 14695981039346656037ull;
   for (int r = 0; r < runs; ++r) {
     sar::RoutingOutput out;
+    const std::clock_t cpu_start = std::clock();
     const sar::Status st = engine->Route(in, &out);
+    cpu.push_back(1000.0 * static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC);
     if (!st.ok()) {
       std::fprintf(stderr, "%s\n", st.message().c_str());
       return 1;
@@ -97,10 +126,10 @@ int main(int argc, char** argv) {
     }
   }
   std::printf(
-      "%s %s: %d switches, %zu hosts, %zu jobs, threads %d: paths %.0f ms, layers %.0f ms "
-      "(medians of %d), peak RSS %.0f MB, hash %016llx\n",
+      "%s %s: %d switches, %zu hosts, %zu jobs, threads %d: paths %.0f ms, layers %.0f ms, "
+      "engine CPU %.0f ms (medians of %d), peak RSS %.0f MB, hash %016llx\n",
       engine_name.c_str(), spec_text.c_str(), f.num_switches(), f.Endpoints().size(), jobs.size(),
-      threads, sar::bench::Median(paths), sar::bench::Median(layers), runs, sar::bench::PeakRssMb(),
-      static_cast<unsigned long long>(hash));
+      threads, sar::bench::Median(paths), sar::bench::Median(layers), sar::bench::Median(cpu), runs,
+      sar::bench::PeakRssMb(), static_cast<unsigned long long>(hash));
   return 0;
 }

@@ -24,6 +24,7 @@ SsspRouter::SsspRouter(const Fabric& fabric)
     weighted_ = weighted_ || unit_[a] != kUnitWeight;
   }
   hops_.assign(n, -1);
+  pending_ports_.assign(kPendingSteps * n, LftSet::kNoRoute);
   down_begin_.assign(n + 1, 0);
   for (int s = 0; s < n; ++s) degrees_.push_back(graph_.degree(s));
   std::sort(degrees_.begin(), degrees_.end());
@@ -74,10 +75,21 @@ void SsspRouter::Bfs(int root) {
     const int begin = graph_.arc_begin[s];
     for (int a = begin; a < graph_.arc_begin[s + 1]; ++a) {
       const int t = graph_.arc_to[a];
-      if (hops_[t] == hops_[s] - 1) down_.push_back({a, t, a - begin});
+      if (hops_[t] == hops_[s] - 1) down_.push_back({a, t});
     }
   }
   down_begin_[graph_.num_switches] = static_cast<int32_t>(down_.size());
+}
+
+void SsspRouter::FlushPorts() {
+  const size_t n = graph_.num_switches;
+  for (size_t s = 0; s < n; ++s) {
+    uint8_t* row = lfts_.mutable_row(static_cast<int>(s));
+    // In step order: a LID routed twice keeps its last step's port, as set one by one.
+    for (size_t k = 0; k < pending_lids_.size(); ++k)
+      row[pending_lids_[k]] = pending_ports_[k * n + s];
+  }
+  pending_lids_.clear();
 }
 
 void SsspRouter::SetRoundRobinStarts() {
@@ -91,23 +103,31 @@ void SsspRouter::SetRoundRobinStarts() {
 // Only the DAG successors (down_) are candidates: the arcs one hop nearer the root.
 void SsspRouter::ChooseArc(int s) {
   const int deg = graph_.degree(s);
+  const int begin = graph_.arc_begin[s];
   const int start = rr_start_[deg];
+  // The cost (Cost's comment) then the round-robin key, as one lexicographic order (p, q, key):
+  // p, q = w, t, or t, w with total_first_.
+  const bool total_first = total_first_;
   int best = -1;
   int best_key = 0;
-  Cost best_cost;
+  uint64_t best_p = 0, best_q = 0;
   for (int i = down_begin_[s]; i < down_begin_[s + 1]; ++i) {
     const DownArc& d = down_[i];
     const Cost arc = ArcCost(d.arc);
-    const Cost c{cost_[d.to].w + arc.w, cost_[d.to].t + arc.t};
-    const int key = d.local >= start ? d.local - start : d.local + deg - start;
-    if (best < 0 || Less(c, best_cost) || (!Less(best_cost, c) && key < best_key)) {
+    const uint64_t w = cost_[d.to].w + arc.w, t = cost_[d.to].t + arc.t;
+    const uint64_t p = total_first ? t : w, q = total_first ? w : t;
+    const int local = d.arc - begin;
+    const int key = local >= start ? local - start : local + deg - start;
+    if (best < 0 || p < best_p ||
+        (p == best_p && (q < best_q || (q == best_q && key < best_key)))) {
       best = d.arc;
       best_key = key;
-      best_cost = c;
+      best_p = p;
+      best_q = q;
     }
   }
   choice_[s] = best;
-  cost_[s] = best_cost;
+  cost_[s] = total_first ? Cost{best_q, best_p} : Cost{best_p, best_q};
 }
 
 SsspRouter::Cost SsspRouter::CostFrom(int s) {
@@ -255,8 +275,10 @@ void SsspRouter::Run(const SsspStep& step) {
     } else if (next_[s] >= 0) {
       port = graph_.arc_port[next_[s]];
     }
-    lfts_.set_port(s, lid, port);
+    pending_ports_[pending_lids_.size() * graph_.num_switches + s] = port;
   }
+  pending_lids_.push_back(lid);
+  if (pending_lids_.size() == kPendingSteps) FlushPorts();
   total_first_ = false;
 
   // Raise the weights by the routes each channel now carries (subtree sums, farthest first).

@@ -37,21 +37,28 @@ class SsspRouter {
   const std::vector<uint64_t>& arc_units() const { return unit_; }
   /// Routes one destination LID from every switch and raises the weights.
   void Run(const SsspStep& step);
-  LftSet TakeLfts() { return std::move(lfts_); }
+  LftSet TakeLfts() {
+    FlushPorts();
+    return std::move(lfts_);
+  }
 
  private:
   // Path cost, compared lexicographically: hops are fixed by the BFS order (every path taken is
-  // a shortest one), then the DFSSSP weight, then all routes on the path, then a round-robin key.
+  // a shortest one), then the DFSSSP weight, then all routes on the path, then a round-robin key
+  // (with total_first_: all routes before the weight). ChooseArc compares them.
   struct Cost {
     uint64_t w = 0;
     uint64_t t = 0;
   };
-  bool Less(const Cost& a, const Cost& b) const {
-    if (total_first_) return a.t != b.t ? a.t < b.t : a.w < b.w;
-    return a.w != b.w ? a.w < b.w : a.t < b.t;
-  }
 
   void Bfs(int root);
+  // The tables are per switch (one row of LIDs each) and a step writes one LID of every switch:
+  // steps' columns wait in pending_ports_ and are written kPendingSteps at a time, switch by
+  // switch, so consecutive LIDs share a cache line instead of a miss per switch and step.
+  void FlushPorts();
+  static constexpr size_t kPendingSteps = 64;
+  std::vector<Lid> pending_lids_;
+  std::vector<uint8_t> pending_ports_;  // [k * switches + s]: port of s for pending_lids_[k]
   // Best arc of unassigned switch `s` towards the root, given the costs of its DAG successors.
   void ChooseArc(int s);
   // Per step: the round-robin start of every switch degree (rr_key_ mod degree), so that
@@ -103,9 +110,8 @@ class SsspRouter {
   // Built with the BFS and reused while consecutive destinations share it, so the arc choice
   // scans only these instead of every arc of the switch.
   struct DownArc {
-    int32_t arc;
+    int32_t arc;  // minus arc_begin[switch]: its position among the switch's arcs
     int32_t to;
-    int32_t local;  // position among the switch's arcs (the round-robin key)
   };
   std::vector<int32_t> down_begin_;
   std::vector<DownArc> down_;
