@@ -8,14 +8,12 @@
 //   build/bench/sssp_bench [--engine sar] [--spec pgft:3;32,16,20;1,16,20;1,1,1] [--seed 1]
 //                          [--runs 3] [--threads 2] [--no-refine] [--run-length N]
 //                          [--fail-links N] [--fail-switches N]
-//
-// --run-length N: fragmented placement (JobMixOptions::run_length); --fail-links/--fail-switches:
-// that many random switch cables / switches removed first (sar/failures.h, seed --seed, HCAs
-// kept connected). engine CPU: process CPU time (user + system, all threads) of the Route calls.
+// --run-length N: the fragmented mix (JobMixOptions::run_length); --fail-links N: N random
+// switch-to-switch cables cut (seed --seed, HCAs kept connected), a degraded fabric;
+// --fail-switches N: N random switches removed too (never one with HCAs).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
 #include <vector>
 
@@ -38,10 +36,9 @@ uint64_t Fnv(uint64_t h, const uint8_t* p, size_t n) {
 
 int main(int argc, char** argv) {
   std::string engine_name = "sar", spec_text = "pgft:3;32,16,20;1,16,20;1,1,1";
-  int runs = 3, threads = 2;
+  int runs = 3, threads = 2, run_length = 0, fail_links = 0, fail_switches = 0;
   uint64_t seed = 1;
   bool refine = true;
-  int run_length = 0, fail_links = 0, fail_switches = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
@@ -55,14 +52,14 @@ int main(int argc, char** argv) {
       runs = std::atoi(argv[++i]);
     } else if (a == "--threads" && has) {
       threads = std::atoi(argv[++i]);
-    } else if (a == "--no-refine") {
-      refine = false;
     } else if (a == "--run-length" && has) {
       run_length = std::atoi(argv[++i]);
     } else if (a == "--fail-links" && has) {
       fail_links = std::atoi(argv[++i]);
     } else if (a == "--fail-switches" && has) {
       fail_switches = std::atoi(argv[++i]);
+    } else if (a == "--no-refine") {
+      refine = false;
     } else {
       std::fprintf(stderr,
                    "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
@@ -72,22 +69,26 @@ int main(int argc, char** argv) {
     }
   }
   sar::PgftSpec spec;
-  sar::Fabric intact, f;
-  if (!sar::ParsePgftSpec(spec_text, &spec).ok() || !sar::GeneratePgft(spec, {}, &intact).ok() ||
-      !sar::AssignLids({}, &intact).ok()) {
+  sar::Fabric f;
+  if (!sar::ParsePgftSpec(spec_text, &spec).ok() || !sar::GeneratePgft(spec, {}, &f).ok() ||
+      !sar::AssignLids({}, &f).ok()) {
     std::fprintf(stderr, "cannot generate %s\n", spec_text.c_str());
     return 1;
   }
-  sar::RandomFailureOptions fail;
-  fail.num_links = fail_links;
-  fail.num_switches = fail_switches;
-  fail.seed = seed;
-  sar::FailureSet failures;
-  sar::Status failed = sar::PickRandomFailures(intact, fail, &failures);
-  if (failed.ok()) failed = sar::ApplyFailures(intact, failures, &f);
-  if (!failed.ok()) {
-    std::fprintf(stderr, "%s\n", failed.message().c_str());
-    return 1;
+  if (fail_links > 0 || fail_switches > 0) {
+    sar::RandomFailureOptions fo;
+    fo.num_links = fail_links;
+    fo.num_switches = fail_switches;
+    fo.seed = seed;
+    sar::FailureSet failed;
+    sar::Fabric degraded;
+    if (!sar::PickRandomFailures(f, fo, &failed).ok() ||
+        !sar::ApplyFailures(f, failed, &degraded).ok()) {
+      std::fprintf(stderr, "cannot cut %d cables and remove %d switches\n", fail_links,
+                   fail_switches);
+      return 1;
+    }
+    f = std::move(degraded);
   }
   sar::JobMixOptions mix;
   mix.seed = seed;
@@ -106,16 +107,19 @@ int main(int argc, char** argv) {
   uint64_t hash = 14695981039346656037ull;
   for (int r = 0; r < runs; ++r) {
     sar::RoutingOutput out;
-    const std::clock_t cpu_start = std::clock();
+    const double cpu_start = sar::bench::CpuMs();
     const sar::Status st = engine->Route(in, &out);
-    cpu.push_back(1000.0 * static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC);
     if (!st.ok()) {
       std::fprintf(stderr, "%s\n", st.message().c_str());
       return 1;
     }
+    cpu.push_back(sar::bench::CpuMs() - cpu_start);
     paths.push_back(out.paths_ms);
     layers.push_back(out.layers_ms);
     if (r == 0) {
+      for (const std::string& note : out.notes) {
+        if (note.rfind("refinement", 0) == 0) std::printf("%s\n", note.c_str());
+      }
       for (int s = 0; s < out.lfts.num_switches(); ++s) {
         hash = Fnv(hash, out.lfts.row(s), out.lfts.max_lid() + 1u);
       }
@@ -126,10 +130,10 @@ int main(int argc, char** argv) {
     }
   }
   std::printf(
-      "%s %s: %d switches, %zu hosts, %zu jobs, threads %d: paths %.0f ms, layers %.0f ms, "
-      "engine CPU %.0f ms (medians of %d), peak RSS %.0f MB, hash %016llx\n",
+      "%s %s: %d switches, %zu hosts, %zu jobs, threads %d: paths %.0f ms, layers %.0f ms "
+      "(medians of %d), CPU %.0f ms, peak RSS %.0f MB, hash %016llx\n",
       engine_name.c_str(), spec_text.c_str(), f.num_switches(), f.Endpoints().size(), jobs.size(),
-      threads, sar::bench::Median(paths), sar::bench::Median(layers), sar::bench::Median(cpu), runs,
+      threads, sar::bench::Median(paths), sar::bench::Median(layers), runs, sar::bench::Median(cpu),
       sar::bench::PeakRssMb(), static_cast<unsigned long long>(hash));
   return 0;
 }
