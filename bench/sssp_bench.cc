@@ -7,9 +7,10 @@
 //
 //   build/bench/sssp_bench [--engine sar] [--spec pgft:3;32,16,20;1,16,20;1,1,1] [--seed 1]
 //                          [--runs 3] [--threads 2] [--no-refine] [--run-length N]
-//                          [--fail-links N]
+//                          [--fail-links N] [--fail-switches N]
 // --run-length N: the fragmented mix (JobMixOptions::run_length); --fail-links N: N random
-// switch-to-switch cables cut (seed --seed, HCAs kept connected), a degraded fabric.
+// switch-to-switch cables cut (seed --seed, HCAs kept connected), a degraded fabric;
+// --fail-switches N: N random switches removed too (never one with HCAs).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,7 +36,7 @@ uint64_t Fnv(uint64_t h, const uint8_t* p, size_t n) {
 
 int main(int argc, char** argv) {
   std::string engine_name = "sar", spec_text = "pgft:3;32,16,20;1,16,20;1,1,1";
-  int runs = 3, threads = 2, run_length = 0, fail_links = 0;
+  int runs = 3, threads = 2, run_length = 0, fail_links = 0, fail_switches = 0;
   uint64_t seed = 1;
   bool refine = true;
   for (int i = 1; i < argc; ++i) {
@@ -55,12 +56,15 @@ int main(int argc, char** argv) {
       run_length = std::atoi(argv[++i]);
     } else if (a == "--fail-links" && has) {
       fail_links = std::atoi(argv[++i]);
+    } else if (a == "--fail-switches" && has) {
+      fail_switches = std::atoi(argv[++i]);
     } else if (a == "--no-refine") {
       refine = false;
     } else {
       std::fprintf(stderr,
                    "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
-                   "[--threads N] [--no-refine] [--run-length N] [--fail-links N]\n");
+                   "[--threads N] [--no-refine] [--run-length N] [--fail-links N] "
+                   "[--fail-switches N]\n");
       return 2;
     }
   }
@@ -71,15 +75,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot generate %s\n", spec_text.c_str());
     return 1;
   }
-  if (fail_links > 0) {
+  if (fail_links > 0 || fail_switches > 0) {
     sar::RandomFailureOptions fo;
     fo.num_links = fail_links;
+    fo.num_switches = fail_switches;
     fo.seed = seed;
     sar::FailureSet failed;
     sar::Fabric degraded;
     if (!sar::PickRandomFailures(f, fo, &failed).ok() ||
         !sar::ApplyFailures(f, failed, &degraded).ok()) {
-      std::fprintf(stderr, "cannot cut %d cables\n", fail_links);
+      std::fprintf(stderr, "cannot cut %d cables and remove %d switches\n", fail_links,
+                   fail_switches);
       return 1;
     }
     f = std::move(degraded);
@@ -128,7 +134,6 @@ int main(int argc, char** argv) {
       "(medians of %d), CPU %.0f ms, peak RSS %.0f MB, hash %016llx\n",
       engine_name.c_str(), spec_text.c_str(), f.num_switches(), f.Endpoints().size(), jobs.size(),
       threads, sar::bench::Median(paths), sar::bench::Median(layers), runs, sar::bench::Median(cpu),
-      sar::bench::PeakRssMb(),
-      static_cast<unsigned long long>(hash));
+      sar::bench::PeakRssMb(), static_cast<unsigned long long>(hash));
   return 0;
 }

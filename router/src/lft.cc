@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace sar {
 
@@ -59,6 +60,15 @@ void VirtualLayers::set(Lid src, Lid dst, int layer) {
   if (dst >= row.size()) row.resize(std::max<size_t>(dst + 1, row.size() * 2), kUnset);
   size_ += row[dst] == kUnset;
   row[dst] = static_cast<uint8_t>(layer);
+}
+
+void VirtualLayers::SetRow(Lid src, std::vector<uint8_t> row) {
+  if (src >= rows_.size()) rows_.resize(src + 1);
+  const auto listed = [](const std::vector<uint8_t>& r) {
+    return static_cast<size_t>(r.size() - std::count(r.begin(), r.end(), kUnset));
+  };
+  size_ = size_ - listed(rows_[src]) + listed(row);
+  rows_[src] = std::move(row);
 }
 
 int VirtualLayers::num_layers() const {

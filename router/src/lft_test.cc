@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "test_fabrics.h"
@@ -110,6 +111,36 @@ TEST(VirtualLayers, SetGetSizeAndEntries) {
   EXPECT_EQ(e[2].src, 5u);
   EXPECT_EQ(e[2].dst, 1u);
   EXPECT_EQ(e[2].layer, 4);
+}
+
+TEST(VirtualLayers, SetRowEqualsSetPerListedEntry) {
+  std::mt19937_64 rng(7);
+  VirtualLayers by_set, by_row;
+  for (Lid s : {3, 1, 9}) {
+    std::vector<uint8_t> row(200 + s, VirtualLayers::kUnlisted);
+    for (Lid d = 0; d < row.size(); ++d) {
+      if (rng() % 3 == 0) continue;
+      row[d] = static_cast<uint8_t>(rng() % 16);
+      by_set.set(s, d, row[d]);
+    }
+    by_row.SetRow(s, row);
+  }
+  EXPECT_EQ(by_row.size(), by_set.size());
+  EXPECT_EQ(by_row.num_layers(), by_set.num_layers());
+  const auto a = by_set.Entries(), b = by_row.Entries();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].src, b[i].src);
+    EXPECT_EQ(a[i].dst, b[i].dst);
+    EXPECT_EQ(a[i].layer, b[i].layer);
+  }
+  // Replacing a row replaces its count too.
+  by_row.SetRow(3, {VirtualLayers::kUnlisted, 4});
+  EXPECT_EQ(by_row.get(3, 1), 4);
+  EXPECT_EQ(by_row.get(3, 2), 0);
+  size_t listed = 1;
+  for (const auto& e : a) listed += e.src != 3;
+  EXPECT_EQ(by_row.size(), listed);
 }
 
 TEST(VirtualLayers, ManyRoutesInIncreasingOrderAllKept) {

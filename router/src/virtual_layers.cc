@@ -24,8 +24,13 @@ class Layerer {
 
  private:
   void Prepare();
-  // Walks the routes to dests_[d]; fills lengths (pass 0) or channels and counts (pass 1).
-  void Walk(size_t d, bool fill, std::vector<uint32_t>* counts, std::vector<int32_t>* next);
+  void WalkOne(size_t d, bool fill, std::vector<uint32_t>* counts, const int32_t* next);
+  // Walks the routes to dests_[block * kWalkBlock, +kWalkBlock); fills lengths (pass 0) or
+  // channels and counts (pass 1). `next`: scratch, kWalkBlock x switches.
+  void Walk(size_t block, bool fill, std::vector<uint32_t>* counts, std::vector<int32_t>* next);
+  // Destinations walked together: their LIDs are (nearly) consecutive, so reading their next
+  // hops switch by switch reads one cache line of each switch's table instead of one per LID.
+  static constexpr size_t kWalkBlock = 32;
   Status BreakCycles(int layer, bool last);
   void BuildEdgeIndex();
   void Move(uint32_t route, int from, int to);
@@ -123,18 +128,28 @@ void Layerer::Prepare() {
   slots_ = switch_of_slot_.size();
 }
 
-void Layerer::Walk(size_t d, bool fill, std::vector<uint32_t>* counts, std::vector<int32_t>* next) {
-  const auto [lid, dest] = dests_[d];
-  const NodeId dest_node = endpoints_[dest].node;
+void Layerer::Walk(size_t block, bool fill, std::vector<uint32_t>* counts,
+                   std::vector<int32_t>* next_block) {
+  const size_t first = block * kWalkBlock;
+  const size_t count = std::min(kWalkBlock, dests_.size() - first);
   const int n = fabric_.num_switches();
-  // The next inter-switch channel of every switch towards `lid` (-1: the route leaves the
-  // switch fabric or ends here).
+  // The next inter-switch channel of every switch towards each LID (-1: the route leaves the
+  // switch fabric or ends here): next_block[i * n + s] for dests_[first + i].
   for (int s = 0; s < n; ++s) {
-    const uint8_t port = lfts_.port(s, lid);
     const NodeId node = fabric_.switches()[s];
-    (*next)[s] =
-        port == 0 || port > fabric_.num_ports(node) ? -1 : compact_[fabric_.port_id(node, port)];
+    const int ports = fabric_.num_ports(node);
+    for (size_t i = 0; i < count; ++i) {
+      const uint8_t port = lfts_.port(s, dests_[first + i].first);
+      (*next_block)[i * n + s] =
+          port == 0 || port > ports ? -1 : compact_[fabric_.port_id(node, port)];
+    }
   }
+  for (size_t i = 0; i < count; ++i) WalkOne(first + i, fill, counts, &(*next_block)[i * n]);
+}
+
+void Layerer::WalkOne(size_t d, bool fill, std::vector<uint32_t>* counts, const int32_t* next) {
+  const NodeId dest_node = endpoints_[dests_[d].second].node;
+  const int n = fabric_.num_switches();
   for (size_t slot = 0; slot < slots_; ++slot) {
     const size_t r = d * slots_ + slot;
     const int src = switch_of_slot_[slot];
@@ -148,7 +163,7 @@ void Layerer::Walk(size_t d, bool fill, std::vector<uint32_t>* counts, std::vect
     int s = src;
     int steps = 0;
     while (live) {
-      const int32_t c = (*next)[s];
+      const int32_t c = next[s];
       if (c < 0) break;
       if (++steps > n) {  // more hops than switches: the route loops
         loop_.store(true);
@@ -298,26 +313,69 @@ void Layerer::Fill(VirtualLayers* out) const {
   const size_t num_dests = dests_.size();
   std::vector<uint8_t> by_slot(slots_ * num_dests, kNone);
   std::vector<NodeId> dest_node(num_dests);
+  std::vector<Lid> dest_lid(num_dests);
   for (size_t d = 0; d < num_dests; ++d) {
     dest_node[d] = endpoints_[dests_[d].second].node;
+    dest_lid[d] = dests_[d].first;
     for (size_t slot = 0; slot < slots_; ++slot) {
       const size_t r = d * slots_ + slot;
       if (offset_[r + 1] > offset_[r]) by_slot[slot * num_dests + d] = layer_[r];
     }
   }
-  for (const auto& [src_lid, e] : sources) {
+  // Each source LID's row is built on its own (in parallel: rows are independent, so the result
+  // does not depend on the thread count) and handed over whole: at 10k hosts that is 10^4 rows
+  // instead of 10^8 set() calls.
+  // A layer spread over k layers picks by (src + dst) mod k: per k in use, dst mod k per
+  // destination, so the pair loop adds two residues instead of dividing.
+  std::vector<std::vector<uint8_t>> dst_mod(16);
+  for (const int k : split_) {
+    if (k == 1 || !dst_mod[k].empty()) continue;
+    dst_mod[k].resize(num_dests);
+    for (size_t d = 0; d < num_dests; ++d)
+      dst_mod[k][d] = static_cast<uint8_t>(dests_[d].first % k);
+  }
+  std::vector<std::vector<uint8_t>> rows(sources.size());
+  constexpr size_t kRowChunk = 8;  // rows per work item (10^4 bytes each at 10k hosts)
+  const int workers = internal::WorkerCount(opts_.threads, sources.size(), kRowChunk);
+  internal::ParallelFor(workers, sources.size(), kRowChunk, [&](int, size_t i) {
+    const auto [src_lid, e] = sources[i];
     const uint8_t* row = &by_slot[slot_of_switch_[leaf_[e]] * num_dests];
     const NodeId node = endpoints_[e].node;
-    // Highest destination LID first: the row is then sized once by its first entry, instead of
-    // growing (and copying) geometrically over 10^4 entries per source LID at 10k hosts.
-    for (size_t d = num_dests; d-- > 0;) {
-      const uint8_t l = row[d];
-      if (l == kNone || dest_node[d] == node) continue;
-      const Lid dst_lid = dests_[d].first;
-      const int k = split_[l];
-      out->set(src_lid, dst_lid,
-               k == 1 ? base_[l] : base_[l] + static_cast<int>((src_lid + dst_lid) % k));
+    auto listed = [&](size_t d) { return row[d] != kNone && dest_node[d] != node; };
+    size_t end = num_dests;  // one past the highest listed destination
+    while (end > 0 && !listed(end - 1)) --end;
+    if (end == 0) return;
+    // Sized by the highest destination LID, as set() would size it.
+    std::vector<uint8_t> out_row(dests_[end - 1].first + 1, VirtualLayers::kUnlisted);
+    // Per layer l, in locals (the byte stores below may alias any member): its spread k, first
+    // layer, src mod k and the destinations' residues.
+    int k_of[16], base_of[16], src_mod[16];
+    const uint8_t* dst_mod_of[16];
+    for (size_t l = 0; l < 16; ++l) {
+      const int k = l < split_.size() ? split_[l] : 1;
+      k_of[l] = k;
+      base_of[l] = l < base_.size() ? base_[l] : 0;
+      src_mod[l] = static_cast<int>(src_lid % k);
+      dst_mod_of[l] = k > 1 ? dst_mod[k].data() : nullptr;
     }
+    const NodeId* dnode = dest_node.data();
+    const Lid* dlid = dest_lid.data();
+    uint8_t* o = out_row.data();
+    for (size_t d = end; d-- > 0;) {  // highest first: a repeated LID keeps the lowest d's layer
+      const uint8_t l = row[d];
+      if (l == kNone || dnode[d] == node) continue;
+      const int k = k_of[l];
+      int layer = base_of[l];
+      if (k > 1) {
+        const int m = src_mod[l] + dst_mod_of[l][d];  // (src + dst) mod k
+        layer += m >= k ? m - k : m;
+      }
+      o[dlid[d]] = static_cast<uint8_t>(layer);
+    }
+    rows[i] = std::move(out_row);
+  });
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!rows[i].empty()) out->SetRow(sources[i].first, std::move(rows[i]));
   }
 }
 
@@ -330,11 +388,13 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
   Prepare();
   const size_t routes = dests_.size() * slots_;
   offset_.assign(routes + 1, 0);
-  const int workers = internal::WorkerCount(opts_.threads, dests_.size(), 32);
-  std::vector<std::vector<int32_t>> next(workers, std::vector<int32_t>(fabric_.num_switches(), -1));
+  const size_t blocks = (dests_.size() + kWalkBlock - 1) / kWalkBlock;
+  const int workers = internal::WorkerCount(opts_.threads, blocks, 1);
+  std::vector<std::vector<int32_t>> next(
+      workers, std::vector<int32_t>(kWalkBlock * fabric_.num_switches(), -1));
   std::vector<std::vector<uint32_t>> counts(workers);
-  internal::ParallelFor(workers, dests_.size(), 32,
-                        [&](int w, size_t d) { Walk(d, false, nullptr, &next[w]); });
+  internal::ParallelFor(workers, blocks, 1,
+                        [&](int w, size_t b) { Walk(b, false, nullptr, &next[w]); });
   if (loop_.load()) {
     return Status::Failed("the route to LID " + std::to_string(dests_[loop_dest_.load()].first) +
                           " loops; virtual layers cannot make a looping route deadlock-free");
@@ -342,8 +402,8 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
   for (size_t r = 0; r < routes; ++r) offset_[r + 1] += offset_[r];
   channels_.resize(offset_[routes]);
   for (auto& c : counts) c.assign(num_edges_, 0);
-  internal::ParallelFor(workers, dests_.size(), 32,
-                        [&](int w, size_t d) { Walk(d, true, &counts[w], &next[w]); });
+  internal::ParallelFor(workers, blocks, 1,
+                        [&](int w, size_t b) { Walk(b, true, &counts[w], &next[w]); });
   count_.assign(opts_.max_layers, {});
   count_[0] = std::move(counts[0]);
   for (int w = 1; w < workers; ++w) {

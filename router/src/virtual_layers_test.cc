@@ -90,6 +90,41 @@ TEST(VirtualLayers, RandomFabricsBecomeDeadlockFreeAndEveryCrossingPairIsListed)
   }
 }
 
+// The rows are filled in parallel (LayerOptions::threads); every thread count must give the
+// sequential result, entry for entry, with and without the balancing spread.
+TEST(VirtualLayers, ThreadCountDoesNotChangeTheLayers) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE(seed);
+    const Fabric f = seed % 3 == 0 ? testfab::FatTree2(8, 4, 8, /*lmc=*/static_cast<int>(seed % 3))
+                                   : testfab::RandomIrregular(seed, 6, 30);
+    std::mt19937_64 rng(seed);
+    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    for (bool balance : {false, true}) {
+      LayerOptions opts;
+      opts.max_layers = 15;
+      opts.balance = balance;
+      opts.threads = 1;
+      VirtualLayers sequential;
+      ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &sequential).ok());
+      ASSERT_GT(sequential.size(), 0u);
+      const std::vector<VirtualLayers::Entry> want = sequential.Entries();
+      for (int threads : {2, 3, 7}) {
+        opts.threads = threads;
+        VirtualLayers parallel;
+        ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &parallel).ok());
+        ASSERT_EQ(parallel.size(), sequential.size()) << threads << " threads";
+        const std::vector<VirtualLayers::Entry> got = parallel.Entries();
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_EQ(got[i].src, want[i].src) << i;
+          ASSERT_EQ(got[i].dst, want[i].dst) << i;
+          ASSERT_EQ(got[i].layer, want[i].layer) << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(VirtualLayers, FatTreeNeedsOneLayer) {
   const Fabric f = testfab::FatTree2(4, 3, 3, /*lmc=*/1);
   const LftSet lfts = testfab::MinHopLfts(f);

@@ -70,6 +70,12 @@ class VirtualLayers {
   int default_layer = 0;
   /// REQUIRES: 0 <= layer <= 15.
   void set(Lid src, Lid dst, int layer);
+  /// Marks "no layer listed" in a row given to SetRow.
+  static constexpr uint8_t kUnlisted = 0xFF;
+  /// Replaces source `src`'s whole row: row[dst] is the layer (0..15) of (src, dst) or kUnlisted.
+  /// The same as set() per listed entry on an empty row, for fills of a whole row at a time (one
+  /// call per source LID instead of one per endpoint pair).
+  void SetRow(Lid src, std::vector<uint8_t> row);
   int get(Lid src, Lid dst) const {
     if (src >= rows_.size() || dst >= rows_[src].size()) return default_layer;
     const uint8_t v = rows_[src][dst];
@@ -98,7 +104,7 @@ class VirtualLayers {
   }
 
  private:
-  static constexpr uint8_t kUnset = 0xFF;
+  static constexpr uint8_t kUnset = kUnlisted;
   std::vector<std::vector<uint8_t>> rows_;  // [src][dst], kUnset = not listed
   size_t size_ = 0;
 };

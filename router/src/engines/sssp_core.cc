@@ -13,8 +13,7 @@ SsspRouter::SsspRouter(const Fabric& fabric)
     : fabric_(fabric), graph_(BuildSwitchGraph(fabric)), lfts_(fabric) {
   const size_t arcs = graph_.arc_to.size();
   const int n = graph_.num_switches;
-  w_.assign(arcs, 0);
-  t_.assign(arcs, 0);
+  load_.assign(arcs, Cost{});
   const std::vector<uint32_t> capacity = fabric.ChannelCapacities();
   const uint64_t nominal =
       capacity.empty() ? 1 : *std::max_element(capacity.begin(), capacity.end());
@@ -25,6 +24,12 @@ SsspRouter::SsspRouter(const Fabric& fabric)
     weighted_ = weighted_ || unit_[a] != kUnitWeight;
   }
   hops_.assign(n, -1);
+  pending_ports_.assign(kPendingSteps * n, LftSet::kNoRoute);
+  down_begin_.assign(n + 1, 0);
+  for (int s = 0; s < n; ++s) degrees_.push_back(graph_.degree(s));
+  std::sort(degrees_.begin(), degrees_.end());
+  degrees_.erase(std::unique(degrees_.begin(), degrees_.end()), degrees_.end());
+  rr_start_.assign(degrees_.empty() ? 1 : degrees_.back() + 1, 0);
   next_.assign(n, -1);
   cost_.assign(n, Cost{});
   memo_.assign(n, 0);
@@ -63,32 +68,66 @@ void SsspRouter::Bfs(int root) {
       order_.push_back(t);
     }
   }
+  down_.clear();
+  for (int s = 0; s < graph_.num_switches; ++s) {
+    down_begin_[s] = static_cast<int32_t>(down_.size());
+    if (hops_[s] <= 0) continue;
+    const int begin = graph_.arc_begin[s];
+    for (int a = begin; a < graph_.arc_begin[s + 1]; ++a) {
+      const int t = graph_.arc_to[a];
+      if (hops_[t] == hops_[s] - 1) down_.push_back({a, t});
+    }
+  }
+  down_begin_[graph_.num_switches] = static_cast<int32_t>(down_.size());
+}
+
+void SsspRouter::FlushPorts() {
+  const size_t n = graph_.num_switches;
+  for (size_t s = 0; s < n; ++s) {
+    uint8_t* row = lfts_.mutable_row(static_cast<int>(s));
+    // In step order: a LID routed twice keeps its last step's port, as set one by one.
+    for (size_t k = 0; k < pending_lids_.size(); ++k)
+      row[pending_lids_[k]] = pending_ports_[k * n + s];
+  }
+  pending_lids_.clear();
+}
+
+void SsspRouter::SetRoundRobinStarts() {
+  for (int deg : degrees_) {
+    rr_start_[deg] = deg == 0 ? 0 : static_cast<int>(rr_key_ % static_cast<uint64_t>(deg));
+  }
 }
 
 // Among equally good arcs, switch s takes its (rr_key_ mod degree)-th one onward, so that
 // consecutive destinations fan out over parallel cables and spines the way d-mod-k does.
+// Only the DAG successors (down_) are candidates: the arcs one hop nearer the root.
 void SsspRouter::ChooseArc(int s) {
-  const int begin = graph_.arc_begin[s];
   const int deg = graph_.degree(s);
-  const int start = deg == 0 ? 0 : static_cast<int>(rr_key_ % static_cast<uint64_t>(deg));
-  const int want = hops_[s] - 1;
+  const int begin = graph_.arc_begin[s];
+  const int start = rr_start_[deg];
+  // The cost (Cost's comment) then the round-robin key, as one lexicographic order (p, q, key):
+  // p, q = w, t, or t, w with total_first_.
+  const bool total_first = total_first_;
   int best = -1;
   int best_key = 0;
-  Cost best_cost;
-  for (int local = 0; local < deg; ++local) {
-    const int a = begin + local;
-    const int t = graph_.arc_to[a];
-    if (hops_[t] != want) continue;
-    const Cost c{cost_[t].w + ArcCost(a).w, cost_[t].t + ArcCost(a).t};
+  uint64_t best_p = 0, best_q = 0;
+  for (int i = down_begin_[s]; i < down_begin_[s + 1]; ++i) {
+    const DownArc& d = down_[i];
+    const Cost arc = ArcCost(d.arc);
+    const uint64_t w = cost_[d.to].w + arc.w, t = cost_[d.to].t + arc.t;
+    const uint64_t p = total_first ? t : w, q = total_first ? w : t;
+    const int local = d.arc - begin;
     const int key = local >= start ? local - start : local + deg - start;
-    if (best < 0 || Less(c, best_cost) || (!Less(best_cost, c) && key < best_key)) {
-      best = a;
+    if (best < 0 || p < best_p ||
+        (p == best_p && (q < best_q || (q == best_q && key < best_key)))) {
+      best = d.arc;
       best_key = key;
-      best_cost = c;
+      best_p = p;
+      best_q = q;
     }
   }
   choice_[s] = best;
-  cost_[s] = best_cost;
+  cost_[s] = total_first ? Cost{best_q, best_p} : Cost{best_p, best_q};
 }
 
 SsspRouter::Cost SsspRouter::CostFrom(int s) {
@@ -101,10 +140,7 @@ SsspRouter::Cost SsspRouter::CostFrom(int s) {
   } else {
     // Successors first (they are one hop nearer the root), then the same choice as the
     // final pass makes.
-    for (int a = graph_.arc_begin[s]; a < graph_.arc_begin[s + 1]; ++a) {
-      const int t = graph_.arc_to[a];
-      if (hops_[t] == hops_[s] - 1) CostFrom(t);
-    }
+    for (int i = down_begin_[s]; i < down_begin_[s + 1]; ++i) CostFrom(down_[i].to);
     cost_[bfs_root_] = Cost{};
     ChooseArc(s);
   }
@@ -158,8 +194,8 @@ void SsspRouter::PlaceSourcesOneByOne(bool intra_job) {
     }
     for (int u = s; u != bfs_root_; u = graph_.arc_to[next_[u]]) {
       const uint64_t add = all_count_[s] * unit_[next_[u]];
-      t_[next_[u]] += add;
-      if (!intra_job) w_[next_[u]] += add;
+      load_[next_[u]].t += add;
+      if (!intra_job) load_[next_[u]].w += add;
     }
     all_count_[s] = 0;
   }
@@ -184,6 +220,7 @@ void SsspRouter::Run(const SsspStep& step) {
   } else {
     rr_key_ = base_key_[step.dest] + static_cast<uint64_t>(step.lid_offset);
   }
+  SetRoundRobinStarts();
 
   if (step.intra_job) {
     // Deliberate difference from Algorithm 1 (which computes the whole tree, then raises the
@@ -204,10 +241,10 @@ void SsspRouter::Run(const SsspStep& step) {
         next_[u] = choice_[u];
       }
       for (int u = s; u != root; u = graph_.arc_to[next_[u]]) {
-        w_[next_[u]] += job_count_[s] * unit_[next_[u]];
-        t_[next_[u]] += all_count_[s] * unit_[next_[u]];
+        load_[next_[u]].w += job_count_[s] * unit_[next_[u]];
+        load_[next_[u]].t += all_count_[s] * unit_[next_[u]];
       }
-      all_count_[s] = 0;  // its routes are counted in t_ already
+      all_count_[s] = 0;  // its routes are counted in load_.t already
     }
     chunk_ = 1;
   }
@@ -238,8 +275,10 @@ void SsspRouter::Run(const SsspStep& step) {
     } else if (next_[s] >= 0) {
       port = graph_.arc_port[next_[s]];
     }
-    lfts_.set_port(s, lid, port);
+    pending_ports_[pending_lids_.size() * graph_.num_switches + s] = port;
   }
+  pending_lids_.push_back(lid);
+  if (pending_lids_.size() == kPendingSteps) FlushPorts();
   total_first_ = false;
 
   // Raise the weights by the routes each channel now carries (subtree sums, farthest first).
@@ -247,8 +286,8 @@ void SsspRouter::Run(const SsspStep& step) {
   for (size_t i = order_.size(); i-- > 1;) {
     const int u = order_[i];
     const int a = next_[u];
-    t_[a] += acc_[u] * unit_[a];
-    if (!step.intra_job) w_[a] += acc_[u] * unit_[a];
+    load_[a].t += acc_[u] * unit_[a];
+    if (!step.intra_job) load_[a].w += acc_[u] * unit_[a];
     acc_[graph_.arc_to[a]] += acc_[u];
   }
   ++counter_;

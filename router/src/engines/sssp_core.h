@@ -37,32 +37,43 @@ class SsspRouter {
   const std::vector<uint64_t>& arc_units() const { return unit_; }
   /// Routes one destination LID from every switch and raises the weights.
   void Run(const SsspStep& step);
-  LftSet TakeLfts() { return std::move(lfts_); }
+  LftSet TakeLfts() {
+    FlushPorts();
+    return std::move(lfts_);
+  }
 
  private:
   // Path cost, compared lexicographically: hops are fixed by the BFS order (every path taken is
-  // a shortest one), then the DFSSSP weight, then all routes on the path, then a round-robin key.
+  // a shortest one), then the DFSSSP weight, then all routes on the path, then a round-robin key
+  // (with total_first_: all routes before the weight). ChooseArc compares them.
   struct Cost {
     uint64_t w = 0;
     uint64_t t = 0;
   };
-  bool Less(const Cost& a, const Cost& b) const {
-    if (total_first_) return a.t != b.t ? a.t < b.t : a.w < b.w;
-    return a.w != b.w ? a.w < b.w : a.t < b.t;
-  }
 
   void Bfs(int root);
+  // The tables are per switch (one row of LIDs each) and a step writes one LID of every switch:
+  // steps' columns wait in pending_ports_ and are written kPendingSteps at a time, switch by
+  // switch, so consecutive LIDs share a cache line instead of a miss per switch and step.
+  void FlushPorts();
+  static constexpr size_t kPendingSteps = 64;
+  std::vector<Lid> pending_lids_;
+  std::vector<uint8_t> pending_ports_;  // [k * switches + s]: port of s for pending_lids_[k]
   // Best arc of unassigned switch `s` towards the root, given the costs of its DAG successors.
   void ChooseArc(int s);
+  // Per step: the round-robin start of every switch degree (rr_key_ mod degree), so that
+  // ChooseArc needs no 64-bit division per switch.
+  void SetRoundRobinStarts();
   Cost CostFrom(int s);  // memoised over the current source (epoch_), intra-job mode
   void CountSources(const Destination& d, bool intra_job);
 
   const Fabric& fabric_;
   SwitchGraph graph_;
   LftSet lfts_;
-  std::vector<uint64_t> w_;  // per arc: the DFSSSP weight (routes that count)
-  std::vector<uint64_t> t_;  // per arc: every route placed so far (tie-breaker)
-  // Capacity weighting, all of it. unit_: per arc, what one route adds to w_ and t_,
+  // Per arc: w = the DFSSSP weight (routes that count), t = every route placed so far
+  // (tie-breaker); side by side because the arc choice reads both.
+  std::vector<Cost> load_;
+  // Capacity weighting, all of it. unit_: per arc, what one route adds to load_ (w and t),
   // kUnitWeight x nominal rate / the channel's rate, so a slow cable fills up sooner. With
   // `weighted_` (some link below the nominal rate) an arc also costs half the routes about to
   // be placed on it, chunk_ x unit_ / 2 (the rise in the sum of squared loads per capacity, so
@@ -78,7 +89,7 @@ class SsspRouter {
   void PlaceSourcesOneByOne(bool intra_job);
   Cost ArcCost(int a) const {
     const uint64_t extra = weighted_ ? chunk_ * unit_[a] / 2 : 0;
-    return Cost{w_[a] + extra, t_[a] + extra};
+    return Cost{load_[a].w + extra, load_[a].t + extra};
   }
   uint64_t counter_ = 0;  // steps so far
   uint64_t rr_key_ = 0;   // this step's round-robin tie-break key (see Run)
@@ -94,7 +105,19 @@ class SsspRouter {
   int bfs_root_ = -1;
   std::vector<int> order_;  // switches by increasing hops from the root (reachable only)
   std::vector<int> hops_;
-  std::vector<int> next_;  // per switch: arc chosen towards the root, -1 = none
+  // Per BFS root: the arcs of each switch that lead one hop nearer the root (its successors in
+  // the shortest-path DAG), in arc order; switch s's are down_[down_begin_[s], down_begin_[s+1]).
+  // Built with the BFS and reused while consecutive destinations share it, so the arc choice
+  // scans only these instead of every arc of the switch.
+  struct DownArc {
+    int32_t arc;  // minus arc_begin[switch]: its position among the switch's arcs
+    int32_t to;
+  };
+  std::vector<int32_t> down_begin_;
+  std::vector<DownArc> down_;
+  std::vector<int> degrees_;   // the distinct switch degrees
+  std::vector<int> rr_start_;  // per degree: rr_key_ mod degree (SetRoundRobinStarts)
+  std::vector<int> next_;      // per switch: arc chosen towards the root, -1 = none
   std::vector<Cost> cost_;
   std::vector<uint32_t> memo_;  // per switch: epoch_ when cost_/choice_ were computed
   std::vector<int> choice_;
