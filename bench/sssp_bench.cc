@@ -6,7 +6,10 @@
 // so two builds can be checked for identical results on fabrics too large to dump.
 //
 //   build/bench/sssp_bench [--engine sar] [--spec pgft:3;32,16,20;1,16,20;1,1,1] [--seed 1]
-//                          [--runs 3] [--threads 2] [--no-refine]
+//                          [--runs 3] [--threads 2] [--no-refine] [--run-length N]
+//                          [--fail-links N]
+// --run-length N: the fragmented mix (JobMixOptions::run_length); --fail-links N: N random
+// switch-to-switch cables cut (seed --seed, HCAs kept connected), a degraded fabric.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +18,7 @@
 
 #include "bench_util.h"
 #include "sar/engine.h"
+#include "sar/failures.h"
 #include "sar/generate.h"
 #include "sar/job_mix.h"
 #include "sar/jobs.h"
@@ -31,7 +35,7 @@ uint64_t Fnv(uint64_t h, const uint8_t* p, size_t n) {
 
 int main(int argc, char** argv) {
   std::string engine_name = "sar", spec_text = "pgft:3;32,16,20;1,16,20;1,1,1";
-  int runs = 3, threads = 2;
+  int runs = 3, threads = 2, run_length = 0, fail_links = 0;
   uint64_t seed = 1;
   bool refine = true;
   for (int i = 1; i < argc; ++i) {
@@ -47,12 +51,16 @@ int main(int argc, char** argv) {
       runs = std::atoi(argv[++i]);
     } else if (a == "--threads" && has) {
       threads = std::atoi(argv[++i]);
+    } else if (a == "--run-length" && has) {
+      run_length = std::atoi(argv[++i]);
+    } else if (a == "--fail-links" && has) {
+      fail_links = std::atoi(argv[++i]);
     } else if (a == "--no-refine") {
       refine = false;
     } else {
       std::fprintf(stderr,
                    "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
-                   "[--threads N] [--no-refine]\n");
+                   "[--threads N] [--no-refine] [--run-length N] [--fail-links N]\n");
       return 2;
     }
   }
@@ -63,8 +71,22 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot generate %s\n", spec_text.c_str());
     return 1;
   }
+  if (fail_links > 0) {
+    sar::RandomFailureOptions fo;
+    fo.num_links = fail_links;
+    fo.seed = seed;
+    sar::FailureSet failed;
+    sar::Fabric degraded;
+    if (!sar::PickRandomFailures(f, fo, &failed).ok() ||
+        !sar::ApplyFailures(f, failed, &degraded).ok()) {
+      std::fprintf(stderr, "cannot cut %d cables\n", fail_links);
+      return 1;
+    }
+    f = std::move(degraded);
+  }
   sar::JobMixOptions mix;
   mix.seed = seed;
+  mix.run_length = run_length;
   sar::JobMapping mapping;
   if (!sar::GenerateJobMix(f, mix, &mapping).ok()) return 1;
   const std::vector<sar::ResolvedJob> jobs = sar::ResolveJobs(f, mapping);
@@ -75,18 +97,23 @@ int main(int argc, char** argv) {
   in.jobs = &jobs;
   in.threads = threads;
   in.sar_refine = refine;
-  std::vector<double> paths, layers;
+  std::vector<double> paths, layers, cpu;
   uint64_t hash = 14695981039346656037ull;
   for (int r = 0; r < runs; ++r) {
     sar::RoutingOutput out;
+    const double cpu_start = sar::bench::CpuMs();
     const sar::Status st = engine->Route(in, &out);
     if (!st.ok()) {
       std::fprintf(stderr, "%s\n", st.message().c_str());
       return 1;
     }
+    cpu.push_back(sar::bench::CpuMs() - cpu_start);
     paths.push_back(out.paths_ms);
     layers.push_back(out.layers_ms);
     if (r == 0) {
+      for (const std::string& note : out.notes) {
+        if (note.rfind("refinement", 0) == 0) std::printf("%s\n", note.c_str());
+      }
       for (int s = 0; s < out.lfts.num_switches(); ++s) {
         hash = Fnv(hash, out.lfts.row(s), out.lfts.max_lid() + 1u);
       }
@@ -98,9 +125,10 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "%s %s: %d switches, %zu hosts, %zu jobs, threads %d: paths %.0f ms, layers %.0f ms "
-      "(medians of %d), peak RSS %.0f MB, hash %016llx\n",
+      "(medians of %d), CPU %.0f ms, peak RSS %.0f MB, hash %016llx\n",
       engine_name.c_str(), spec_text.c_str(), f.num_switches(), f.Endpoints().size(), jobs.size(),
-      threads, sar::bench::Median(paths), sar::bench::Median(layers), runs, sar::bench::PeakRssMb(),
+      threads, sar::bench::Median(paths), sar::bench::Median(layers), runs, sar::bench::Median(cpu),
+      sar::bench::PeakRssMb(),
       static_cast<unsigned long long>(hash));
   return 0;
 }

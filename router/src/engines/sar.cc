@@ -107,6 +107,7 @@ class SarEngine : public RoutingEngine {
                        RefineOptions options;
                        options.all_pairs_cap = AllPairsCap(in);
                        options.pinned = pinned;
+                       options.threads = in.threads;
                        RefineStats st;
                        RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(),
                                        options, lfts, &st);

@@ -1,7 +1,12 @@
 #include "engines/sar_refine.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
+
+#include "trace_parallel.h"
 
 namespace sar::internal {
 namespace {
@@ -15,28 +20,45 @@ struct Tree {
   std::vector<uint32_t> flow_all;
 };
 
+// Per arc, what the candidate walk reads at each step, in one 32-byte record (one cache line
+// per step instead of one per array): the loads per unit of capacity ([0] effective, [1]
+// all-pairs), what one route adds, and the ends.
+struct ArcState {
+  uint64_t load[2];
+  uint64_t unit;
+  int32_t to, from;
+};
+
 class Refiner {
  public:
   Refiner(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
           const std::vector<uint64_t>& unit, LftSet* lfts)
-      : g_(g), jobs_(jobs), unit_(unit), lfts_(lfts) {
+      : g_(g), jobs_(jobs), lfts_(lfts) {
     base_ = unit.empty() ? 1 : *std::min_element(unit.begin(), unit.end());
     const int n = g.num_switches;
     arc_of_port_.assign(static_cast<size_t>(n) * 256, -1);
-    arc_from_.assign(g.arc_to.size(), 0);
+    arcs_.assign(g.arc_to.size(), ArcState{});
     for (int s = 0; s < n; ++s) {
       for (int a = g.arc_begin[s]; a < g.arc_begin[s + 1]; ++a) {
         arc_of_port_[static_cast<size_t>(s) * 256 + g.arc_port[a]] = a;
-        arc_from_[a] = s;
+        arcs_[a] = {{0, 0}, unit.empty() ? 1 : unit[a], g.arc_to[a], s};
       }
     }
-    eff_.assign(g.arc_to.size(), 0);
-    all_.assign(g.arc_to.size(), 0);
     hops_of_root_.assign(n, {});
     order_of_root_.assign(n, {});
     level_begin_of_root_.assign(n, {});
-    crosses_.assign(n, 0);
   }
+
+  ~Refiner() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    go_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+  Refiner(const Refiner&) = delete;
+  Refiner& operator=(const Refiner&) = delete;
 
   size_t JobDestinations() {
     std::vector<char> in_job(g_.num_endpoint_dests, 0);
@@ -92,22 +114,23 @@ class Refiner {
   // all-pairs load above max(cap, the current max); the all-pairs load down to the cap without
   // raising the max effective load; the effective load again within what is left.
   void Run(const RefineOptions& o, RefineStats* st) {
-    st->all_before = Max(all_) / base_;
-    st->effective_before = Max(eff_) / base_;
+    st->all_before = Max(kAll) / base_;
+    st->effective_before = Max(kEff) / base_;
     const uint64_t target = o.all_pairs_cap == std::numeric_limits<uint64_t>::max()
                                 ? o.all_pairs_cap
                                 : o.all_pairs_cap * base_;
     int moves = 0;
     max_work_ = o.max_work;
+    StartWorkers(WorkerCount(o.threads, trees_.size(), kTreesPerWorker));
     pinned_ = o.pinned != nullptr && !o.pinned->empty() ? o.pinned : nullptr;
     auto phase = [&](bool effective, uint64_t cap) {
-      std::vector<uint64_t>& load = effective ? eff_ : all_;
+      const int li = effective ? kEff : kAll;
       while (moves < o.max_moves && work_ < max_work_) {
-        const uint64_t m = Max(load);
+        const uint64_t m = Max(li);
         if (m == 0 || (!effective && m <= target)) break;
         bool progress = false;
-        for (size_t a = 0; a < load.size() && moves < o.max_moves && work_ < max_work_; ++a) {
-          if (load[a] == m && Relieve(static_cast<int>(a), m, effective, cap)) {
+        for (size_t a = 0; a < arcs_.size() && moves < o.max_moves && work_ < max_work_; ++a) {
+          if (arcs_[a].load[li] == m && Relieve(static_cast<int>(a), m, li, cap)) {
             ++moves;
             progress = true;
           }
@@ -117,21 +140,29 @@ class Refiner {
     };
     // The effective phase first: under the work limit (large fabrics) the goal of the engine
     // comes before the price.
-    phase(true, std::max(target, Max(all_)));
+    phase(true, std::max(target, Max(kAll)));
     if (target != std::numeric_limits<uint64_t>::max()) {
-      phase(false, Max(eff_));
-      phase(true, std::max(target, Max(all_)));
+      phase(false, Max(kEff));
+      phase(true, std::max(target, Max(kAll)));
     }
     st->moves = moves;
     st->work_limited = work_ >= max_work_;
-    st->effective_after = Max(eff_) / base_;
-    st->all_after = Max(all_) / base_;
+    st->effective_after = Max(kEff) / base_;
+    st->all_after = Max(kAll) / base_;
   }
 
  private:
-  static uint64_t Max(const std::vector<uint64_t>& v) {
+  static constexpr int kEff = 0, kAll = 1;  // ArcState::load
+
+  void StartWorkers(int workers) {
+    scratch_.resize(workers);
+    part_.resize(workers);
+    for (int w = 1; w < workers; ++w) workers_.emplace_back(&Refiner::WorkerLoop, this, w);
+  }
+
+  uint64_t Max(int li) const {
     uint64_t m = 0;
-    for (uint64_t x : v) m = std::max(m, x);
+    for (const ArcState& a : arcs_) m = std::max(m, a.load[li]);
     return m;
   }
 
@@ -154,6 +185,7 @@ class Refiner {
     for (size_t i = 0; i < q.size(); ++i) {
       if (i == 0 || h[q[i]] != h[q[i - 1]]) begin.push_back(static_cast<int>(i));
     }
+    begin.push_back(static_cast<int>(q.size()));  // the end of the last level
     return h;
   }
 
@@ -188,8 +220,8 @@ class Refiner {
         }
         if (u != d.sw) continue;
         for (int a : path) {
-          eff_[a] += src_eff[s] * unit_[a];
-          all_[a] += src_all[s] * unit_[a];
+          arcs_[a].load[kEff] += src_eff[s] * arcs_[a].unit;
+          arcs_[a].load[kAll] += src_all[s] * arcs_[a].unit;
         }
       }
       return false;
@@ -204,8 +236,8 @@ class Refiner {
     for (int h = max_hops; h >= 1; --h) {
       for (int s : by_hops[h]) {
         const int a = t->next[s];
-        eff_[a] += t->flow_eff[s] * unit_[a];
-        all_[a] += t->flow_all[s] * unit_[a];
+        arcs_[a].load[kEff] += t->flow_eff[s] * arcs_[a].unit;
+        arcs_[a].load[kAll] += t->flow_all[s] * arcs_[a].unit;
         t->flow_eff[g_.arc_to[a]] += t->flow_eff[s];
         t->flow_all[g_.arc_to[a]] += t->flow_all[s];
       }
@@ -213,95 +245,274 @@ class Refiner {
     return true;
   }
 
-  // Tries the best single move that takes routes off arc h, which carries the maximum m of the
-  // load being lowered (effective or all-pairs). The routes' new channels must stay below m in
-  // that load and within `cap` in the other one.
-  bool Relieve(int h, uint64_t m, bool effective, uint64_t cap) {
-    const int from = arc_from_[h];
-    struct Move {
-      size_t tree;
-      int u, arc;
-      uint64_t worst, worst_other;
-    };
+  // The best move found so far, and the search steps it took (RefineOptions::max_work).
+  struct Search {
     bool found = false;
-    Move best{};
-    const std::vector<uint64_t>& load = effective ? eff_ : all_;
-    const std::vector<uint64_t>& other = effective ? all_ : eff_;
-    if (mark_.size() < eff_.size()) mark_.assign(eff_.size(), 0);
+    uint32_t tree = 0;
+    int u = 0, arc = 0;
+    uint64_t worst = 0, worst_other = 0;
+    uint64_t work = 0;
+  };
+
+  // Per-search scratch: the switches whose route crosses the arc being relieved, and one
+  // candidate's old path by hop level.
+  struct Scratch {
+    std::vector<int> crossing;  // the switches whose route crosses h, in the root's BFS order
+    std::vector<int> old_path;  // [hops]: the old route's arc leaving that level
+    std::vector<int> below_h;   // [hops]: the switch the route from h passes there
+    // Per switch whose route does not cross h: where that route leaves the old routes' common
+    // part below h (the same for every candidate of one search), memoised per search (epoch).
+    struct Suffix {
+      uint32_t epoch = 0;
+      int32_t begin = 0, len = 0;  // its channels before that, in `suffix_arcs`
+      int32_t end_steps = 0;       // steps after them (the old route's channels to the root)
+      bool ok = true;              // false: it reaches a switch without a route
+    };
+    struct SuffixArc {
+      uint64_t load, other, unit;  // ArcState's loads (the one lowered first)
+    };
+    std::vector<uint32_t> crossing_epoch;  // per switch: == epoch if its route crosses h
+    std::vector<Suffix> suffix;            // per switch
+    std::vector<SuffixArc> suffix_arcs;
+    uint32_t epoch = 0;
+  };
+
+  // Tries the best single move that takes routes off arc h, which carries the maximum m of the
+  // load being lowered (li: effective or all-pairs). The routes' new channels must stay below m
+  // in that load and within `cap` in the other one.
+  bool Relieve(int h, uint64_t m, int li, uint64_t cap) {
     // Every tree counts one step of work, as the scan over all trees did before the index;
     // only the trees routing over h (trees_on_arc_, in tree order) can cross it.
     work_ += trees_.size();
-    for (const uint32_t ti : trees_on_arc_[h]) {
-      const Tree& t = trees_[ti];
-      const std::vector<uint32_t>& flow = effective ? t.flow_eff : t.flow_all;
-      const std::vector<uint32_t>& flow_other = effective ? t.flow_all : t.flow_eff;
-      if (flow[from] == 0) continue;
-      work_ += order_of_root_[g_.dests[t.dest].sw].size();
-      const int root = g_.dests[t.dest].sw;
-      const std::vector<int>& hops = hops_of_root_[root];
-      // Which switches route through h: nearest the root first, so each switch's successor is
-      // known before it.
-      // Only `from` and switches farther out can (the tree is min-hop): start at from's level,
-      // where only `from` itself routes over h.
-      const std::vector<int>& order = order_of_root_[root];
-      const size_t first = level_begin_of_root_[root][hops[from]];
-      size_t at = first;
-      for (; at < order.size() && hops[order[at]] == hops[from]; ++at) {
-        crosses_[order[at]] = order[at] == from;
+    const std::vector<uint32_t>& trees = trees_on_arc_[h];
+    const int workers = static_cast<int>(scratch_.size());
+    Search best;
+    if (workers > 1 && trees.size() >= kTreesPerWorker * static_cast<size_t>(workers)) {
+      job_ = {h, m, li, cap};
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++generation_;
+        pending_ = workers - 1;
       }
-      for (; at < order.size(); ++at) {
-        const int u = order[at];
-        crosses_[u] = t.next[u] >= 0 && (t.next[u] == h || crosses_[g_.arc_to[t.next[u]]]);
+      go_.notify_all();
+      SearchPart(0);
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        done_.wait(lock, [this] { return pending_ == 0; });
       }
-      for (size_t i = first; i < order.size(); ++i) {
-        const int u = order[i];
-        if (!crosses_[u] || flow[u] == 0) continue;
-        if (pinned_ != nullptr &&
-            (*pinned_)[static_cast<size_t>(t.dest) * g_.num_switches + u] != 0) {
-          continue;
+      // Parts in tree order, a later one only if strictly better: the move the sequential
+      // search finds (the first best), and the same steps.
+      best = part_[0];
+      for (int w = 1; w < workers; ++w) {
+        const Search& p = part_[w];
+        best.work += p.work;
+        if (p.found && (!best.found || p.worst < best.worst ||
+                        (p.worst == best.worst && p.worst_other < best.worst_other))) {
+          const uint64_t work = best.work;
+          best = p;
+          best.work = work;
         }
-        const uint64_t f = flow[u], fo = flow_other[u];
-        // The old path from u, marked.
-        ++stamp_;
-        for (int v = u; v != root; v = g_.arc_to[t.next[v]]) mark_[t.next[v]] = stamp_;
-        for (int a = g_.arc_begin[u]; a < g_.arc_begin[u + 1]; ++a) {
-          if (a == t.next[u] || hops[g_.arc_to[a]] != hops[u] - 1) continue;
-          uint64_t worst = 0, worst_other = 0;
-          bool ok = true;
-          for (int x = a;; ++work_) {
+      }
+    } else {
+      for (const uint32_t ti : trees) SearchTree(ti, h, m, li, cap, &scratch_[0], &best);
+    }
+    work_ += best.work;
+    if (!best.found) return false;
+    Apply(&trees_[best.tree], best.u, best.arc);
+    return true;
+  }
+
+  // Worker w's share of the search at hand (job_): a contiguous run of the trees in tree order.
+  void SearchPart(int w) {
+    const std::vector<uint32_t>& trees = trees_on_arc_[job_.h];
+    const size_t parts = scratch_.size();
+    const size_t begin = trees.size() * w / parts, end = trees.size() * (w + 1) / parts;
+    Search& best = part_[w];
+    best = Search{};
+    for (size_t i = begin; i < end; ++i) {
+      SearchTree(trees[i], job_.h, job_.m, job_.li, job_.cap, &scratch_[w], &best);
+    }
+  }
+
+  void WorkerLoop(int w) {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        go_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      SearchPart(w);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  // Relieve's search in tree ti, which routes `from` (h's tail) over h: every switch whose route
+  // crosses h, each other next hop one hop nearer the root, and the route from there. Updates
+  // *best if a move beats it (strictly: of equal moves the first found in tree order, then in
+  // the root's BFS order of the switches, then in arc order, wins) and adds the steps to
+  // best->work. Reads the shared state only.
+  void SearchTree(uint32_t ti, int h, uint64_t m, int li, uint64_t cap, Scratch* sc,
+                  Search* best) const {
+    const Tree& t = trees_[ti];
+    const int from = arcs_[h].from;
+    const std::vector<uint32_t>& flow = li == kEff ? t.flow_eff : t.flow_all;
+    const std::vector<uint32_t>& flow_other = li == kEff ? t.flow_all : t.flow_eff;
+    if (flow[from] == 0) return;
+    const int root = g_.dests[t.dest].sw;
+    // One step per switch, as the scan over the root's BFS order that found them once counted.
+    uint64_t work = order_of_root_[root].size();
+    const std::vector<int>& hops = hops_of_root_[root];
+    const int* next = t.next.data();
+    const int oi = 1 - li;
+    const int level_h = hops[from];
+    const size_t n = static_cast<size_t>(g_.num_switches);
+    std::vector<int>& old_path = sc->old_path;
+    std::vector<int>& below_h = sc->below_h;
+    if (old_path.size() < n + 1) {
+      old_path.assign(n + 1, -1);
+      below_h.assign(n + 1, -1);
+      sc->crossing_epoch.assign(n, 0);
+      sc->suffix.assign(n, {});
+    }
+    const uint32_t epoch = ++sc->epoch;
+    // The switches routing over h: `from` (alone on its level: the tree is min-hop) and, on
+    // the levels beyond, those whose next hop does, in the root's BFS order (nearest first, so
+    // each switch's successor is known before it, and of equal moves the same one wins).
+    std::vector<int>& crossing = sc->crossing;
+    crossing.clear();
+    crossing.push_back(from);
+    sc->crossing_epoch[from] = epoch;
+    const std::vector<int>& order = order_of_root_[root];
+    for (size_t at = level_begin_of_root_[root][level_h + 1]; at < order.size(); ++at) {
+      const int u = order[at];
+      const int x = next[u];
+      if (x >= 0 && sc->crossing_epoch[g_.arc_to[x]] == epoch) {
+        sc->crossing_epoch[u] = epoch;
+        crossing.push_back(u);
+      }
+    }
+    sc->suffix_arcs.clear();
+    for (int w = arcs_[h].to, k = level_h - 1; k >= 0; --k) {
+      below_h[k] = w;
+      if (k > 0) w = arcs_[next[w]].to;
+    }
+    // The route from v (not crossing h) up to where it joins the old route below h: the
+    // candidate walk's channels after its first one, the same for every candidate u.
+    auto suffix = [&](int v) -> const Scratch::Suffix& {
+      Scratch::Suffix& sf = sc->suffix[v];
+      if (sf.epoch == epoch) return sf;
+      sf.epoch = epoch;
+      sf.begin = static_cast<int32_t>(sc->suffix_arcs.size());
+      sf.end_steps = 0;
+      sf.ok = true;
+      for (int w = v; w != root;) {
+        const int k = hops[w];
+        if (k < level_h && below_h[k] == w) {
+          sf.end_steps = k;  // the step onto the old route, then one per channel after it
+          break;
+        }
+        const int x = next[w];
+        if (x < 0) {
+          sf.ok = false;
+          break;
+        }
+        const ArcState& arc = arcs_[x];
+        sc->suffix_arcs.push_back({arc.load[li], arc.load[1 - li], arc.unit});
+        w = arc.to;
+      }
+      sf.len = static_cast<int32_t>(sc->suffix_arcs.size()) - sf.begin;
+      return sf;
+    };
+    for (const int u : crossing) {
+      if (flow[u] == 0) continue;
+      if (pinned_ != nullptr &&
+          (*pinned_)[static_cast<size_t>(t.dest) * g_.num_switches + u] != 0) {
+        continue;
+      }
+      const uint64_t f = flow[u], fo = flow_other[u];
+      // The old path from u, by the level each arc leaves (hops to the root): a new route
+      // that reaches it at some level follows it from there on.
+      const int level_u = hops[u];
+      for (int v = u, k = level_u; k > 0; --k) {
+        old_path[k] = next[v];
+        v = arcs_[next[v]].to;
+      }
+      for (int a = g_.arc_begin[u]; a < g_.arc_begin[u + 1]; ++a) {
+        if (a == next[u] || hops[arcs_[a].to] != level_u - 1) continue;
+        uint64_t worst = 0, worst_other = 0;
+        bool ok = true;
+        const int v = arcs_[a].to;
+        if (level_u == 1 || sc->crossing_epoch[v] != epoch) {
+          // The same steps as the walk below, with the route after the first channel from
+          // the memo: it neither meets h nor the old route above h.
+          const ArcState& first = arcs_[a];
+          worst = first.load[li] + f * first.unit;
+          worst_other = first.load[oi] + fo * first.unit;
+          if (worst >= m || worst_other > cap) continue;
+          if (level_u > 1) {
+            const Scratch::Suffix& sf = suffix(v);
+            const Scratch::SuffixArc* sa = sc->suffix_arcs.data() + sf.begin;
+            for (int i = 0; i < sf.len && ok; ++i) {
+              ++work;
+              const uint64_t nl = sa[i].load + f * sa[i].unit, no = sa[i].other + fo * sa[i].unit;
+              worst = std::max(worst, nl);
+              worst_other = std::max(worst_other, no);
+              ok = nl < m && no <= cap;
+            }
+            if (!ok || !sf.ok) continue;
+            work += sf.end_steps;
+          }
+        } else {
+          // One step per channel looked at after the first, up to where the route ends (the
+          // root, h, a channel too loaded, a switch without a route).
+          for (int x = a, k = level_u;; ++work, --k) {
             if (x == h) {
               ok = false;  // rejoins h: relieves nothing
               break;
             }
-            if (mark_[x] != stamp_) {  // a channel the routes newly take
-              const uint64_t nl = load[x] + f * unit_[x], no = other[x] + fo * unit_[x];
-              worst = std::max(worst, nl);
-              worst_other = std::max(worst_other, no);
-              if (nl >= m || no > cap) {
+            if (x == old_path[k]) {
+              // Back on the old route, whose channels keep their load: it runs on to h (below
+              // level_h: passes it: no move) or to the root, a step per channel.
+              if (k > level_h) {
+                work += k - level_h;
                 ok = false;
-                break;
+              } else {
+                work += k - 1;
               }
+              break;
             }
-            const int v = g_.arc_to[x];
-            if (v == root) break;
-            x = t.next[v];
+            const ArcState& arc = arcs_[x];  // a channel the routes newly take
+            const uint64_t nl = arc.load[li] + f * arc.unit, no = arc.load[oi] + fo * arc.unit;
+            worst = std::max(worst, nl);
+            worst_other = std::max(worst_other, no);
+            if (nl >= m || no > cap) {
+              ok = false;
+              break;
+            }
+            if (k == 1) break;  // arc.to is the root
+            x = next[arc.to];
             if (x < 0) {  // no entry there (a disconnected part): not a move to make
               ok = false;
               break;
             }
           }
-          if (!ok) continue;
-          if (!found || worst < best.worst ||
-              (worst == best.worst && worst_other < best.worst_other)) {
-            found = true;
-            best = {ti, u, a, worst, worst_other};
-          }
+        }
+        if (!ok) continue;
+        if (!best->found || worst < best->worst ||
+            (worst == best->worst && worst_other < best->worst_other)) {
+          best->found = true;
+          best->tree = ti;
+          best->u = u;
+          best->arc = a;
+          best->worst = worst;
+          best->worst_other = worst_other;
         }
       }
     }
-    if (!found) return false;
-    Apply(&trees_[best.tree], best.u, best.arc);
-    return true;
+    best->work += work;
   }
 
   // Moves tree `ti` from arc `from` to arc `to` in trees_on_arc_, keeping both in tree order.
@@ -317,8 +528,8 @@ class Refiner {
     const uint32_t f = t->flow_eff[u], fa = t->flow_all[u];
     for (int v = u; v != d.sw;) {
       const int a = t->next[v];
-      eff_[a] -= f * unit_[a];
-      all_[a] -= fa * unit_[a];
+      arcs_[a].load[kEff] -= f * arcs_[a].unit;
+      arcs_[a].load[kAll] -= fa * arcs_[a].unit;
       v = g_.arc_to[a];
       if (v != d.sw) {
         t->flow_eff[v] -= f;
@@ -329,8 +540,8 @@ class Refiner {
     t->next[u] = arc;
     for (int v = u; v != d.sw;) {
       const int a = t->next[v];
-      eff_[a] += f * unit_[a];
-      all_[a] += fa * unit_[a];
+      arcs_[a].load[kEff] += f * arcs_[a].unit;
+      arcs_[a].load[kAll] += fa * arcs_[a].unit;
       v = g_.arc_to[a];
       if (v != d.sw) {
         t->flow_eff[v] += f;
@@ -342,24 +553,37 @@ class Refiner {
 
   const SwitchGraph& g_;
   const std::vector<std::vector<int>>& jobs_;
-  // Per arc, what one route adds to its load (SsspRouter::arc_units: larger on slower channels),
-  // so every load here is per unit of capacity; base_ is a nominal-rate channel's.
-  const std::vector<uint64_t>& unit_;
+  // A nominal-rate channel's ArcState::unit (SsspRouter::arc_units: what one route adds to an
+  // arc's load, larger on slower channels, so every load here is per unit of capacity).
   uint64_t base_ = 1;
   LftSet* lfts_;
   std::vector<int> arc_of_port_;  // switch * 256 + port -> arc
-  std::vector<int> arc_from_;
-  std::vector<uint64_t> eff_, all_;  // per arc
+  std::vector<ArcState> arcs_;
   std::vector<std::vector<int>> hops_of_root_;
   std::vector<std::vector<int>> order_of_root_;        // switches by hops from the root (BFS order)
   std::vector<std::vector<int>> level_begin_of_root_;  // per root, per hop count: first in order
-  std::vector<char> crosses_;  // per switch: its route crosses the arc at hand
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<Tree> trees_;
-  std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc_from_] == arc
+  std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc's tail] == arc
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
-  std::vector<uint32_t> mark_;
-  uint32_t stamp_ = 0;
+  // The search's workers: scratch_[w] and part_[w] are worker w's (0: the calling thread);
+  // the others wait for the next generation_ of job_ (Relieve's arguments) under mu_.
+  static constexpr size_t kTreesPerWorker = 8;  // fewer: not worth waking a worker
+  struct Job {
+    int h = 0;
+    uint64_t m = 0;
+    int li = 0;
+    uint64_t cap = 0;
+  };
+  std::vector<Scratch> scratch_ = std::vector<Scratch>(1);
+  std::vector<Search> part_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable go_, done_;
+  Job job_;
+  uint64_t generation_ = 0;
+  int pending_ = 0;
+  bool stop_ = false;
   const std::vector<uint8_t>* pinned_ = nullptr;  // RefineOptions::pinned
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };

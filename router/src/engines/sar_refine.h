@@ -44,6 +44,10 @@ struct RefineOptions {
   /// jobs' routes, delta_keep.h's RunningPins); null = none. Routes of other destinations and
   /// switches move around them.
   const std::vector<uint8_t>* pinned = nullptr;
+  /// Threads for the candidate search (0 = hardware concurrency). The result, the moves and
+  /// the work counted against max_work do not depend on it: the trees are split in tree order
+  /// and the parts' best moves reduced in that order.
+  int threads = 1;
 };
 
 struct RefineStats {

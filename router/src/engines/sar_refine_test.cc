@@ -1,0 +1,118 @@
+// SAR's refinement on several threads gives the sequential search's tables and statistics: the
+// same moves in the same order, and the same work counted against the deterministic limit (so
+// a search cut short by max_work stops at the same place).
+#include "engines/sar_refine.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+
+#include "engines/sssp_test_util.h"
+#include "sar/engine.h"
+#include "sar/failures.h"
+#include "sar/generate.h"
+#include "sar/lids.h"
+
+namespace sar::internal {
+namespace {
+
+Fabric Pgft(const std::string& spec_text, int failed_links, uint64_t seed) {
+  PgftSpec spec;
+  Fabric f;
+  EXPECT_TRUE(ParsePgftSpec(spec_text, &spec).ok());
+  EXPECT_TRUE(GeneratePgft(spec, {}, &f).ok());
+  EXPECT_TRUE(AssignLids({}, &f).ok());
+  if (failed_links == 0) return f;
+  RandomFailureOptions fo;
+  fo.num_links = failed_links;
+  fo.seed = seed;
+  FailureSet failed;
+  Fabric degraded;
+  EXPECT_TRUE(PickRandomFailures(f, fo, &failed).ok());
+  EXPECT_TRUE(ApplyFailures(f, failed, &degraded).ok());
+  return degraded;
+}
+
+struct Result {
+  LftSet lfts;
+  RefineStats stats;
+};
+
+// Refines the plain SSSP tables of `f` (SAR without its refinement) for `jobs`.
+Result Refine(const Fabric& f, const std::vector<ResolvedJob>& jobs, uint64_t seed,
+              const RefineOptions& options) {
+  RoutingInput in;
+  in.fabric = &f;
+  in.jobs = &jobs;
+  in.sar_refine = false;
+  RoutingOutput out;
+  EXPECT_TRUE(MakeRoutingEngine("sar")->Route(in, &out).ok());
+  const SwitchGraph g = BuildSwitchGraph(f);
+  std::map<std::pair<NodeId, int>, int> dest_of;
+  for (int e = 0; e < g.num_endpoint_dests; ++e) dest_of[{g.dests[e].node, g.dests[e].port}] = e;
+  std::vector<std::vector<int>> members;
+  for (const ResolvedJob& j : jobs) {
+    if (j.num_leaf_switches < 2) continue;
+    members.emplace_back();
+    for (const PortRef& p : j.endpoints) members.back().push_back(dest_of.at({p.node, p.port}));
+  }
+  // Some slower channels (a larger unit per route), as SsspRouter::arc_units gives them.
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> units(g.arc_to.size(), 64);
+  for (uint64_t& u : units) {
+    if (rng() % 8 == 0) u = 128;
+  }
+  Result r{out.lfts, {}};
+  RefineJobRoutes(g, members, units, options, &r.lfts, &r.stats);
+  return r;
+}
+
+void ExpectSame(const Result& a, const Result& b, const std::string& what) {
+  ASSERT_EQ(a.lfts.num_switches(), b.lfts.num_switches()) << what;
+  for (int s = 0; s < a.lfts.num_switches(); ++s) {
+    for (Lid lid = 0; lid <= a.lfts.max_lid(); ++lid) {
+      ASSERT_EQ(a.lfts.port(s, lid), b.lfts.port(s, lid))
+          << what << ": switch " << s << " lid " << lid;
+    }
+  }
+  EXPECT_EQ(a.stats.moves, b.stats.moves) << what;
+  EXPECT_EQ(a.stats.work_limited, b.stats.work_limited) << what;
+  EXPECT_EQ(a.stats.effective_after, b.stats.effective_after) << what;
+  EXPECT_EQ(a.stats.all_after, b.stats.all_after) << what;
+}
+
+TEST(SarRefineThreads, SameTablesAndWorkOnRandomMixesAndDegradedFabrics) {
+  int moved = 0, limited = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const Fabric f = Pgft(seed % 2 ? "pgft:3;8,4,6;1,4,6;1,1,1" : "pgft:2;8,12;1,6;1,2",
+                          seed <= 2 ? 0 : static_cast<int>(seed) * 3, seed);
+    const std::vector<ResolvedJob> jobs = sssptest::RandomJobs(f, seed, 12);
+    // Unlimited, and cut short by the work limit at a few places (the parts' work must add
+    // up to the sequential count for the search to stop at the same move).
+    for (uint64_t max_work : {uint64_t{1} << 40, uint64_t{20000}, uint64_t{150000}}) {
+      for (bool capped : {false, true}) {
+        RefineOptions o;
+        o.max_work = max_work;
+        if (capped) o.all_pairs_cap = 1;  // below any load: the all-pairs phase runs to the end
+        o.threads = 1;
+        const Result one = Refine(f, jobs, seed, o);
+        moved += one.stats.moves > 0;
+        limited += one.stats.work_limited;
+        for (int threads : {2, 3}) {
+          o.threads = threads;
+          ExpectSame(one, Refine(f, jobs, seed, o),
+                     "seed " + std::to_string(seed) + " max_work " + std::to_string(max_work) +
+                         (capped ? " capped" : "") + " threads " + std::to_string(threads));
+        }
+      }
+    }
+  }
+  // The comparisons are only worth something if the search moved routes and hit the limit.
+  EXPECT_GT(moved, 10);
+  EXPECT_GT(limited, 4);
+}
+
+}  // namespace
+}  // namespace sar::internal
