@@ -520,7 +520,7 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairAcrossLidBlocks) {
     FailureSet fs;
     ASSERT_TRUE(PickRandomFailures(intact, fo, &fs).ok());
     ASSERT_TRUE(ApplyFailures(intact, fs, &f).ok());
-    ASSERT_GT(f.max_lid(), 2 * LftColumns::kLids);
+    ASSERT_GT(f.max_lid(), LftColumns::kLids);  // two blocks at least
     std::mt19937_64 rng(seed * 4111);
     LftSet lfts = testfab::MinHopLfts(f, &rng);
     if (seed % 4 != 1) testfab::Corrupt(f, static_cast<int>(seed % 4) * 5, &rng, &lfts);
