@@ -107,8 +107,8 @@ void DeadlockVisitor::Start(int workers) {
 
 // Marks the route from switch `s` on, listing each switch's dependency (the channel into the next
 // switch -> that switch's channel onward) in w->pending the first time this (destination, layer)
-// reaches it.
-// Routes from different sources merge, so each switch is walked once per destination and layer.
+// reaches it (AddPending sets them). Routes from different sources merge, so each switch is
+// walked once per destination and layer.
 void DeadlockVisitor::MarkFrom(int s, Worker* w) const {
   const DestinationTree& tree = *w->tree;
   const size_t words = static_cast<size_t>(words_);
