@@ -201,12 +201,14 @@ int main(int argc, char** argv) {
 
   if (validate) {
     t = std::chrono::steady_clock::now();
+    const double validate_cpu = CpuMs();
     sar::ValidationOptions vo;
     vo.num_vls = 1;
     vo.threads = threads;
     sar::ValidationReport report;
     s = sar::ValidateRouting(more, out2.lfts, nullptr, 1, vo, &report);
-    std::printf("ValidateRouting: %s in %.0f ms\n", s.ok() ? "valid" : s.ToString().c_str(), Ms(t));
+    std::printf("ValidateRouting: %s in %.0f ms (%.0f ms CPU)\n",
+                s.ok() ? "valid" : s.ToString().c_str(), Ms(t), CpuMs() - validate_cpu);
   }
   std::printf("peak RSS %.0f MB\n", PeakRssMb());
   return 0;

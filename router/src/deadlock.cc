@@ -17,6 +17,10 @@ namespace {
 // in a bitmap over that switch's port numbers 1..255 (bit port - 1): up to four words per
 // channel, as many as the largest switch needs (one for switches of up to 64 ports, so a large
 // fabric's bitmaps stay in cache), and adding an edge twice costs nothing.
+// While the sweep runs, the bitmaps are kept per (switch, port) (`dense`: every port of every
+// switch, in switch order), so that the walk finds a channel's bitmap from the tree's switch and
+// port alone, with no lookup per channel (a cache miss each on a large fabric); Finish() moves
+// them to the inter-switch channels' numbering (`compact`) the cycle search uses.
 constexpr int kMaxWords = 4;
 
 class DeadlockVisitor : public internal::SweepVisitor {
@@ -34,14 +38,16 @@ class DeadlockVisitor : public internal::SweepVisitor {
     const DestinationTree* tree = nullptr;  // the destination being visited
     std::vector<uint32_t> mark;  // per switch: epoch of the last (destination, layer) reaching it
     uint32_t epoch = 0;
-    std::vector<int> sources;                 // per switch, fixed-layer mode
-    std::vector<std::vector<int>> seeds;      // per layer: switches routes start from
-    std::vector<uint32_t> seeded;             // per (layer, switch): destination stamp
-    uint32_t stamp = 0;                       // one per destination (layered mode)
-    std::vector<std::vector<uint64_t>> deps;  // per layer: words_ per inter-switch channel
+    std::vector<int> sources;                          // per switch, fixed-layer mode
+    std::vector<std::vector<int>> seeds;               // per layer: switches routes start from
+    std::vector<uint32_t> seeded;                      // per (layer, switch): destination stamp
+    uint32_t stamp = 0;                                // one per destination (layered mode)
+    std::vector<std::vector<uint64_t>> deps;           // per layer: words_ per switch port (dense)
+    std::vector<std::pair<size_t, uint64_t>> pending;  // (word, bit) of deps, see MarkFrom
   };
 
-  void MarkFrom(int s, int layer, Worker* w) const;
+  void MarkFrom(int s, Worker* w) const;
+  void AddPending(int layer, Worker* w) const;
   bool FindCycle(const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) const;
 
   const internal::SweepContext& ctx_;
@@ -54,14 +60,9 @@ class DeadlockVisitor : public internal::SweepVisitor {
   int fixed_layer_ = -1;          // >= 0: every route is in this layer
   std::vector<int32_t> compact_;  // per port slot: inter-switch channel index or -1
   std::vector<PortId> channel_;   // per inter-switch channel index: its port slot
-  /// Per port slot, what MarkFrom reads of it, in one place (one cache miss, not three).
-  struct Slot {
-    int32_t next = RouteTracer::kNowhere;  // tracer_.next_switch
-    int32_t compact = -1;                  // compact_
-    int32_t bit = 0;                       // port number - 1
-  };
-  std::vector<Slot> slot_;
-  int words_ = kMaxWords;  // bitmap words per channel
+  std::vector<size_t> dense_;     // per switch index: its port 1's first word in the dense bitmaps
+  size_t dense_words_ = 0;        // size of the dense bitmaps
+  int words_ = kMaxWords;         // bitmap words per channel
   std::vector<Worker> workers_;
 };
 
@@ -73,20 +74,22 @@ void DeadlockVisitor::Start(int workers) {
     if (layers_->size() == 0) fixed_layer_ = layers_->default_layer;
   }
   compact_.assign(fabric_.num_port_slots(), -1);
-  slot_.assign(fabric_.num_port_slots(), Slot());
   int max_ports = 1;
   for (NodeId sw : fabric_.switches()) max_ports = std::max(max_ports, fabric_.num_ports(sw));
   words_ = std::min(kMaxWords, (max_ports - 1) / 64 + 1);
   for (PortId id = 0; id < fabric_.num_port_slots(); ++id) {
-    slot_[id].next = tracer_.next_switch(id);
-    slot_[id].bit = fabric_.port_ref(id).port - 1;
     if (tracer_.next_switch(id) >= 0 && fabric_.is_switch(fabric_.port_node(id))) {
       compact_[id] = static_cast<int32_t>(channel_.size());
-      slot_[id].compact = compact_[id];
       channel_.push_back(id);
     }
   }
   const int n = fabric_.num_switches();
+  dense_.resize(n);
+  dense_words_ = 0;
+  for (int s = 0; s < n; ++s) {
+    dense_[s] = dense_words_;
+    dense_words_ += static_cast<size_t>(fabric_.num_ports(fabric_.switches()[s])) * words_;
+  }
   workers_.assign(workers, {});
   for (Worker& w : workers_) {
     w.mark.assign(n, 0);
@@ -102,28 +105,22 @@ void DeadlockVisitor::Start(int workers) {
   }
 }
 
-// Marks the route from switch `s` on, adding each switch's dependency (the channel into the next
-// switch -> that switch's channel onward) the first time this (destination, layer) reaches it.
-// Routes from different sources merge, so each switch is walked once per destination and layer.
-void DeadlockVisitor::MarkFrom(int s, int layer, Worker* w) const {
+// Marks the route from switch `s` on, listing each switch's dependency (the channel into the next
+// switch -> that switch's channel onward) in w->pending the first time this (destination, layer)
+// reaches it (AddPending sets them). Routes from different sources merge, so each switch is
+// walked once per destination and layer.
+void DeadlockVisitor::MarkFrom(int s, Worker* w) const {
   const DestinationTree& tree = *w->tree;
-  std::vector<uint64_t>& deps = w->deps[layer];
-  if (deps.empty()) deps.assign(channel_.size() * words_, 0);
   const size_t words = static_cast<size_t>(words_);
   while (s >= 0 && w->mark[s] != w->epoch) {
     w->mark[s] = w->epoch;
-    const PortId in = tree.out[s];
-    if (in == kNoPort) return;
-    const Slot& into = slot_[in];
-    const int t = into.next;
+    if (tree.out[s] == kNoPort) return;
+    const int t = tree.next[s];  // the channel into t: port tree.port[s] of s
     if (t < 0) return;
-    const PortId onward = tree.out[t];
-    if (onward != kNoPort) {
-      const Slot& on = slot_[onward];
-      if (on.next >= 0) {
-        deps[static_cast<size_t>(into.compact) * words + on.bit / 64] |= uint64_t{1}
-                                                                         << (on.bit % 64);
-      }
+    if (tree.out[t] != kNoPort && tree.next[t] >= 0) {  // onward to a switch: a dependency
+      const int bit = tree.port[t] - 1;
+      w->pending.emplace_back(dense_[s] + (tree.port[s] - 1) * words + bit / 64,
+                              uint64_t{1} << (bit % 64));
     }
     s = t;
   }
@@ -143,7 +140,8 @@ void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
     for (int e : ctx_.of_node[dest_node]) {
       if (leaf[e] >= 0) --w->sources[leaf[e]];
     }
-    for (int s = 0; s < fabric_.num_switches(); ++s) {
+    // ctx_.leaves: every switch with endpoints, the only ones with sources.
+    for (int s : ctx_.leaves) {
       if (w->sources[s] > 0) w->seeds[fixed_layer_].push_back(s);
     }
     for (int e : ctx_.of_node[dest_node]) {
@@ -174,8 +172,23 @@ void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
   for (int layer = 0; layer < num_layers_; ++layer) {
     if (w->seeds[layer].empty()) continue;
     ++w->epoch;
-    for (int s : w->seeds[layer]) MarkFrom(s, layer, w);
+    for (int s : w->seeds[layer]) MarkFrom(s, w);
+    AddPending(layer, w);
   }
+}
+
+// The walks only list the dependencies: each is a bit in a word of a bitmap of megabytes, a cache
+// miss, and in the walk each waits for the last. Set in a loop of their own, many misses overlap.
+void DeadlockVisitor::AddPending(int layer, Worker* w) const {
+  std::vector<uint64_t>& deps = w->deps[layer];
+  if (deps.empty()) deps.assign(dense_words_, 0);
+  const std::vector<std::pair<size_t, uint64_t>>& pending = w->pending;
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (i + kAhead < pending.size()) __builtin_prefetch(&deps[pending[i + kAhead].first], 1);
+    deps[pending[i].first] |= pending[i].second;
+  }
+  w->pending.clear();
 }
 
 // Colored depth-first search with an explicit stack (fabrics have many thousands of channels).
@@ -229,16 +242,24 @@ void DeadlockVisitor::Finish() {
   DeadlockReport report;
   report.layers = num_layers_;
   for (int layer = 0; layer < num_layers_; ++layer) {
-    std::vector<uint64_t> deps;
+    std::vector<uint64_t> dense;
     for (Worker& w : workers_) {
       if (w.deps[layer].empty()) continue;
-      if (deps.empty()) {
-        deps = std::move(w.deps[layer]);
+      if (dense.empty()) {
+        dense = std::move(w.deps[layer]);
         continue;
       }
-      for (size_t i = 0; i < deps.size(); ++i) deps[i] |= w.deps[layer][i];
+      for (size_t i = 0; i < dense.size(); ++i) dense[i] |= w.deps[layer][i];
     }
-    if (deps.empty()) continue;
+    if (dense.empty()) continue;
+    // Only inter-switch channels get bits (the walk adds one where a route goes on to a switch).
+    std::vector<uint64_t> deps(channel_.size() * words_);
+    for (size_t c = 0; c < channel_.size(); ++c) {
+      const PortRef ch = fabric_.port_ref(channel_[c]);
+      const uint64_t* from =
+          &dense[dense_[fabric_.switch_index(ch.node)] + static_cast<size_t>(ch.port - 1) * words_];
+      std::copy(from, from + words_, &deps[c * words_]);
+    }
     for (uint64_t word : deps) report.dependencies += std::popcount(word);
     if (report.deadlock_free && FindCycle(deps, &report.cycle)) {
       report.deadlock_free = false;

@@ -15,6 +15,12 @@ namespace {
 // distances (one BFS per destination switch) carry over from one destination to the next.
 constexpr size_t kMaxItem = 64;
 
+// A block of LFT columns (LftColumns) costs one cache line per switch row to load, about what
+// tracing 2-3 destinations row by row costs (each reads the rows of the switches its routes
+// reach, a third of them in a fat-tree): load one for a destination only if at least this many
+// of the next destinations of its item fall into the same block.
+constexpr int kMinBlockUse = 4;
+
 struct Item {
   size_t begin, end;  // range of the destination list
   int job;            // >= 0: the whole of this job's destinations
@@ -165,11 +171,33 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
 
   for (SweepVisitor* v : visitors) v->Start(workers);
   std::vector<DestinationTree> trees(workers);
+  std::vector<LftColumns> columns(workers);
+  const bool use_columns = LftColumns::Fits(fabric.num_switches());
+  // Whether dests[i] is worth a block of columns: enough of the next destinations of its item
+  // (up to one block's worth) share its block.
+  auto dense = [&](size_t i, size_t end) {
+    const Lid block = LftColumns::BlockOf(dests[i].lid);
+    int uses = 0;
+    for (size_t j = i; j < end && j < i + LftColumns::kLids && uses < kMinBlockUse; ++j) {
+      uses += LftColumns::BlockOf(dests[j].lid) == block;
+    }
+    return uses >= kMinBlockUse;
+  };
   auto visit = [&](int worker, const Item& item) {
     DestinationTree& tree = trees[worker];
+    LftColumns& cols = columns[worker];
     for (size_t i = item.begin; i < item.end; ++i) {
-      // Only routes from switches with endpoints are analysed: trace from those alone.
-      ctx.tracer.BuildFrom(dests[i].lid, ctx.leaves, &tree);
+      // Only routes from switches with endpoints are analysed: trace from those alone. Both
+      // ways of reading the tables give the same tree.
+      const Lid lid = dests[i].lid;
+      if (use_columns && !cols.Holds(lid) && dense(i, item.end)) {
+        ctx.tracer.LoadColumns(LftColumns::BlockOf(lid), &cols);
+      }
+      if (cols.Holds(lid)) {
+        ctx.tracer.BuildFrom(lid, ctx.leaves, cols, &tree);
+      } else {
+        ctx.tracer.BuildFrom(lid, ctx.leaves, &tree);
+      }
       for (SweepVisitor* v : visitors) v->Visit(worker, dests[i], tree);
     }
   };

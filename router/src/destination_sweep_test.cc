@@ -38,6 +38,10 @@ class Recorder : public SweepVisitor {
         EXPECT_EQ(tree.fate[s], fresh.fate[s]) << "switch " << s;
         EXPECT_EQ(tree.hops[s], fresh.hops[s]) << "switch " << s;
         EXPECT_EQ(tree.out[s], fresh.out[s]) << "switch " << s;
+        if (tree.out[s] != kNoPort) {
+          EXPECT_EQ(tree.port[s], ctx_.fabric.port_ref(tree.out[s]).port) << "switch " << s;
+          EXPECT_EQ(tree.next[s], ctx_.tracer.next_switch(tree.out[s])) << "switch " << s;
+        }
       } else {
         EXPECT_EQ(tree.fate[s], RouteFate::kHole) << "switch " << s;
         EXPECT_EQ(tree.out[s], kNoPort) << "switch " << s;

@@ -497,5 +497,54 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairOnDegradedPgfts) {
   EXPECT_GE(cyclic, 0);
 }
 
+// The sweep reads the tables a block of 64 LIDs at a time where a work item traces enough LIDs
+// of one block, row by row elsewhere (LftColumns). Larger PGFTs with 2^lmc LIDs per HCA (and per
+// switch) put block boundaries inside leaves' LID ranges, LMC ranges and among the switch LIDs;
+// with holes, loops and misdeliveries injected, verdict, counts and dependency graph must still
+// equal one walk per pair, with one thread and with several.
+TEST(ValidateRouting, AgreesWithAWalkPerPairAcrossLidBlocks) {
+  int invalid = 0, valid = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(seed);
+    PgftSpec spec;
+    ASSERT_TRUE(ParsePgftSpec("pgft:3;4,4,4;1,4,2;1,1,1", &spec).ok());
+    Fabric intact, f;
+    ASSERT_TRUE(GeneratePgft(spec, {}, &intact).ok());
+    LidOptions lid_options;
+    lid_options.lmc = static_cast<int>(seed % 3);
+    lid_options.lmc_switches = seed % 2 == 0;
+    ASSERT_TRUE(AssignLids(lid_options, &intact).ok());
+    RandomFailureOptions fo;
+    fo.num_links = 1 + static_cast<int>(seed % 3);
+    fo.seed = seed;
+    FailureSet fs;
+    ASSERT_TRUE(PickRandomFailures(intact, fo, &fs).ok());
+    ASSERT_TRUE(ApplyFailures(intact, fs, &f).ok());
+    ASSERT_GT(f.max_lid(), LftColumns::kLids);  // two blocks at least
+    std::mt19937_64 rng(seed * 4111);
+    LftSet lfts = testfab::MinHopLfts(f, &rng);
+    if (seed % 4 != 1) testfab::Corrupt(f, static_cast<int>(seed % 4) * 5, &rng, &lfts);
+    const BruteForce want = BruteForceValidate(f, lfts);
+    for (int threads : {1, 2}) {
+      ValidationOptions o;
+      o.threads = threads;
+      ValidationReport r;
+      AnalysisResult analysis;
+      const Status s = ValidateRouting(f, lfts, nullptr, 1, o, AnalysisOptions(), &analysis, &r);
+      EXPECT_EQ(r.trace.pairs, want.pairs);
+      EXPECT_EQ(r.trace.delivered, want.delivered);
+      EXPECT_EQ(r.trace.unreachable, want.unreachable);
+      EXPECT_EQ(r.trace.loops, want.loops);
+      EXPECT_EQ(analysis.deadlock.dependencies, want.deps.size());
+      EXPECT_EQ(analysis.deadlock.deadlock_free, want.acyclic);
+      const bool delivered = want.loops == 0 && want.unreachable == 0;
+      EXPECT_EQ(s.ok(), delivered && want.acyclic) << s.message();
+      if (threads == 1) (delivered ? valid : invalid)++;
+    }
+  }
+  EXPECT_GT(invalid, 1);
+  EXPECT_GT(valid, 0);
+}
+
 }  // namespace
 }  // namespace sar
