@@ -124,6 +124,7 @@ class Day:
         self.verify_quiet = verify_quiet  # read back after quiet events too: nothing changed
         self.rows = []
         self.failures = []
+        self.latency_gaps = {}  # event number -> which log lacked a latency line
         self.n = 0
 
     def moment(self, tag):
@@ -244,9 +245,13 @@ class Day:
         with open(os.path.join(bed.slurm.workdir, "log", "slurmctld.log"),
                   errors="replace") as f:
             ctld = f.read()
-        return day_latency.stages(ctld, bed.filterd.log_since(marks["filterd"]),
-                                  bed.osm.log_since(marks["osm"]), job.id,
-                                  "file" if bed.sm == "file" else "sar", event)
+        why = []
+        lat = day_latency.stages(ctld, bed.filterd.log_since(marks["filterd"]),
+                                 bed.osm.log_since(marks["osm"]), job.id,
+                                 "file" if bed.sm == "file" else "sar", event, why)
+        if lat is None:  # say which log lacked its line, for the test's message
+            self.latency_gaps[self.n] = "; ".join(why)
+        return lat
 
     def print_event(self, row, detail):
         b, a, m = row["before"], row["after"], row["minhop"]

@@ -126,25 +126,39 @@ def opensm_plugin_done(opensm_log_text, after):
 
 
 def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_engine,
-           event="start"):
+           event="start", why=None):
     """Latency of a job's start or end (`event`) in seconds: dict(total, wait, poll, filter,
     routing, write, push), or None if a log lacks a line it needs. The filterd log should begin
     at the event: for an end, the first cycle that drops a job is taken, as sar-filterd names the
-    job id it recorded for those hosts (an id-only resubmit keeps the old one)."""
+    job id it recorded for those hosts (an id-only resubmit keeps the old one). When it returns
+    None and `why` is a list, the missing line is appended to it."""
+    def missing(what):
+        if why is not None:
+            why.append(what)
+        return None
+
     if event == "start":
         start = job_start_time(slurmctld_log_text, job_id)
         fd = filterd_reroute(filterd_log_text, f"+ job {job_id} (")
     else:
         start = job_end_time(slurmctld_log_text, job_id)
         fd = filterd_reroute(filterd_log_text, "- job ")
-    if start is None or fd is None:
-        return None
+    if start is None:
+        return missing(f"slurmctld.log: no {event} line for job {job_id}")
+    if fd is None:
+        return missing("sar-filterd log: no cycle that saw the job "
+                       f"{'start' if event == 'start' else 'end'} and then rerouted (log since "
+                       f"the event:\n{filterd_log_text[-2000:]})")
+    # OpenSM's pass is looked for from the end of the cycle that decided the reroute, not from
+    # the time on sar-filterd's "reroute: wrote ... triggered" line: that line is written after
+    # the signal, and on a loaded machine OpenSM can route and push (a few ms) before it is.
     if osm_engine == "file":
-        up, osm_routing = opensm_subnet_up(opensm_log_text, fd["signal"], osm_engine)
+        up, osm_routing = opensm_subnet_up(opensm_log_text, fd["end"], osm_engine)
     else:
-        up, osm_routing = opensm_plugin_done(opensm_log_text, fd["signal"])
+        up, osm_routing = opensm_plugin_done(opensm_log_text, fd["end"])
     if up is None:
-        return None
+        return missing(f"OpenSM log: no finished routing pass after sar-filterd's signal at "
+                       f"{fd['signal']:.3f} (log since the event, end:\n{opensm_log_text[-2000:]})")
     if fd["routing_ms"] is not None:  # file mode: sar-filterd routed
         routing, osm_part = fd["routing_ms"] / 1e3, 0.0
     else:  # plugin: OpenSM routed
@@ -152,4 +166,5 @@ def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_en
         osm_part = routing
     return dict(total=up - start, wait=max(0.0, fd["poll_start"] - start),
                 poll=fd["poll_ms"] / 1e3, filter=fd["filter_ms"] / 1e3, routing=routing,
-                write=(fd["write_ms"] or 0.0) / 1e3, push=up - fd["signal"] - osm_part)
+                write=(fd["write_ms"] or 0.0) / 1e3,
+                push=max(0.0, up - fd["signal"] - osm_part))  # the signal line can be late

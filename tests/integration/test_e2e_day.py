@@ -83,7 +83,8 @@ def body(args):
             check_row(bed, row)
             # Each reroute follows a job's start or end; its latency comes from the three logs.
             lat = row["latency"]
-            it.check(lat is not None, f"event {row['n']} ({row['title']}): no latency in the logs")
+            it.check(lat is not None, f"event {row['n']} ({row['title']}): no latency in the "
+                     f"logs: {day.latency_gaps.get(row['n'], '?')}")
             parts = sum(lat[k] for k in ("wait", "poll", "filter", "routing", "write", "push"))
             it.check(0 < lat["total"] < 10 and abs(parts - lat["total"]) < 0.05,
                      f"event {row['n']} ({row['title']}): latency {lat}")
