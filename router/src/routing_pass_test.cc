@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <set>
@@ -425,6 +426,42 @@ BruteForce BruteForceValidate(const Fabric& f, const LftSet& lfts) {
   return b;
 }
 
+enum class Verdict { kInvalid, kCyclic, kValid };
+
+// ValidateRouting with each thread count against one walk per pair: counts, dependency graph,
+// verdict and the message's opening. Returns the walk's verdict.
+Verdict ExpectValidationEqualsWalk(const Fabric& f, const LftSet& lfts,
+                                   std::initializer_list<int> thread_counts) {
+  const BruteForce want = BruteForceValidate(f, lfts);
+  const bool delivered = want.loops == 0 && want.unreachable == 0;
+  for (int threads : thread_counts) {
+    SCOPED_TRACE(threads);
+    ValidationOptions o;
+    o.threads = threads;
+    ValidationReport r;
+    AnalysisResult analysis;
+    const Status s = ValidateRouting(f, lfts, nullptr, 1, o, AnalysisOptions(), &analysis, &r);
+    EXPECT_EQ(r.trace.pairs, want.pairs);
+    EXPECT_EQ(r.trace.delivered, want.delivered);
+    EXPECT_EQ(r.trace.unreachable, want.unreachable);
+    EXPECT_EQ(r.trace.loops, want.loops);
+    EXPECT_EQ(analysis.deadlock.dependencies, want.deps.size());
+    EXPECT_EQ(analysis.deadlock.deadlock_free, want.acyclic);
+    EXPECT_EQ(s.ok(), delivered && want.acyclic) << s.message();
+    if (!delivered) {
+      EXPECT_EQ(s.message().rfind("invalid routing: " + std::to_string(want.unreachable) +
+                                      " unreachable pairs, " + std::to_string(want.loops) +
+                                      " loops; first: ",
+                                  0),
+                0u)
+          << s.message();
+    } else if (!want.acyclic) {
+      EXPECT_NE(s.message().find("cyclic channel dependency"), std::string::npos) << s.message();
+    }
+  }
+  return !delivered ? Verdict::kInvalid : !want.acyclic ? Verdict::kCyclic : Verdict::kValid;
+}
+
 // The validating sweep traces each destination from the switches with endpoints only, sharing
 // each switch's classification among all sources behind it. On degraded PGFTs (upper switches
 // carry no endpoints) with dmodc or random min-hop tables and injected holes, loops and
@@ -462,34 +499,8 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairOnDegradedPgfts) {
       lfts = testfab::MinHopLfts(f, &rng);
     }
     if (seed % 6 != 1) testfab::Corrupt(f, 1 + static_cast<int>(seed % 7) * 3, &rng, &lfts);
-    const BruteForce want = BruteForceValidate(f, lfts);
-
-    for (int threads : {1, 3}) {
-      ValidationOptions o;
-      o.threads = threads;
-      ValidationReport r;
-      AnalysisResult analysis;
-      const Status s = ValidateRouting(f, lfts, nullptr, 1, o, AnalysisOptions(), &analysis, &r);
-      EXPECT_EQ(r.trace.pairs, want.pairs);
-      EXPECT_EQ(r.trace.delivered, want.delivered);
-      EXPECT_EQ(r.trace.unreachable, want.unreachable);
-      EXPECT_EQ(r.trace.loops, want.loops);
-      EXPECT_EQ(analysis.deadlock.dependencies, want.deps.size());
-      EXPECT_EQ(analysis.deadlock.deadlock_free, want.acyclic);
-      const bool delivered = want.loops == 0 && want.unreachable == 0;
-      EXPECT_EQ(s.ok(), delivered && want.acyclic) << s.message();
-      if (!delivered) {
-        EXPECT_EQ(s.message().rfind("invalid routing: " + std::to_string(want.unreachable) +
-                                        " unreachable pairs, " + std::to_string(want.loops) +
-                                        " loops; first: ",
-                                    0),
-                  0u)
-            << s.message();
-      } else if (!want.acyclic) {
-        EXPECT_NE(s.message().find("cyclic channel dependency"), std::string::npos) << s.message();
-      }
-      if (threads == 1) (!delivered ? invalid : !want.acyclic ? cyclic : valid)++;
-    }
+    const Verdict v = ExpectValidationEqualsWalk(f, lfts, {1, 3});
+    (v == Verdict::kInvalid ? invalid : v == Verdict::kCyclic ? cyclic : valid)++;
   }
   // The cases must exercise every verdict.
   EXPECT_GT(invalid, 3);
@@ -524,23 +535,7 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairAcrossLidBlocks) {
     std::mt19937_64 rng(seed * 4111);
     LftSet lfts = testfab::MinHopLfts(f, &rng);
     if (seed % 4 != 1) testfab::Corrupt(f, static_cast<int>(seed % 4) * 5, &rng, &lfts);
-    const BruteForce want = BruteForceValidate(f, lfts);
-    for (int threads : {1, 2}) {
-      ValidationOptions o;
-      o.threads = threads;
-      ValidationReport r;
-      AnalysisResult analysis;
-      const Status s = ValidateRouting(f, lfts, nullptr, 1, o, AnalysisOptions(), &analysis, &r);
-      EXPECT_EQ(r.trace.pairs, want.pairs);
-      EXPECT_EQ(r.trace.delivered, want.delivered);
-      EXPECT_EQ(r.trace.unreachable, want.unreachable);
-      EXPECT_EQ(r.trace.loops, want.loops);
-      EXPECT_EQ(analysis.deadlock.dependencies, want.deps.size());
-      EXPECT_EQ(analysis.deadlock.deadlock_free, want.acyclic);
-      const bool delivered = want.loops == 0 && want.unreachable == 0;
-      EXPECT_EQ(s.ok(), delivered && want.acyclic) << s.message();
-      if (threads == 1) (delivered ? valid : invalid)++;
-    }
+    (ExpectValidationEqualsWalk(f, lfts, {1, 2}) == Verdict::kInvalid ? invalid : valid)++;
   }
   EXPECT_GT(invalid, 1);
   EXPECT_GT(valid, 0);
