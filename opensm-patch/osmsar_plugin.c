@@ -1028,8 +1028,7 @@ static void* osmsar_create(osm_opensm_t* osm) {
       return NULL;
     }
     sar_options_set_memory(p->options, p->memory);
-  }
-  if (p->config.migration) {
+  } else {
     sar_mig_config_t mc = {(uint32_t)p->config.ack_timeout_ms,
                            (uint32_t)p->config.repath_timeout_ms, 30000, p->config.exclude_after,
                            0};

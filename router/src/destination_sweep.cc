@@ -90,8 +90,14 @@ bool SweepContext::OffsetSends(int o, const SweepDestination& d) const {
   return SourceLid(fabric, endpoints[d.endpoint], o) == d.lid;
 }
 
+// Without offsets every source sends to the base LIDs, which is what d.sent says (RunSweep
+// sets it by the same rule), so the per-switch and per-source calls need no LID arithmetic.
+bool SweepContext::Sends(int source, const SweepDestination& d) const {
+  return offset.empty() ? d.sent : OffsetSends(offset[source], d);
+}
+
 uint64_t SweepContext::Senders(int s, const SweepDestination& d) const {
-  if (offset.empty()) return OffsetSends(0, d) ? on_switch[s].size() : 0;
+  if (offset.empty()) return d.sent ? on_switch[s].size() : 0;
   uint64_t n = 0;
   for (int o = 0; o < offsets; ++o) {
     if (OffsetSends(o, d)) n += on_switch_by_offset[static_cast<size_t>(s) * offsets + o];

@@ -35,9 +35,7 @@ struct SweepContext {
 
   /// Whether endpoint `source` sends to `d.lid` (to reach d's endpoint). Every visitor that
   /// counts routes a source uses asks this (or Senders), so all follow one rule.
-  bool Sends(int source, const SweepDestination& d) const {
-    return OffsetSends(offset.empty() ? 0 : offset[source], d);
-  }
+  bool Sends(int source, const SweepDestination& d) const;
   /// Whether the sources with LID offset `o` send to `d.lid` (SourceLid in sar/lids.h).
   bool OffsetSends(int o, const SweepDestination& d) const;
   int OffsetOf(int endpoint) const { return offset.empty() ? 0 : offset[endpoint]; }

@@ -57,15 +57,15 @@ void VirtualLayers::set(Lid src, Lid dst, int layer) {
   if (src >= rows_.size()) rows_.resize(src + 1);
   std::vector<uint8_t>& row = rows_[src];
   // Grow geometrically: engines set a row's destinations in increasing order.
-  if (dst >= row.size()) row.resize(std::max<size_t>(dst + 1, row.size() * 2), kUnset);
-  size_ += row[dst] == kUnset;
+  if (dst >= row.size()) row.resize(std::max<size_t>(dst + 1, row.size() * 2), kUnlisted);
+  size_ += row[dst] == kUnlisted;
   row[dst] = static_cast<uint8_t>(layer);
 }
 
 void VirtualLayers::SetRow(Lid src, std::vector<uint8_t> row) {
   if (src >= rows_.size()) rows_.resize(src + 1);
   const auto listed = [](const std::vector<uint8_t>& r) {
-    return static_cast<size_t>(r.size() - std::count(r.begin(), r.end(), kUnset));
+    return static_cast<size_t>(r.size() - std::count(r.begin(), r.end(), kUnlisted));
   };
   size_ = size_ - listed(rows_[src]) + listed(row);
   rows_[src] = std::move(row);
@@ -75,7 +75,7 @@ int VirtualLayers::num_layers() const {
   int highest = default_layer;
   for (const auto& row : rows_) {
     for (uint8_t v : row) {
-      if (v != kUnset) highest = std::max<int>(highest, v);
+      if (v != kUnlisted) highest = std::max<int>(highest, v);
     }
   }
   return highest + 1;
@@ -86,7 +86,7 @@ std::vector<VirtualLayers::Entry> VirtualLayers::Entries() const {
   out.reserve(size_);
   for (Lid src = 0; src < rows_.size(); ++src) {
     for (Lid dst = 0; dst < rows_[src].size(); ++dst) {
-      if (rows_[src][dst] != kUnset) out.push_back({src, dst, rows_[src][dst]});
+      if (rows_[src][dst] != kUnlisted) out.push_back({src, dst, rows_[src][dst]});
     }
   }
   return out;

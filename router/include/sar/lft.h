@@ -79,7 +79,7 @@ class VirtualLayers {
   int get(Lid src, Lid dst) const {
     if (src >= rows_.size() || dst >= rows_[src].size()) return default_layer;
     const uint8_t v = rows_[src][dst];
-    return v == kUnset ? default_layer : v;
+    return v == kUnlisted ? default_layer : v;
   }
   /// Highest layer used + 1 (default_layer included).
   int num_layers() const;
@@ -98,14 +98,13 @@ class VirtualLayers {
     for (Lid src = 0; src < rows_.size(); ++src) {
       const std::vector<uint8_t>& row = rows_[src];
       for (Lid dst = 0; dst < row.size(); ++dst) {
-        if (row[dst] != kUnset) f(Entry{src, dst, row[dst]});
+        if (row[dst] != kUnlisted) f(Entry{src, dst, row[dst]});
       }
     }
   }
 
  private:
-  static constexpr uint8_t kUnset = kUnlisted;
-  std::vector<std::vector<uint8_t>> rows_;  // [src][dst], kUnset = not listed
+  std::vector<std::vector<uint8_t>> rows_;  // [src][dst], kUnlisted = not listed
   size_t size_ = 0;
 };
 
