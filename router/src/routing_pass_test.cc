@@ -478,12 +478,7 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairOnDegradedPgfts) {
     LidOptions lid_options;
     lid_options.lmc = seed % 3 == 0 ? 1 : 0;
     ASSERT_TRUE(AssignLids(lid_options, &intact).ok());
-    RandomFailureOptions fo;
-    fo.num_links = 1 + static_cast<int>(seed % 4);
-    fo.seed = seed;
-    FailureSet fs;
-    ASSERT_TRUE(PickRandomFailures(intact, fo, &fs).ok());
-    ASSERT_TRUE(ApplyFailures(intact, fs, &f).ok());
+    ASSERT_TRUE(enginetest::Degrade(intact, 1 + static_cast<int>(seed % 4), 0, seed, &f));
     std::mt19937_64 rng(seed * 977);
     LftSet lfts;
     if (seed % 4 < 2) {
@@ -525,12 +520,7 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairAcrossLidBlocks) {
     lid_options.lmc = static_cast<int>(seed % 3);
     lid_options.lmc_switches = seed % 2 == 0;
     ASSERT_TRUE(AssignLids(lid_options, &intact).ok());
-    RandomFailureOptions fo;
-    fo.num_links = 1 + static_cast<int>(seed % 3);
-    fo.seed = seed;
-    FailureSet fs;
-    ASSERT_TRUE(PickRandomFailures(intact, fo, &fs).ok());
-    ASSERT_TRUE(ApplyFailures(intact, fs, &f).ok());
+    ASSERT_TRUE(enginetest::Degrade(intact, 1 + static_cast<int>(seed % 3), 0, seed, &f));
     ASSERT_GT(f.max_lid(), LftColumns::kLids);  // two blocks at least
     std::mt19937_64 rng(seed * 4111);
     LftSet lfts = testfab::MinHopLfts(f, &rng);

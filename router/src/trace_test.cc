@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "engines/engine_test_util.h"
 #include "sar/failures.h"
 #include "sar/generate.h"
 #include "sar/lids.h"
@@ -132,12 +133,7 @@ TEST(TraceTest, ColumnBlocksGiveTheSameTreesAsRowReads) {
       lo.lmc = static_cast<int>(seed % 3);
       lo.lmc_switches = seed % 4 == 0;
       ASSERT_TRUE(AssignLids(lo, &intact).ok());
-      RandomFailureOptions fo;
-      fo.num_links = 1 + static_cast<int>(seed % 5);
-      fo.seed = seed;
-      FailureSet fs;
-      ASSERT_TRUE(PickRandomFailures(intact, fo, &fs).ok());
-      ASSERT_TRUE(ApplyFailures(intact, fs, &f).ok());
+      ASSERT_TRUE(enginetest::Degrade(intact, 1 + static_cast<int>(seed % 5), 0, seed, &f));
     }
     std::mt19937_64 rng(seed * 131);
     LftSet lfts = testfab::MinHopLfts(f, &rng);
