@@ -23,6 +23,27 @@ namespace {
 // them to the inter-switch channels' numbering (`compact`) the cycle search uses.
 constexpr int kMaxWords = 4;
 
+// Layered mode: each destination's sources are seeded per layer, from the layer of every
+// (source LID, destination LID) pair. VirtualLayers keeps a row per source LID, so the layers of
+// one destination are a column: a cache miss per source. Each worker copies the columns of up
+// to kWindow destination LIDs at once (VirtualLayers::CopyColumns), from the first destination
+// of a work item on to the end of its leaf's run of LIDs; the sweep visits an item's LIDs in
+// increasing order, so its next ones are in the copy.
+constexpr Lid kWindow = 64;
+
+// The layers (as bits) of p[0..n): 0..15 each (VirtualLayers::get).
+uint32_t LayerBits(const uint8_t* p, size_t n) {
+  uint8_t lo = 0xFF, hi = 0;
+  for (size_t i = 0; i < n; ++i) {  // vectorised: most runs use one layer
+    lo = std::min(lo, p[i]);
+    hi = std::max(hi, p[i]);
+  }
+  if (lo == hi) return n == 0 ? 0 : uint32_t{1} << lo;
+  uint32_t bits = 0;
+  for (size_t i = 0; i < n; ++i) bits |= uint32_t{1} << p[i];
+  return bits;
+}
+
 class DeadlockVisitor : public internal::SweepVisitor {
  public:
   DeadlockVisitor(const internal::SweepContext& ctx, const VirtualLayers* layers,
@@ -38,14 +59,18 @@ class DeadlockVisitor : public internal::SweepVisitor {
     const DestinationTree* tree = nullptr;  // the destination being visited
     std::vector<uint32_t> mark;  // per switch: epoch of the last (destination, layer) reaching it
     uint32_t epoch = 0;
-    std::vector<int> sources;                          // per switch, fixed-layer mode
-    std::vector<std::vector<int>> seeds;               // per layer: switches routes start from
-    std::vector<uint32_t> seeded;                      // per (layer, switch): destination stamp
-    uint32_t stamp = 0;                                // one per destination (layered mode)
+    std::vector<int> sources;                // per switch, fixed-layer mode
+    std::vector<std::vector<int>> seeds;     // per layer: switches routes start from
+    std::vector<uint32_t> seeded;            // per (layer, switch): destination stamp
+    uint32_t stamp = 0;                      // one per destination (layered mode)
+    std::vector<uint8_t> window;             // layered: [k * src_lids_ + source LID] (CopyColumns)
+    Lid window_first = 0, window_count = 0;  // the destination LIDs in `window`
+    std::vector<uint32_t> run_skip;  // per run: stamp if the destination's node has LIDs in it
     std::vector<std::vector<uint64_t>> deps;           // per layer: words_ per switch port (dense)
     std::vector<std::pair<size_t, uint64_t>> pending;  // (word, bit) of deps, see MarkFrom
   };
 
+  void SeedLayers(const internal::SweepDestination& d, Worker* w) const;
   void MarkFrom(int s, Worker* w) const;
   void AddPending(int layer, Worker* w) const;
   bool FindCycle(const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) const;
@@ -63,6 +88,16 @@ class DeadlockVisitor : public internal::SweepVisitor {
   std::vector<size_t> dense_;     // per switch index: its port 1's first word in the dense bitmaps
   size_t dense_words_ = 0;        // size of the dense bitmaps
   int words_ = kMaxWords;         // bitmap words per channel
+  // Layered mode: the source LIDs (endpoints' LIDs) as runs of consecutive LIDs on one leaf
+  // switch, in LID order, so a destination's sources are seeded a run at a time.
+  struct Run {
+    Lid begin, end;
+    int leaf;
+  };
+  std::vector<Run> runs_;
+  std::vector<int> run_of_;                   // per endpoint: its run, or -1
+  std::vector<std::pair<int, int>> lidless_;  // (endpoint, leaf) of sources without a LID
+  Lid src_lids_ = 0;                          // source LIDs are < this
   std::vector<Worker> workers_;
 };
 
@@ -90,12 +125,41 @@ void DeadlockVisitor::Start(int workers) {
     dense_[s] = dense_words_;
     dense_words_ += static_cast<size_t>(fabric_.num_ports(fabric_.switches()[s])) * words_;
   }
+  if (fixed_layer_ < 0) {
+    // Endpoints' LID ranges by first LID; neighbours on one leaf merge (an overlapping range, in
+    // a fabric that gives a LID twice, starts a run of its own: the node check stays per range).
+    std::vector<std::pair<Lid, int>> ranges;  // (base LID, endpoint)
+    for (size_t e = 0; e < ctx_.endpoints.size(); ++e) {
+      if (ctx_.leaf[e] < 0) continue;
+      const Lid base = fabric_.base_lid(ctx_.endpoints[e]);
+      if (base == 0) {  // a source without a LID still sends in the default layer
+        lidless_.emplace_back(static_cast<int>(e), ctx_.leaf[e]);
+      } else {
+        ranges.emplace_back(base, static_cast<int>(e));
+      }
+    }
+    std::sort(ranges.begin(), ranges.end());
+    run_of_.assign(ctx_.endpoints.size(), -1);
+    for (const auto& [base, e] : ranges) {
+      const Lid end = base + (Lid{1} << fabric_.lmc(ctx_.endpoints[e]));
+      if (runs_.empty() || runs_.back().end != base || runs_.back().leaf != ctx_.leaf[e]) {
+        runs_.push_back({base, end, ctx_.leaf[e]});
+      } else {
+        runs_.back().end = end;
+      }
+      run_of_[e] = static_cast<int>(runs_.size()) - 1;
+      src_lids_ = std::max(src_lids_, end);
+    }
+  }
   workers_.assign(workers, {});
   for (Worker& w : workers_) {
     w.mark.assign(n, 0);
     w.deps.resize(num_layers_);
     w.seeds.resize(num_layers_);
-    if (fixed_layer_ < 0) w.seeded.assign(static_cast<size_t>(num_layers_) * n, 0);
+    if (fixed_layer_ < 0) {
+      w.seeded.assign(static_cast<size_t>(num_layers_) * n, 0);
+      w.run_skip.assign(runs_.size(), 0);
+    }
     if (fixed_layer_ >= 0) {
       w.sources.assign(n, 0);
       for (int leaf : ctx_.leaf) {
@@ -131,7 +195,6 @@ void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
   if (!d.first) return;
   Worker* w = &workers_[worker];
   w->tree = &tree;
-  const Lid lid = d.lid;
   const std::vector<PortRef>& endpoints = ctx_.endpoints;
   const std::vector<int>& leaf = ctx_.leaf;
   const NodeId dest_node = endpoints[d.endpoint].node;
@@ -148,32 +211,69 @@ void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
       if (leaf[e] >= 0) ++w->sources[leaf[e]];
     }
   } else {
-    // Each (layer, leaf) once per destination: a stamp per pair instead of sorting the seeds.
-    ++w->stamp;
-    const size_t n = static_cast<size_t>(fabric_.num_switches());
-    auto seed = [&](int layer, int s) {
-      uint32_t& seen = w->seeded[static_cast<size_t>(layer) * n + s];
-      if (seen == w->stamp) return;
-      seen = w->stamp;
-      w->seeds[layer].push_back(s);
-    };
-    for (size_t e = 0; e < endpoints.size(); ++e) {
-      if (endpoints[e].node == dest_node || leaf[e] < 0) continue;
-      const Lid base = fabric_.base_lid(endpoints[e]);
-      if (base == 0) {  // a source without a LID still sends in the default layer
-        seed(layers_->default_layer, leaf[e]);
-        continue;
-      }
-      for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(endpoints[e])); ++l) {
-        seed(layers_->get(l, lid), leaf[e]);
-      }
-    }
+    SeedLayers(d, w);
   }
   for (int layer = 0; layer < num_layers_; ++layer) {
     if (w->seeds[layer].empty()) continue;
     ++w->epoch;
     for (int s : w->seeds[layer]) MarkFrom(s, w);
     AddPending(layer, w);
+  }
+}
+
+// Seeds each layer with the leaf switches of the sources that reach d.lid in that layer: every
+// endpoint LID of a node other than d's (and every endpoint without a LID, in the default layer).
+void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w) const {
+  const Lid lid = d.lid;
+  if (w->window_count == 0 || lid < w->window_first || lid >= w->window_first + w->window_count) {
+    // Up to the end of d's run: a work item's destinations are one leaf's LIDs (a run when the
+    // leaf's LIDs are consecutive); its neighbour's are another item's.
+    const int r = run_of_[d.endpoint];
+    const Lid end = r >= 0 ? runs_[r].end : lid + 1;
+    w->window_first = lid;
+    w->window_count = std::min<Lid>(kWindow, std::max<Lid>(end, lid + 1) - lid);
+    w->window.resize(static_cast<size_t>(w->window_count) * src_lids_);
+    layers_->CopyColumns(w->window_first, w->window_count, src_lids_, w->window.data());
+  }
+  const uint8_t* column = w->window.data() + static_cast<size_t>(lid - w->window_first) * src_lids_;
+  // Each (layer, leaf) once per destination: a stamp per pair instead of sorting the seeds.
+  ++w->stamp;
+  const size_t n = static_cast<size_t>(fabric_.num_switches());
+  auto seed = [&](uint32_t bits, int s) {
+    for (; bits != 0; bits &= bits - 1) {
+      const int layer = std::countr_zero(bits);
+      uint32_t& seen = w->seeded[static_cast<size_t>(layer) * n + s];
+      if (seen == w->stamp) continue;
+      seen = w->stamp;
+      w->seeds[layer].push_back(s);
+    }
+  };
+  // The destination's node sends nothing to itself: its ranges are left out of their runs.
+  const std::vector<int>& own = ctx_.of_node[ctx_.endpoints[d.endpoint].node];
+  for (int e : own) {
+    if (run_of_[e] >= 0) w->run_skip[run_of_[e]] = w->stamp;
+  }
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const Run& run = runs_[r];
+    if (w->run_skip[r] != w->stamp) {
+      seed(LayerBits(column + run.begin, run.end - run.begin), run.leaf);
+      continue;
+    }
+    uint32_t bits = 0;
+    for (Lid l = run.begin; l < run.end; ++l) {
+      bool skip = false;
+      for (int e : own) {
+        const Lid base = fabric_.base_lid(ctx_.endpoints[e]);
+        skip |= run_of_[e] == static_cast<int>(r) && l >= base &&
+                l < base + (Lid{1} << fabric_.lmc(ctx_.endpoints[e]));
+      }
+      if (!skip) bits |= uint32_t{1} << column[l];
+    }
+    seed(bits, run.leaf);
+  }
+  const uint32_t default_bit = uint32_t{1} << layers_->default_layer;
+  for (const auto& [e, leaf] : lidless_) {
+    if (ctx_.endpoints[e].node != ctx_.endpoints[d.endpoint].node) seed(default_bit, leaf);
   }
 }
 

@@ -71,6 +71,15 @@ void VirtualLayers::SetRow(Lid src, std::vector<uint8_t> row) {
   rows_[src] = std::move(row);
 }
 
+// Row by row, so each source row's few cache lines are read once for all `count` columns.
+void VirtualLayers::CopyColumns(Lid dst_first, Lid count, Lid num_src, uint8_t* out) const {
+  for (Lid src = 0; src < num_src; ++src) {
+    for (Lid k = 0; k < count; ++k) {
+      out[static_cast<size_t>(k) * num_src + src] = static_cast<uint8_t>(get(src, dst_first + k));
+    }
+  }
+}
+
 int VirtualLayers::num_layers() const {
   int highest = default_layer;
   for (const auto& row : rows_) {
