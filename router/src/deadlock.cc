@@ -25,24 +25,12 @@ constexpr int kMaxWords = 4;
 
 // Layered mode: each destination's sources are seeded per layer, from the layer of every
 // (source LID, destination LID) pair. VirtualLayers keeps a row per source LID, so the layers of
-// one destination are a column: a cache miss per source. Each worker copies the columns of up
-// to kWindow destination LIDs at once (VirtualLayers::CopyColumns), from the first destination
-// of a work item on to the end of its leaf's run of LIDs; the sweep visits an item's LIDs in
-// increasing order, so its next ones are in the copy.
+// one destination are a column: a cache miss per source. Each worker copies the rows' segments
+// for up to kWindow destination LIDs at once (VirtualLayers::CopyColumns), from the first
+// destination of a work item on to the end of its leaf's run of LIDs (the sweep visits an
+// item's LIDs in increasing order, so its next ones are in the copy), and ORs the layers of each
+// run of source LIDs for all of them in one pass over the copy.
 constexpr Lid kWindow = 64;
-
-// The layers (as bits) of p[0..n): 0..15 each (VirtualLayers::get).
-uint32_t LayerBits(const uint8_t* p, size_t n) {
-  uint8_t lo = 0xFF, hi = 0;
-  for (size_t i = 0; i < n; ++i) {  // vectorised: most runs use one layer
-    lo = std::min(lo, p[i]);
-    hi = std::max(hi, p[i]);
-  }
-  if (lo == hi) return n == 0 ? 0 : uint32_t{1} << lo;
-  uint32_t bits = 0;
-  for (size_t i = 0; i < n; ++i) bits |= uint32_t{1} << p[i];
-  return bits;
-}
 
 class DeadlockVisitor : public internal::SweepVisitor {
  public:
@@ -59,17 +47,19 @@ class DeadlockVisitor : public internal::SweepVisitor {
     const DestinationTree* tree = nullptr;  // the destination being visited
     std::vector<uint32_t> mark;  // per switch: epoch of the last (destination, layer) reaching it
     uint32_t epoch = 0;
-    std::vector<int> sources;                // per switch, fixed-layer mode
-    std::vector<std::vector<int>> seeds;     // per layer: switches routes start from
-    std::vector<uint32_t> seeded;            // per (layer, switch): destination stamp
-    uint32_t stamp = 0;                      // one per destination (layered mode)
-    std::vector<uint8_t> window;             // layered: [k * src_lids_ + source LID] (CopyColumns)
+    std::vector<int> sources;             // per switch, fixed-layer mode
+    std::vector<std::vector<int>> seeds;  // per layer: switches routes start from
+    std::vector<uint32_t> seeded;         // per (layer, switch): destination stamp
+    uint32_t stamp = 0;                   // one per destination (layered mode)
+    std::vector<uint8_t> window;          // layered: [source LID * window_count + k] (CopyColumns)
     Lid window_first = 0, window_count = 0;  // the destination LIDs in `window`
+    std::vector<uint32_t> run_bits;          // [k * runs + run]: layer bits of the run's sources
     std::vector<uint32_t> run_skip;  // per run: stamp if the destination's node has LIDs in it
     std::vector<std::vector<uint64_t>> deps;           // per layer: words_ per switch port (dense)
     std::vector<std::pair<size_t, uint64_t>> pending;  // (word, bit) of deps, see MarkFrom
   };
 
+  void LoadWindow(Lid first, Lid count, Worker* w) const;
   void SeedLayers(const internal::SweepDestination& d, Worker* w) const;
   void MarkFrom(int s, Worker* w) const;
   void AddPending(int layer, Worker* w) const;
@@ -221,6 +211,23 @@ void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
   }
 }
 
+// Copies the layers to destination LIDs first..first+count-1 and ORs them per run of sources.
+void DeadlockVisitor::LoadWindow(Lid first, Lid count, Worker* w) const {
+  w->window_first = first;
+  w->window_count = count;
+  w->window.resize(static_cast<size_t>(src_lids_) * count);
+  layers_->CopyColumns(first, count, src_lids_, w->window.data());
+  w->run_bits.resize(static_cast<size_t>(count) * runs_.size());
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    uint32_t bits[kWindow] = {};
+    for (Lid l = runs_[r].begin; l < runs_[r].end; ++l) {
+      const uint8_t* row = &w->window[static_cast<size_t>(l) * count];
+      for (Lid k = 0; k < count; ++k) bits[k] |= uint32_t{1} << row[k];
+    }
+    for (Lid k = 0; k < count; ++k) w->run_bits[k * runs_.size() + r] = bits[k];
+  }
+}
+
 // Seeds each layer with the leaf switches of the sources that reach d.lid in that layer: every
 // endpoint LID of a node other than d's (and every endpoint without a LID, in the default layer).
 void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w) const {
@@ -230,12 +237,10 @@ void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w)
     // leaf's LIDs are consecutive); its neighbour's are another item's.
     const int r = run_of_[d.endpoint];
     const Lid end = r >= 0 ? runs_[r].end : lid + 1;
-    w->window_first = lid;
-    w->window_count = std::min<Lid>(kWindow, std::max<Lid>(end, lid + 1) - lid);
-    w->window.resize(static_cast<size_t>(w->window_count) * src_lids_);
-    layers_->CopyColumns(w->window_first, w->window_count, src_lids_, w->window.data());
+    LoadWindow(lid, std::min<Lid>(kWindow, std::max<Lid>(end, lid + 1) - lid), w);
   }
-  const uint8_t* column = w->window.data() + static_cast<size_t>(lid - w->window_first) * src_lids_;
+  const Lid k = lid - w->window_first, count = w->window_count;
+  const uint32_t* run_bits = w->run_bits.data() + static_cast<size_t>(k) * runs_.size();
   // Each (layer, leaf) once per destination: a stamp per pair instead of sorting the seeds.
   ++w->stamp;
   const size_t n = static_cast<size_t>(fabric_.num_switches());
@@ -256,7 +261,7 @@ void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w)
   for (size_t r = 0; r < runs_.size(); ++r) {
     const Run& run = runs_[r];
     if (w->run_skip[r] != w->stamp) {
-      seed(LayerBits(column + run.begin, run.end - run.begin), run.leaf);
+      seed(run_bits[r], run.leaf);
       continue;
     }
     uint32_t bits = 0;
@@ -267,7 +272,7 @@ void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w)
         skip |= run_of_[e] == static_cast<int>(r) && l >= base &&
                 l < base + (Lid{1} << fabric_.lmc(ctx_.endpoints[e]));
       }
-      if (!skip) bits |= uint32_t{1} << column[l];
+      if (!skip) bits |= uint32_t{1} << w->window[static_cast<size_t>(l) * count + k];
     }
     seed(bits, run.leaf);
   }
