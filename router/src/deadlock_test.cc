@@ -266,14 +266,60 @@ TEST(DeadlockTest, AgreesWithNaiveCdgOnRandomFabricsAndLayers) {
   EXPECT_GT(acyclic, 5);
 }
 
+// Valleys that close a cycle while every route is still delivered: leaves A, B, E and upper
+// switches X, Y, each leaf cabled to both. Hosts h1, h2 on E: at B, h1 goes up to X, X sends it
+// down to A, A up to Y, Y down to E (B -> X -> A -> Y); h2 goes A -> Y -> B -> X -> E. The
+// dependencies (B->X)->(X->A)->(A->Y)->(Y->B)->(B->X) form a cycle in any layer holding a route
+// of each. Returns false if the fabric has no such switches.
+bool AddValleyCycle(const Fabric& f, LftSet* lfts) {
+  auto port_to = [&](NodeId a, NodeId b) {
+    for (int p = 1; p <= f.num_ports(a); ++p) {
+      if (f.peer({a, p}).node == b) return p;
+    }
+    return 0;
+  };
+  std::map<NodeId, std::vector<PortRef>> hosts;  // leaf -> its hosts with LIDs
+  for (const PortRef& e : f.Endpoints()) {
+    const PortRef sw = f.peer(e);
+    if (sw.valid() && f.is_switch(sw.node) && f.base_lid(e) != 0) hosts[sw.node].push_back(e);
+  }
+  for (const auto& [e, on_e] : hosts) {
+    if (on_e.size() < 2) continue;
+    for (int px = 1; px <= f.num_ports(e); ++px) {
+      for (int py = px + 1; py <= f.num_ports(e); ++py) {
+        const NodeId x = f.peer({e, px}).node, y = f.peer({e, py}).node;
+        if (!f.peer({e, px}).valid() || !f.peer({e, py}).valid() || x == y || !f.is_switch(x) ||
+            !f.is_switch(y) || hosts.count(x) || hosts.count(y)) {
+          continue;
+        }
+        std::vector<NodeId> both;  // other leaves cabled to x and y
+        for (const auto& [l, unused] : hosts) {
+          if (l != e && port_to(l, x) && port_to(l, y)) both.push_back(l);
+        }
+        if (both.size() < 2) continue;
+        const NodeId a = both[0], b = both[1];
+        auto set = [&](NodeId sw, const PortRef& host, NodeId to) {
+          for (Lid d = f.base_lid(host); d < f.base_lid(host) + (Lid{1} << f.lmc(host)); ++d) {
+            lfts->set_port(f.switch_index(sw), d, static_cast<uint8_t>(port_to(sw, to)));
+          }
+        };
+        set(b, on_e[0], x), set(x, on_e[0], a), set(a, on_e[0], y), set(y, on_e[0], e);
+        set(a, on_e[1], y), set(y, on_e[1], b), set(b, on_e[1], x), set(x, on_e[1], e);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // Layered mode reads each destination's layers from a copy of up to 64 columns of the layer
 // matrix (VirtualLayers::CopyColumns) and seeds them a run of source LIDs at a time. On degraded
 // PGFTs with LMC 0..3 (source LIDs over several 64-LID blocks, the last block partial), random
-// min-hop tables (valleys around the failures make cyclic dependency graphs) and random layers,
+// min-hop tables with valleys that close a cycle in some (AddValleyCycle) and random layers,
 // the verdict, the dependency count, the cyclic layer and the cycle (and so the validation's
 // message) must equal a walk per (source LID, destination LID), with one thread and with two.
 TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
-  int cyclic = 0, acyclic = 0, partial = 0;
+  int cyclic = 0, acyclic = 0, partial = 0, validated = 0;
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE(seed);
     PgftSpec spec;
@@ -290,7 +336,10 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
     ASSERT_GT(f.max_lid(), 64u);  // several blocks
     partial += (f.max_lid() + 1) % 64 != 0;
     std::mt19937_64 rng(seed * 7919);
-    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    LftSet lfts = testfab::MinHopLfts(f, &rng);
+    if (seed % 4 != 0) {
+      ASSERT_TRUE(AddValleyCycle(f, &lfts));
+    }
     VirtualLayers layers;
     layers.default_layer = static_cast<int>(seed % 2);
     const int num_layers = 1 + static_cast<int>(seed % 3);
@@ -331,6 +380,7 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
       ValidationReport report;
       const Status v = ValidateRouting(f, lfts, &layers, layers.num_layers(), vo, &report);
       if (report.trace.unreachable > 0 || report.trace.loops > 0) continue;
+      ++validated;
       EXPECT_EQ(v.ok(), first_cyclic < 0) << v.message();
       if (first_cyclic >= 0) {
         EXPECT_EQ(
@@ -344,8 +394,8 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
     }
     (first_cyclic >= 0 ? cyclic : acyclic)++;
   }
-  std::printf("cyclic %d acyclic %d partial %d\n", cyclic, acyclic, partial);
-  // Both verdicts, and tables whose last block of LIDs is partial.
+  // Both verdicts, validation's messages, and tables whose last block of LIDs is partial.
+  EXPECT_GT(validated, 12);
   EXPECT_GT(cyclic, 3);
   EXPECT_GT(acyclic, 3);
   EXPECT_GT(partial, 3);

@@ -82,10 +82,10 @@ class VirtualLayers {
     return v == kUnlisted ? default_layer : v;
   }
   /// Copies the layers of every source LID 0..num_src-1 to the destination LIDs
-  /// dst_first..dst_first+count-1, one destination's column after the other:
-  /// out[k * num_src + src] = get(src, dst_first + k) (out holds count * num_src bytes). The
-  /// deadlock check reads all sources of one destination at a time: a column, which row by row
-  /// is a cache miss per source; a few neighbouring columns copied at once share those misses.
+  /// dst_first..dst_first+count-1, row by row: out[src * count + k] = get(src, dst_first + k)
+  /// (out holds num_src * count bytes). The deadlock check needs all sources of a destination
+  /// (a column: a cache miss per source LID read one by one); a few neighbouring columns read
+  /// at once share each row's cache line.
   void CopyColumns(Lid dst_first, Lid count, Lid num_src, uint8_t* out) const;
   /// Highest layer used + 1 (default_layer included).
   int num_layers() const;
