@@ -62,7 +62,7 @@ class SsspRouter::Pool {
   }
 
  private:
-  static constexpr int kSpins = 1 << 14;
+  static constexpr int kSpins = 1 << 12;
   static constexpr uint32_t kChunk = 16;  // switches per claim
 
   static uint64_t Pack(uint32_t next, uint32_t end) { return uint64_t{next} << 32 | end; }
@@ -126,6 +126,8 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   const size_t arcs = graph_.arc_to.size();
   const int n = graph_.num_switches;
   load_.assign(arcs, Cost{});
+  packed_wt_.assign(arcs, 0);
+  packed_tw_.assign(arcs, 0);
   const std::vector<uint32_t> capacity = fabric.ChannelCapacities();
   const uint64_t nominal =
       capacity.empty() ? 1 : *std::max_element(capacity.begin(), capacity.end());
@@ -144,6 +146,7 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   rr_start_.assign(degrees_.empty() ? 1 : degrees_.back() + 1, 0);
   next_.assign(n, -1);
   cost_.assign(n, Cost{});
+  packed_cost_.assign(n, 0);
   memo_.assign(n, 0);
   choice_.assign(n, -1);
   all_count_.assign(n, 0);
@@ -277,7 +280,56 @@ void SsspRouter::ChooseArc(int s) {
   }
 }
 
+void SsspRouter::AddLoad(int a, uint64_t w, uint64_t t) {
+  Cost& l = load_[a];
+  l.w += w;
+  l.t += t;
+  max_load_ = std::max(max_load_, std::max(l.w, l.t));
+  // Meaningful only while max_load_ < 2^32 (Run checks before it uses them).
+  packed_wt_[a] = l.w << 32 | (l.t & 0xffffffffu);
+  packed_tw_[a] = l.t << 32 | (l.w & 0xffffffffu);
+}
+
+template <bool kTotalFirst>
+void SsspRouter::ChoosePackedRange(int begin, int end) {
+  const uint64_t* const load = kTotalFirst ? packed_tw_.data() : packed_wt_.data();
+  uint64_t* const cost = packed_cost_.data();
+  for (int i = begin; i < end; ++i) {
+    const int u = order_[i];
+    if (next_[u] >= 0) {
+      cost[u] = cost[graph_.arc_to[next_[u]]] + load[next_[u]];
+      continue;
+    }
+    // ChooseArcOf's scan in round-robin order, on packed costs.
+    const int start = graph_.arc_begin[u] + rr_start_[graph_.degree(u)];
+    const DownArc* const first = down_.data() + down_begin_[u];
+    const DownArc* const last = down_.data() + down_begin_[u + 1];
+    const DownArc* split = first;
+    while (split != last && split->arc < start) ++split;
+    uint64_t best = ~uint64_t{0};
+    int best_arc = -1;
+    auto scan = [&](const DownArc* b, const DownArc* e) {
+      for (; b != e; ++b) {
+        const uint64_t v = cost[b->to] + load[b->arc];
+        if (best_arc < 0 || v < best) {
+          best = v;
+          best_arc = b->arc;
+        }
+      }
+    };
+    scan(split, last);
+    scan(first, split);
+    choice_[u] = best_arc;
+    next_[u] = best_arc;
+    cost[u] = best_arc < 0 ? 0 : best;
+  }
+}
+
 void SsspRouter::ChooseRange(int begin, int end) {
+  if (packed_pass_) {
+    total_first_ ? ChoosePackedRange<true>(begin, end) : ChoosePackedRange<false>(begin, end);
+    return;
+  }
   for (int i = begin; i < end; ++i) {
     const int u = order_[i];
     if (next_[u] < 0) {
@@ -355,8 +407,7 @@ void SsspRouter::PlaceSourcesOneByOne(bool intra_job) {
     }
     for (int u = s; u != bfs_root_; u = graph_.arc_to[next_[u]]) {
       const uint64_t add = all_count_[s] * unit_[next_[u]];
-      load_[next_[u]].t += add;
-      if (!intra_job) load_[next_[u]].w += add;
+      AddLoad(next_[u], intra_job ? 0 : add, add);
     }
     all_count_[s] = 0;
   }
@@ -402,8 +453,7 @@ void SsspRouter::Run(const SsspStep& step) {
         next_[u] = choice_[u];
       }
       for (int u = s; u != root; u = graph_.arc_to[next_[u]]) {
-        load_[next_[u]].w += job_count_[s] * unit_[next_[u]];
-        load_[next_[u]].t += all_count_[s] * unit_[next_[u]];
+        AddLoad(next_[u], job_count_[s] * unit_[next_[u]], all_count_[s] * unit_[next_[u]]);
       }
       all_count_[s] = 0;  // its routes are counted in load_.t already
     }
@@ -417,6 +467,10 @@ void SsspRouter::Run(const SsspStep& step) {
   total_first_ = step.intra_job;
   if (weighted_) PlaceSourcesOneByOne(step.intra_job);
   cost_[root] = Cost{};
+  packed_cost_[root] = 0;
+  // Packed when no path cost's part can reach 2^32: at most (levels - 1) arcs of max_load_ each.
+  const uint64_t depth = std::max<uint64_t>(1, level_begin_.size() - 2);
+  packed_pass_ = !weighted_ && max_load_ <= uint64_t{0xffffffffu} / depth;
   // Level by level (order_[0] is the root): a level's switches read only the level before.
   for (size_t l = 1; l + 1 < level_begin_.size(); ++l) {
     const int begin = level_begin_[l], end = level_begin_[l + 1];
@@ -445,8 +499,8 @@ void SsspRouter::Run(const SsspStep& step) {
   for (size_t i = order_.size(); i-- > 1;) {
     const int u = order_[i];
     const int a = next_[u];
-    load_[a].t += acc_[u] * unit_[a];
-    if (!step.intra_job) load_[a].w += acc_[u] * unit_[a];
+    const uint64_t add = acc_[u] * unit_[a];
+    AddLoad(a, step.intra_job ? 0 : add, add);
     acc_[graph_.arc_to[a]] += acc_[u];
   }
   ++counter_;

@@ -71,6 +71,17 @@ class SsspRouter {
   // next hop chooses one, the others take the cost of theirs. Reads only the costs of the level
   // before, writes only its own switches' entries: the parts of a level may run in parallel.
   void ChooseRange(int begin, int end);
+  // The same pass on packed costs (packed_pass_): while every path cost's parts fit in 32 bits
+  // (checked per step: max_load_ x the tree's depth), a cost (p, q) is one uint64_t p << 32 | q,
+  // so one add and one compare replace two of each, and the arrays read are half the size. No
+  // carry crosses the halves, so the order and the choices are exactly those of Cost.
+  template <bool kTotalFirst>
+  void ChoosePackedRange(int begin, int end);
+  bool packed_pass_ = false;
+  std::vector<uint64_t> packed_wt_, packed_tw_;  // per arc: load w << 32 | t, and t << 32 | w
+  std::vector<uint64_t> packed_cost_;            // per switch, in packed_pass_
+  uint64_t max_load_ = 0;                        // the largest w or t of any arc
+  void AddLoad(int a, uint64_t w, uint64_t t);   // raises load_ and its packed forms
   // The worker threads of ChooseRange (null: one thread); they live as long as the router.
   class Pool;
   std::unique_ptr<Pool> pool_;
