@@ -300,21 +300,23 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
       cost[u] = cost[graph_.arc_to[next_[u]]] + load[next_[u]];
       continue;
     }
-    // ChooseArcOf's scan in round-robin order, on packed costs.
+    // ChooseArcOf's scan in round-robin order, on packed costs. Branch-free: the split by
+    // counting (the candidates are few), the minimum by selects; `best` starts above every
+    // cost (Run keeps each half below 2^32 - 1), so the first of equal costs is kept.
     const int start = graph_.arc_begin[u] + rr_start_[graph_.degree(u)];
     const DownArc* const first = down_.data() + down_begin_[u];
     const DownArc* const last = down_.data() + down_begin_[u + 1];
-    const DownArc* split = first;
-    while (split != last && split->arc < start) ++split;
+    ptrdiff_t before = 0;
+    for (const DownArc* b = first; b != last; ++b) before += b->arc < start;
+    const DownArc* const split = first + before;
     uint64_t best = ~uint64_t{0};
     int best_arc = -1;
     auto scan = [&](const DownArc* b, const DownArc* e) {
       for (; b != e; ++b) {
         const uint64_t v = cost[b->to] + load[b->arc];
-        if (best_arc < 0 || v < best) {
-          best = v;
-          best_arc = b->arc;
-        }
+        const bool better = v < best;
+        best_arc = better ? b->arc : best_arc;
+        best = better ? v : best;
       }
     };
     scan(split, last);
@@ -468,9 +470,9 @@ void SsspRouter::Run(const SsspStep& step) {
   if (weighted_) PlaceSourcesOneByOne(step.intra_job);
   cost_[root] = Cost{};
   packed_cost_[root] = 0;
-  // Packed when no path cost's part can reach 2^32: at most (levels - 1) arcs of max_load_ each.
+  // Packed when no path cost's half can reach 2^32 - 1: at most (levels - 1) arcs of max_load_.
   const uint64_t depth = std::max<uint64_t>(1, level_begin_.size() - 2);
-  packed_pass_ = !weighted_ && max_load_ <= uint64_t{0xffffffffu} / depth;
+  packed_pass_ = !weighted_ && max_load_ <= uint64_t{0xfffffffeu} / depth;
   // Level by level (order_[0] is the root): a level's switches read only the level before.
   for (size_t l = 1; l + 1 < level_begin_.size(); ++l) {
     const int begin = level_begin_[l], end = level_begin_[l + 1];
