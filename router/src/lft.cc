@@ -193,6 +193,22 @@ Status VirtualLayers::SetFactored(Factored f) {
   return Status::OK();
 }
 
+// get() row by row (factored instances have no rows_: nothing to prefetch there); each row's
+// segment is a cache (and TLB) miss: ask for a few rows ahead.
+void VirtualLayers::CopyColumns(Lid dst_first, Lid count, Lid num_src, uint8_t* out) const {
+  constexpr Lid kAhead = 16;
+  for (Lid src = 0; src < num_src; ++src) {
+    const Lid next = src + kAhead;
+    if (next < rows_.size() && dst_first < rows_[next].size()) {
+      const std::vector<uint8_t>& r = rows_[next];
+      __builtin_prefetch(r.data() + dst_first);
+      __builtin_prefetch(r.data() + std::min<size_t>(r.size() - 1, dst_first + count - 1));
+    }
+    uint8_t* row = out + static_cast<size_t>(src) * count;
+    for (Lid k = 0; k < count; ++k) row[k] = static_cast<uint8_t>(get(src, dst_first + k));
+  }
+}
+
 int VirtualLayers::num_layers() const {
   int highest = std::max(default_layer, max_listed_);
   for (const auto& row : rows_) {

@@ -101,18 +101,22 @@ class SarEngine : public RoutingEngine {
  protected:
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     if (!in.sar_refine) return RouteSssp(in, PlanSar, out);
-    return RouteSssp(in, PlanSar, out,
-                     [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
-                           const std::vector<uint8_t>* pinned) {
-                       RefineOptions options;
-                       options.all_pairs_cap = AllPairsCap(in);
-                       options.pinned = pinned;
-                       options.threads = in.threads;
-                       RefineStats st;
-                       RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(),
-                                       options, lfts, &st);
-                       notes->push_back(RefineNote(st));
-                     });
+    return RouteSssp(
+        in, PlanSar, out,
+        [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
+              const std::vector<uint8_t>* pinned) {
+          RefineOptions options;
+          // The bound costs seconds at 45k hosts: only when the search runs.
+          if (!router.job_members().empty() && !RefineTooLarge(router.graph(), options)) {
+            options.all_pairs_cap = AllPairsCap(in);
+          }
+          options.pinned = pinned;
+          options.threads = in.threads;
+          RefineStats st;
+          RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), options, lfts,
+                          &st);
+          notes->push_back(RefineNote(st));
+        });
   }
 };
 

@@ -590,6 +590,11 @@ class Refiner {
 
 }  // namespace
 
+bool RefineTooLarge(const SwitchGraph& g, const RefineOptions& options) {
+  return static_cast<size_t>(g.num_endpoint_dests) * static_cast<size_t>(g.num_switches) >
+         options.max_state;
+}
+
 void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
                      const std::vector<uint64_t>& arc_units, const RefineOptions& options,
                      LftSet* lfts, RefineStats* stats) {
@@ -597,8 +602,7 @@ void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& 
   Refiner r(g, jobs, arc_units, lfts);
   const size_t dests = r.JobDestinations();
   if (dests == 0) return;
-  if (static_cast<size_t>(g.num_endpoint_dests) * static_cast<size_t>(g.num_switches) >
-      options.max_state) {
+  if (RefineTooLarge(g, options)) {
     stats->skipped = true;
     return;
   }

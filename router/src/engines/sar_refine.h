@@ -58,6 +58,10 @@ struct RefineStats {
   bool work_limited = false;  // stopped by max_work before a local optimum
 };
 
+/// True when RefineJobRoutes would skip the search for size (RefineStats::skipped), before any
+/// work: callers need not compute options they would not use (SAR's all-pairs cap).
+bool RefineTooLarge(const SwitchGraph& g, const RefineOptions& options);
+
 /// Refines `lfts` (one LftSet row per switch of the graph's fabric) in place. `jobs` lists each
 /// multi-switch job as endpoint destination indices of `g` (as SsspRouter::SetJobs takes them).
 /// `arc_units`: per arc of `g`, what one route adds to its load (SsspRouter::arc_units), so the

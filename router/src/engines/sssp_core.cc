@@ -1,19 +1,134 @@
 #include "engines/sssp_core.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "engines/delta_keep.h"
 #include "sar/virtual_layers.h"
+#include "trace_parallel.h"
 
 namespace sar::internal {
+namespace {
 
-SsspRouter::SsspRouter(const Fabric& fabric)
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+// Persistent workers for the levels of the final pass: a level takes microseconds at 45k hosts
+// and a step has two large ones, so threads started per level (ParallelFor) would cost more than
+// the work. The calling thread and the workers claim chunks of the open level from one atomic
+// range, so a worker the OS has not scheduled (the machine may be shared) delays nothing: the
+// caller then does the whole level. Between levels the workers spin briefly, then sleep. Which
+// thread chooses for which switch does not matter: each choice reads only the level before.
+class SsspRouter::Pool {
+ public:
+  Pool(SsspRouter* router, int workers) : router_(router) {
+    for (int w = 1; w < workers; ++w) threads_.emplace_back(&Pool::Loop, this);
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_.store(true);
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  // ChooseRange over order_[begin, end); returns when every switch of it is done.
+  void Run(int begin, int end) {
+    range_.store(Pack(begin, end));  // seq_cst: paired with the sleepers' count in Loop
+    if (sleepers_.load() > 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cv_.notify_all();
+    }
+    Work();
+    // The range is exhausted; wait for the chunks other threads claimed.
+    for (int spin = 0; active_.load(std::memory_order_acquire) != 0; ++spin) {
+      if (spin > kSpins) {
+        std::this_thread::yield();
+      } else {
+        CpuRelax();
+      }
+    }
+  }
+
+ private:
+  static constexpr int kSpins = 1 << 12;
+  static constexpr uint32_t kChunk = 16;  // switches per claim
+
+  static uint64_t Pack(uint32_t next, uint32_t end) { return uint64_t{next} << 32 | end; }
+  bool Open() const {
+    const uint64_t v = range_.load();
+    return (v >> 32) < static_cast<uint32_t>(v);
+  }
+
+  // Claims and routes chunks until the open range is exhausted. A claim always takes switches of
+  // the level open at that moment (the range holds only unclaimed ones), whichever it is.
+  void Work() {
+    uint64_t v = range_.load(std::memory_order_acquire);
+    for (;;) {
+      const uint32_t next = static_cast<uint32_t>(v >> 32), end = static_cast<uint32_t>(v);
+      if (next >= end) return;
+      const uint32_t upto = std::min(end, next + kChunk);
+      if (range_.compare_exchange_weak(v, Pack(upto, end), std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+        router_->ChooseRange(static_cast<int>(next), static_cast<int>(upto));
+        v = range_.load(std::memory_order_acquire);
+      }
+    }
+  }
+
+  void Loop() {
+    for (;;) {
+      for (int spin = 0; !Open() && !stop_.load(); ++spin) {
+        if (spin < kSpins) {
+          CpuRelax();
+          continue;
+        }
+        std::unique_lock<std::mutex> lock(mu_);
+        sleepers_.fetch_add(1);
+        cv_.wait(lock, [&] { return Open() || stop_.load(); });
+        sleepers_.fetch_sub(1);
+        spin = 0;
+      }
+      if (stop_.load()) return;
+      // Counted before claiming: Run returns only when no claimed chunk is still running (a
+      // worker counted after Run's last look finds the range exhausted or the next level open).
+      active_.fetch_add(1);
+      Work();
+      active_.fetch_sub(1, std::memory_order_release);
+    }
+  }
+
+  SsspRouter* router_;
+  std::vector<std::thread> threads_;
+  std::atomic<uint64_t> range_{0};  // the open level's unclaimed part of order_: next << 32 | end
+  std::atomic<int> active_{0};      // workers inside Work
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+SsspRouter::~SsspRouter() = default;
+
+SsspRouter::SsspRouter(const Fabric& fabric, int threads)
     : fabric_(fabric), graph_(BuildSwitchGraph(fabric)), lfts_(fabric) {
   const size_t arcs = graph_.arc_to.size();
   const int n = graph_.num_switches;
   load_.assign(arcs, Cost{});
+  packed_wt_.assign(arcs, 0);
+  packed_tw_.assign(arcs, 0);
   const std::vector<uint32_t> capacity = fabric.ChannelCapacities();
   const uint64_t nominal =
       capacity.empty() ? 1 : *std::max_element(capacity.begin(), capacity.end());
@@ -32,6 +147,7 @@ SsspRouter::SsspRouter(const Fabric& fabric)
   rr_start_.assign(degrees_.empty() ? 1 : degrees_.back() + 1, 0);
   next_.assign(n, -1);
   cost_.assign(n, Cost{});
+  packed_cost_.assign(n, 0);
   memo_.assign(n, 0);
   choice_.assign(n, -1);
   all_count_.assign(n, 0);
@@ -43,6 +159,9 @@ SsspRouter::SsspRouter(const Fabric& fabric)
   }
   jobs_of_dest_.assign(graph_.num_endpoint_dests, {});
   seen_.assign(graph_.num_endpoint_dests, 0);
+  // Only a fabric with levels worth splitting gets workers.
+  const int workers = WorkerCount(threads, static_cast<size_t>(n), kParallelLevel);
+  if (workers > 1) pool_ = std::make_unique<Pool>(this, workers);
 }
 
 void SsspRouter::SetJobs(std::vector<std::vector<int>> members) {
@@ -79,6 +198,13 @@ void SsspRouter::Bfs(int root) {
     }
   }
   down_begin_[graph_.num_switches] = static_cast<int32_t>(down_.size());
+  level_begin_.clear();
+  for (size_t i = 0; i < order_.size(); ++i) {
+    if (i == 0 || hops_[order_[i]] != hops_[order_[i - 1]]) {
+      level_begin_.push_back(static_cast<int>(i));
+    }
+  }
+  level_begin_.push_back(static_cast<int>(order_.size()));
 }
 
 void SsspRouter::FlushPorts() {
@@ -101,33 +227,123 @@ void SsspRouter::SetRoundRobinStarts() {
 // Among equally good arcs, switch s takes its (rr_key_ mod degree)-th one onward, so that
 // consecutive destinations fan out over parallel cables and spines the way d-mod-k does.
 // Only the DAG successors (down_) are candidates: the arcs one hop nearer the root.
+// The order is the cost (Cost's comment: p, q = w, t, or t, w with total_first_), then the
+// round-robin key. The candidates are scanned in key order (from the start arc onward, then the
+// ones before it) and only a strictly lower cost replaces the best, so the first of equals in
+// key order wins: the key needs no comparison.
+template <bool kTotalFirst, bool kWeighted>
+void SsspRouter::ChooseArcOf(int s) {
+  const int start = graph_.arc_begin[s] + rr_start_[graph_.degree(s)];
+  const DownArc* const first = down_.data() + down_begin_[s];
+  const DownArc* const last = down_.data() + down_begin_[s + 1];
+  if (first == last) {
+    choice_[s] = -1;
+    cost_[s] = Cost{};
+    return;
+  }
+  const DownArc* split = first;
+  while (split != last && split->arc < start) ++split;
+  const Cost* const load = load_.data();
+  const Cost* const cost = cost_.data();
+  const uint64_t chunk = kWeighted ? chunk_ : 0;
+  using U128 = unsigned __int128;
+  U128 best = 0;
+  int best_arc = -1;
+  auto scan = [&](const DownArc* b, const DownArc* e) {
+    for (; b != e; ++b) {
+      const Cost& arc = load[b->arc];
+      const Cost& rest = cost[b->to];
+      uint64_t w = rest.w + arc.w, t = rest.t + arc.t;
+      if (kWeighted) {
+        const uint64_t extra = chunk * unit_[b->arc] / 2;
+        w += extra;
+        t += extra;
+      }
+      const U128 v = kTotalFirst ? (U128{t} << 64 | w) : (U128{w} << 64 | t);
+      if (best_arc < 0 || v < best) {
+        best = v;
+        best_arc = b->arc;
+      }
+    }
+  };
+  scan(split, last);
+  scan(first, split);
+  choice_[s] = best_arc;
+  const uint64_t hi = static_cast<uint64_t>(best >> 64), lo = static_cast<uint64_t>(best);
+  cost_[s] = kTotalFirst ? Cost{lo, hi} : Cost{hi, lo};
+}
+
 void SsspRouter::ChooseArc(int s) {
-  const int deg = graph_.degree(s);
-  const int begin = graph_.arc_begin[s];
-  const int start = rr_start_[deg];
-  // The cost (Cost's comment) then the round-robin key, as one lexicographic order (p, q, key):
-  // p, q = w, t, or t, w with total_first_.
-  const bool total_first = total_first_;
-  int best = -1;
-  int best_key = 0;
-  uint64_t best_p = 0, best_q = 0;
-  for (int i = down_begin_[s]; i < down_begin_[s + 1]; ++i) {
-    const DownArc& d = down_[i];
-    const Cost arc = ArcCost(d.arc);
-    const uint64_t w = cost_[d.to].w + arc.w, t = cost_[d.to].t + arc.t;
-    const uint64_t p = total_first ? t : w, q = total_first ? w : t;
-    const int local = d.arc - begin;
-    const int key = local >= start ? local - start : local + deg - start;
-    if (best < 0 || p < best_p ||
-        (p == best_p && (q < best_q || (q == best_q && key < best_key)))) {
-      best = d.arc;
-      best_key = key;
-      best_p = p;
-      best_q = q;
+  if (weighted_) {
+    total_first_ ? ChooseArcOf<true, true>(s) : ChooseArcOf<false, true>(s);
+  } else {
+    total_first_ ? ChooseArcOf<true, false>(s) : ChooseArcOf<false, false>(s);
+  }
+}
+
+void SsspRouter::AddLoad(int a, uint64_t w, uint64_t t) {
+  Cost& l = load_[a];
+  l.w += w;
+  l.t += t;
+  max_load_ = std::max(max_load_, std::max(l.w, l.t));
+  // Meaningful only while max_load_ < 2^32 (Run checks before it uses them).
+  packed_wt_[a] = l.w << 32 | (l.t & 0xffffffffu);
+  packed_tw_[a] = l.t << 32 | (l.w & 0xffffffffu);
+}
+
+template <bool kTotalFirst>
+void SsspRouter::ChoosePackedRange(int begin, int end) {
+  const uint64_t* const load = kTotalFirst ? packed_tw_.data() : packed_wt_.data();
+  uint64_t* const cost = packed_cost_.data();
+  for (int i = begin; i < end; ++i) {
+    const int u = order_[i];
+    if (next_[u] >= 0) {
+      cost[u] = cost[graph_.arc_to[next_[u]]] + load[next_[u]];
+      continue;
+    }
+    // ChooseArcOf's scan in round-robin order, on packed costs. Branch-free: the split by
+    // counting (the candidates are few), the minimum by selects; `best` starts above every
+    // cost (Run keeps each half below 2^32 - 1), so the first of equal costs is kept.
+    const int start = graph_.arc_begin[u] + rr_start_[graph_.degree(u)];
+    const DownArc* const first = down_.data() + down_begin_[u];
+    const DownArc* const last = down_.data() + down_begin_[u + 1];
+    ptrdiff_t before = 0;
+    for (const DownArc* b = first; b != last; ++b) before += b->arc < start;
+    const DownArc* const split = first + before;
+    uint64_t best = ~uint64_t{0};
+    int best_arc = -1;
+    auto scan = [&](const DownArc* b, const DownArc* e) {
+      for (; b != e; ++b) {
+        const uint64_t v = cost[b->to] + load[b->arc];
+        const bool better = v < best;
+        best_arc = better ? b->arc : best_arc;
+        best = better ? v : best;
+      }
+    };
+    scan(split, last);
+    scan(first, split);
+    choice_[u] = best_arc;
+    next_[u] = best_arc;
+    cost[u] = best_arc < 0 ? 0 : best;
+  }
+}
+
+void SsspRouter::ChooseRange(int begin, int end) {
+  if (packed_pass_) {
+    total_first_ ? ChoosePackedRange<true>(begin, end) : ChoosePackedRange<false>(begin, end);
+    return;
+  }
+  for (int i = begin; i < end; ++i) {
+    const int u = order_[i];
+    if (next_[u] < 0) {
+      ChooseArc(u);
+      next_[u] = choice_[u];
+    } else {
+      const int a = next_[u];
+      const Cost& rest = cost_[graph_.arc_to[a]];
+      cost_[u] = Cost{rest.w + ArcCost(a).w, rest.t + ArcCost(a).t};
     }
   }
-  choice_[s] = best;
-  cost_[s] = total_first ? Cost{best_q, best_p} : Cost{best_p, best_q};
 }
 
 SsspRouter::Cost SsspRouter::CostFrom(int s) {
@@ -194,8 +410,7 @@ void SsspRouter::PlaceSourcesOneByOne(bool intra_job) {
     }
     for (int u = s; u != bfs_root_; u = graph_.arc_to[next_[u]]) {
       const uint64_t add = all_count_[s] * unit_[next_[u]];
-      load_[next_[u]].t += add;
-      if (!intra_job) load_[next_[u]].w += add;
+      AddLoad(next_[u], intra_job ? 0 : add, add);
     }
     all_count_[s] = 0;
   }
@@ -241,8 +456,7 @@ void SsspRouter::Run(const SsspStep& step) {
         next_[u] = choice_[u];
       }
       for (int u = s; u != root; u = graph_.arc_to[next_[u]]) {
-        load_[next_[u]].w += job_count_[s] * unit_[next_[u]];
-        load_[next_[u]].t += all_count_[s] * unit_[next_[u]];
+        AddLoad(next_[u], job_count_[s] * unit_[next_[u]], all_count_[s] * unit_[next_[u]]);
       }
       all_count_[s] = 0;  // its routes are counted in load_.t already
     }
@@ -256,15 +470,17 @@ void SsspRouter::Run(const SsspStep& step) {
   total_first_ = step.intra_job;
   if (weighted_) PlaceSourcesOneByOne(step.intra_job);
   cost_[root] = Cost{};
-  for (size_t i = 1; i < order_.size(); ++i) {
-    const int u = order_[i];
-    if (next_[u] < 0) {
-      ChooseArc(u);
-      next_[u] = choice_[u];
+  packed_cost_[root] = 0;
+  // Packed when no path cost's half can reach 2^32 - 1: at most (levels - 1) arcs of max_load_.
+  const uint64_t depth = std::max<uint64_t>(1, level_begin_.size() - 2);
+  packed_pass_ = !weighted_ && max_load_ <= uint64_t{0xfffffffeu} / depth;
+  // Level by level (order_[0] is the root): a level's switches read only the level before.
+  for (size_t l = 1; l + 1 < level_begin_.size(); ++l) {
+    const int begin = level_begin_[l], end = level_begin_[l + 1];
+    if (pool_ != nullptr && end - begin >= kParallelLevel) {
+      pool_->Run(begin, end);
     } else {
-      const int a = next_[u];
-      const Cost& rest = cost_[graph_.arc_to[a]];
-      cost_[u] = Cost{rest.w + ArcCost(a).w, rest.t + ArcCost(a).t};
+      ChooseRange(begin, end);
     }
   }
 
@@ -286,8 +502,8 @@ void SsspRouter::Run(const SsspStep& step) {
   for (size_t i = order_.size(); i-- > 1;) {
     const int u = order_[i];
     const int a = next_[u];
-    load_[a].t += acc_[u] * unit_[a];
-    if (!step.intra_job) load_[a].w += acc_[u] * unit_[a];
+    const uint64_t add = acc_[u] * unit_[a];
+    AddLoad(a, step.intra_job ? 0 : add, add);
     acc_[graph_.arc_to[a]] += acc_[u];
   }
   ++counter_;
@@ -385,7 +601,7 @@ void KeepStable(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& 
 
 Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out,
                  const SsspPostPaths& post) {
-  SsspRouter router(*in.fabric);
+  SsspRouter router(*in.fabric, in.threads);
   std::vector<SsspStep> steps;
   plan(in, &router, &steps);
   for (const SsspStep& step : steps) router.Run(step);

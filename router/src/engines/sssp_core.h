@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,10 @@ struct SsspStep {
 
 class SsspRouter {
  public:
-  explicit SsspRouter(const Fabric& fabric);
+  /// `threads`: workers for the arc choice of large BFS levels (0 = all hardware threads); the
+  /// tables do not depend on it.
+  explicit SsspRouter(const Fabric& fabric, int threads = 1);
+  ~SsspRouter();
 
   const SwitchGraph& graph() const { return graph_; }
   /// Jobs as lists of endpoint destination indices (dests[0, num_endpoint_dests)).
@@ -61,6 +65,27 @@ class SsspRouter {
   std::vector<uint8_t> pending_ports_;  // [k * switches + s]: port of s for pending_lids_[k]
   // Best arc of unassigned switch `s` towards the root, given the costs of its DAG successors.
   void ChooseArc(int s);
+  template <bool kTotalFirst, bool kWeighted>
+  void ChooseArcOf(int s);
+  // The final pass over order_[begin, end) (one BFS level or part of it): each switch without a
+  // next hop chooses one, the others take the cost of theirs. Reads only the costs of the level
+  // before, writes only its own switches' entries: the parts of a level may run in parallel.
+  void ChooseRange(int begin, int end);
+  // The same pass on packed costs (packed_pass_): while every path cost's parts fit in 32 bits
+  // (checked per step: max_load_ x the tree's depth), a cost (p, q) is one uint64_t p << 32 | q,
+  // so one add and one compare replace two of each, and the arrays read are half the size. No
+  // carry crosses the halves, so the order and the choices are exactly those of Cost.
+  template <bool kTotalFirst>
+  void ChoosePackedRange(int begin, int end);
+  bool packed_pass_ = false;
+  std::vector<uint64_t> packed_wt_, packed_tw_;  // per arc: load w << 32 | t, and t << 32 | w
+  std::vector<uint64_t> packed_cost_;            // per switch, in packed_pass_
+  uint64_t max_load_ = 0;                        // the largest w or t of any arc
+  void AddLoad(int a, uint64_t w, uint64_t t);   // raises load_ and its packed forms
+  // The worker threads of ChooseRange (null: one thread); they live as long as the router.
+  class Pool;
+  std::unique_ptr<Pool> pool_;
+  static constexpr int kParallelLevel = 128;  // smaller levels: not worth waking the workers
   // Per step: the round-robin start of every switch degree (rr_key_ mod degree), so that
   // ChooseArc needs no 64-bit division per switch.
   void SetRoundRobinStarts();
@@ -103,14 +128,15 @@ class SsspRouter {
 
   // Per-step scratch.
   int bfs_root_ = -1;
-  std::vector<int> order_;  // switches by increasing hops from the root (reachable only)
+  std::vector<int> order_;        // switches by increasing hops from the root (reachable only)
+  std::vector<int> level_begin_;  // per hop count: its first index in order_; then order_.size()
   std::vector<int> hops_;
   // Per BFS root: the arcs of each switch that lead one hop nearer the root (its successors in
   // the shortest-path DAG), in arc order; switch s's are down_[down_begin_[s], down_begin_[s+1]).
   // Built with the BFS and reused while consecutive destinations share it, so the arc choice
   // scans only these instead of every arc of the switch.
   struct DownArc {
-    int32_t arc;  // minus arc_begin[switch]: its position among the switch's arcs
+    int32_t arc;  // index into graph_.arc_to (the switch's arcs are contiguous and ascending)
     int32_t to;
   };
   std::vector<int32_t> down_begin_;
