@@ -196,6 +196,10 @@ Status VirtualLayers::SetFactored(Factored f) {
 // get() row by row (factored instances have no rows_: nothing to prefetch there); each row's
 // segment is a cache (and TLB) miss: ask for a few rows ahead.
 void VirtualLayers::CopyColumns(Lid dst_first, Lid count, Lid num_src, uint8_t* out) const {
+  if (factored_) {
+    CopyColumnsFactored(dst_first, count, num_src, out);
+    return;
+  }
   constexpr Lid kAhead = 16;
   for (Lid src = 0; src < num_src; ++src) {
     const Lid next = src + kAhead;
@@ -206,6 +210,33 @@ void VirtualLayers::CopyColumns(Lid dst_first, Lid count, Lid num_src, uint8_t* 
     }
     uint8_t* row = out + static_cast<size_t>(src) * count;
     for (Lid k = 0; k < count; ++k) row[k] = static_cast<uint8_t>(get(src, dst_first + k));
+  }
+}
+
+// get() for a window of one source's row at a time: its class bytes for the window are
+// contiguous in its slot row, so the window costs one run of reads instead of a lookup per pair.
+// Destinations at or past f_.lids, sources without a row, unlisted classes and pairs of one node
+// read default_layer, as in GetFactored.
+void VirtualLayers::CopyColumnsFactored(Lid dst_first, Lid count, Lid num_src, uint8_t* out) const {
+  const uint8_t fallback = static_cast<uint8_t>(default_layer);
+  // Destinations [dst_first, dst_first + listed) lie below f_.lids; the rest are default.
+  const Lid listed = dst_first >= f_.lids ? 0 : std::min<Lid>(count, f_.lids - dst_first);
+  for (Lid src = 0; src < num_src; ++src) {
+    uint8_t* row = out + static_cast<size_t>(src) * count;
+    if (src >= f_.lids || row_of_[src] == kNoRow) {
+      std::fill(row, row + count, fallback);
+      continue;
+    }
+    const uint8_t* cls = f_.layer_class.data() + row_of_[src] + dst_first;
+    const NodeId* node = f_.node.data() + dst_first;
+    const NodeId own = f_.node[src];
+    for (Lid k = 0; k < listed; ++k) {
+      const uint8_t c = cls[k];
+      row[k] = c == kUnlisted || node[k] == own
+                   ? fallback
+                   : static_cast<uint8_t>(Layer(c, src, dst_first + k));
+    }
+    std::fill(row + listed, row + count, fallback);
   }
 }
 

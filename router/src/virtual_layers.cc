@@ -24,13 +24,23 @@ class Layerer {
 
  private:
   void Prepare();
-  void WalkOne(size_t d, bool fill, std::vector<uint32_t>* counts, const int32_t* next);
-  // Walks the routes to dests_[block * kWalkBlock, +kWalkBlock); fills lengths (pass 0) or
-  // channels and counts (pass 1). `next`: scratch, kWalkBlock x switches.
-  void Walk(size_t block, bool fill, std::vector<uint32_t>* counts, std::vector<int32_t>* next);
+  void WalkOne(size_t d, std::vector<uint32_t>* counts, const int32_t* next,
+               std::vector<int32_t>* channels);
+  // Walks the routes to dests_[block * walk_block_, +walk_block_) once: their block-relative
+  // offsets, their channels (block_channels_[block]) and the dependency counts. `next` and
+  // `channels`: the worker's scratch.
+  void Walk(size_t block, std::vector<uint32_t>* counts, std::vector<int32_t>* next,
+            std::vector<int32_t>* channels);
   // Destinations walked together: their LIDs are (nearly) consecutive, so reading their next
   // hops switch by switch reads one cache line of each switch's table instead of one per LID.
   static constexpr size_t kWalkBlock = 32;
+  // Route r's channels: block_channels_[b] + [offset_[r + b], offset_[r + b + 1]), b its block.
+  size_t BlockOfDest(size_t d) const { return d / walk_block_; }
+  const int32_t* RouteChannels(size_t r, size_t b, uint32_t* length) const {
+    *length = offset_[r + b + 1] - offset_[r + b];
+    return block_channels_[b].data() + offset_[r + b];
+  }
+  bool Crosses(size_t r, size_t b) const { return offset_[r + b + 1] > offset_[r + b]; }
   Status BreakCycles(int layer, bool last);
   void BuildEdgeIndex();
   void Move(uint32_t route, int from, int to);
@@ -63,9 +73,14 @@ class Layerer {
   std::vector<std::pair<Lid, int>> dests_;  // (LID, endpoint), by LID
   size_t slots_ = 0;
 
-  // Routes: r = dest index * slots_ + slot; channels_[offset_[r], offset_[r + 1]).
-  std::vector<uint64_t> offset_;
-  std::vector<int32_t> channels_;
+  // Routes: r = dest index * slots_ + slot, kept per walk block (walk_block_ destinations) so
+  // one walk writes them in place: offsets are relative to the block's channels, and each block
+  // has one more offset than routes (route r of block b: offset_[r + b], offset_[r + b + 1]).
+  // A block holds walk_block_ x slots_ routes of at most n channels each; walk_block_ is chosen
+  // so that fits 32 bits.
+  size_t walk_block_ = kWalkBlock;
+  std::vector<uint32_t> offset_;
+  std::vector<std::vector<int32_t>> block_channels_;
   std::vector<uint8_t> layer_;
   std::atomic<bool> loop_{false};
   std::atomic<size_t> loop_dest_{0};
@@ -128,10 +143,10 @@ void Layerer::Prepare() {
   slots_ = switch_of_slot_.size();
 }
 
-void Layerer::Walk(size_t block, bool fill, std::vector<uint32_t>* counts,
-                   std::vector<int32_t>* next_block) {
-  const size_t first = block * kWalkBlock;
-  const size_t count = std::min(kWalkBlock, dests_.size() - first);
+void Layerer::Walk(size_t block, std::vector<uint32_t>* counts, std::vector<int32_t>* next_block,
+                   std::vector<int32_t>* channels) {
+  const size_t first = block * walk_block_;
+  const size_t count = std::min(walk_block_, dests_.size() - first);
   const int n = fabric_.num_switches();
   // The next inter-switch channel of every switch towards each LID (-1: the route leaves the
   // switch fabric or ends here): next_block[i * n + s] for dests_[first + i].
@@ -144,12 +159,19 @@ void Layerer::Walk(size_t block, bool fill, std::vector<uint32_t>* counts,
           port == 0 || port > ports ? -1 : compact_[fabric_.port_id(node, port)];
     }
   }
-  for (size_t i = 0; i < count; ++i) WalkOne(first + i, fill, counts, &(*next_block)[i * n]);
+  channels->clear();
+  offset_[first * slots_ + block] = 0;
+  for (size_t i = 0; i < count; ++i) {
+    WalkOne(first + i, counts, &(*next_block)[i * n], channels);
+  }
+  block_channels_[block].assign(channels->begin(), channels->end());
 }
 
-void Layerer::WalkOne(size_t d, bool fill, std::vector<uint32_t>* counts, const int32_t* next) {
+void Layerer::WalkOne(size_t d, std::vector<uint32_t>* counts, const int32_t* next,
+                      std::vector<int32_t>* channels) {
   const NodeId dest_node = endpoints_[dests_[d].second].node;
   const int n = fabric_.num_switches();
+  const size_t b = BlockOfDest(d);
   for (size_t slot = 0; slot < slots_; ++slot) {
     const size_t r = d * slots_ + slot;
     const int src = switch_of_slot_[slot];
@@ -157,8 +179,6 @@ void Layerer::WalkOne(size_t d, bool fill, std::vector<uint32_t>* counts, const 
     uint32_t own = 0;
     for (int e : of_node_[dest_node]) own += leaf_[e] == src;
     const bool live = own < endpoints_on_[slot];
-    uint64_t length = 0;
-    uint64_t at = fill ? offset_[r] : 0;
     int32_t prev = -1;
     int s = src;
     int steps = 0;
@@ -170,41 +190,42 @@ void Layerer::WalkOne(size_t d, bool fill, std::vector<uint32_t>* counts, const 
         loop_dest_.store(d);
         break;
       }
-      if (fill) {
-        channels_[at++] = c;
-        if (prev >= 0) ++(*counts)[EdgeOf(prev, c)];
-      }
+      channels->push_back(c);
+      if (prev >= 0) ++(*counts)[EdgeOf(prev, c)];
       prev = c;
-      ++length;
       s = head_[c];
     }
-    if (!fill) offset_[r + 1] = length;
+    offset_[r + b + 1] = static_cast<uint32_t>(channels->size());
   }
 }
 
 void Layerer::BuildEdgeIndex() {
   edge_route_begin_.assign(num_edges_ + 1, 0);
-  const size_t routes = offset_.size() - 1;
-  for (size_t r = 0; r < routes; ++r) {
-    for (uint64_t i = offset_[r] + 1; i < offset_[r + 1]; ++i) {
-      ++edge_route_begin_[EdgeOf(channels_[i - 1], channels_[i]) + 1];
+  // Calls f(route, dependency) for every dependency of every route, in route order.
+  auto each = [&](auto&& f) {
+    for (size_t d = 0; d < dests_.size(); ++d) {
+      const size_t b = BlockOfDest(d);
+      for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
+        uint32_t length = 0;
+        const int32_t* ch = RouteChannels(r, b, &length);
+        for (uint32_t i = 1; i < length; ++i) f(r, EdgeOf(ch[i - 1], ch[i]));
+      }
     }
-  }
+  };
+  each([&](size_t, uint32_t e) { ++edge_route_begin_[e + 1]; });
   for (uint32_t e = 0; e < num_edges_; ++e) edge_route_begin_[e + 1] += edge_route_begin_[e];
   edge_routes_.resize(edge_route_begin_[num_edges_]);
   std::vector<uint64_t> at(edge_route_begin_.begin(), edge_route_begin_.end() - 1);
-  for (size_t r = 0; r < routes; ++r) {
-    for (uint64_t i = offset_[r] + 1; i < offset_[r + 1]; ++i) {
-      edge_routes_[at[EdgeOf(channels_[i - 1], channels_[i])]++] = static_cast<uint32_t>(r);
-    }
-  }
+  each([&](size_t r, uint32_t e) { edge_routes_[at[e]++] = static_cast<uint32_t>(r); });
 }
 
 void Layerer::Move(uint32_t route, int from, int to) {
   layer_[route] = static_cast<uint8_t>(to);
   if (count_[to].empty()) count_[to].assign(num_edges_, 0);
-  for (uint64_t i = offset_[route] + 1; i < offset_[route + 1]; ++i) {
-    const uint32_t e = EdgeOf(channels_[i - 1], channels_[i]);
+  uint32_t length = 0;
+  const int32_t* ch = RouteChannels(route, BlockOfDest(route / slots_), &length);
+  for (uint32_t i = 1; i < length; ++i) {
+    const uint32_t e = EdgeOf(ch[i - 1], ch[i]);
     --count_[from][e];
     ++count_[to][e];
   }
@@ -279,8 +300,12 @@ Status Layerer::BreakCycles(int layer, bool last) {
 // subset of an acyclic layer's routes is acyclic, so splitting never creates a cycle.
 void Layerer::Balance(int needed) {
   std::vector<uint64_t> pairs(needed, 0);
-  for (size_t r = 0; r + 1 < offset_.size(); ++r) {
-    if (offset_[r + 1] > offset_[r]) pairs[layer_[r]] += lids_on_[r % slots_];
+  for (size_t d = 0; d < dests_.size(); ++d) {
+    const size_t b = BlockOfDest(d);
+    for (size_t slot = 0; slot < slots_; ++slot) {
+      const size_t r = d * slots_ + slot;
+      if (Crosses(r, b)) pairs[layer_[r]] += lids_on_[slot];
+    }
   }
   split_.assign(needed, 1);
   if (opts_.balance) {
@@ -317,11 +342,13 @@ Status Layerer::Fill(VirtualLayers* out) const {
   const int workers = internal::WorkerCount(opts_.threads, blocks, 4);
   internal::ParallelFor(workers, blocks, 4, [&](int, size_t b) {
     const size_t first = b * kBlock, last = std::min(dests_.size(), first + kBlock);
+    size_t walk_block[kBlock];
+    for (size_t d = first; d < last; ++d) walk_block[d - first] = BlockOfDest(d);
     for (size_t slot = 0; slot < slots_; ++slot) {
       uint8_t* row = &f.layer_class[slot * f.lids];
       for (size_t d = first; d < last; ++d) {
         const size_t r = d * slots_ + slot;
-        if (offset_[r + 1] > offset_[r]) row[dests_[d].first] = layer_[r];
+        if (Crosses(r, walk_block[d - first])) row[dests_[d].first] = layer_[r];
       }
     }
   });
@@ -339,23 +366,32 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
   SAR_RETURN_IF_ERROR(lfts_.CheckFits(fabric_));
   Prepare();
   const size_t routes = dests_.size() * slots_;
-  offset_.assign(routes + 1, 0);
-  const size_t blocks = (dests_.size() + kWalkBlock - 1) / kWalkBlock;
+  // A block's channel count must fit its 32-bit offsets: at most walk_block_ x slots_ routes of
+  // at most n channels each (a longer walk is a loop and stops there).
+  const uint64_t per_dest = uint64_t{slots_} * static_cast<uint64_t>(fabric_.num_switches() + 1);
+  constexpr uint64_t kMaxBlockChannels = ~uint32_t{0};
+  if (per_dest > kMaxBlockChannels) {
+    return Status::InvalidArgument("too many switches for virtual layers: " +
+                                   std::to_string(fabric_.num_switches()));
+  }
+  walk_block_ = std::max<size_t>(
+      1, std::min<uint64_t>(kWalkBlock, kMaxBlockChannels / std::max<uint64_t>(per_dest, 1)));
+  const size_t blocks = (dests_.size() + walk_block_ - 1) / walk_block_;
+  offset_.assign(routes + blocks, 0);
+  block_channels_.assign(blocks, {});
   const int workers = internal::WorkerCount(opts_.threads, blocks, 1);
   std::vector<std::vector<int32_t>> next(
-      workers, std::vector<int32_t>(kWalkBlock * fabric_.num_switches(), -1));
-  std::vector<std::vector<uint32_t>> counts(workers);
+      workers, std::vector<int32_t>(walk_block_ * fabric_.num_switches(), -1));
+  std::vector<std::vector<int32_t>> scratch(workers);
+  std::vector<std::vector<uint32_t>> counts(workers, std::vector<uint32_t>(num_edges_, 0));
   internal::ParallelFor(workers, blocks, 1,
-                        [&](int w, size_t b) { Walk(b, false, nullptr, &next[w]); });
+                        [&](int w, size_t b) { Walk(b, &counts[w], &next[w], &scratch[w]); });
+  next.clear();
+  scratch.clear();
   if (loop_.load()) {
     return Status::Failed("the route to LID " + std::to_string(dests_[loop_dest_.load()].first) +
                           " loops; virtual layers cannot make a looping route deadlock-free");
   }
-  for (size_t r = 0; r < routes; ++r) offset_[r + 1] += offset_[r];
-  channels_.resize(offset_[routes]);
-  for (auto& c : counts) c.assign(num_edges_, 0);
-  internal::ParallelFor(workers, blocks, 1,
-                        [&](int w, size_t b) { Walk(b, true, &counts[w], &next[w]); });
   count_.assign(opts_.max_layers, {});
   count_[0] = std::move(counts[0]);
   for (int w = 1; w < workers; ++w) {
@@ -376,7 +412,11 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
     stats->layers_needed = needed;
     stats->layers_used = base_[needed - 1] + split_[needed - 1];
     stats->routes = 0;
-    for (size_t r = 0; r < routes; ++r) stats->routes += offset_[r + 1] > offset_[r];
+    for (size_t d = 0; d < dests_.size(); ++d) {
+      for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
+        stats->routes += Crosses(r, BlockOfDest(d));
+      }
+    }
     stats->cycles_broken = cycles_;
   }
   return Status::OK();

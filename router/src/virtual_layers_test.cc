@@ -251,6 +251,23 @@ void ExpectSameLayers(const VirtualLayers& got, const VirtualLayers& want, Lid l
   EXPECT_EQ(i, b.size());
 }
 
+// CopyColumns of random windows, partial ones past the last LID included, equals get() per pair.
+void ExpectCopyColumnsReadsAsGet(const VirtualLayers& v, Lid lids, std::mt19937_64* rng) {
+  for (int trial = 0; trial < 20; ++trial) {
+    const Lid first = static_cast<Lid>((*rng)() % (lids + 2));
+    const Lid count = 1 + static_cast<Lid>((*rng)() % 40);
+    const Lid num_src = 1 + static_cast<Lid>((*rng)() % (lids + 3));
+    std::vector<uint8_t> out(static_cast<size_t>(num_src) * count, 0xEE);
+    v.CopyColumns(first, count, num_src, out.data());
+    for (Lid src = 0; src < num_src; ++src) {
+      for (Lid k = 0; k < count; ++k) {
+        ASSERT_EQ(out[static_cast<size_t>(src) * count + k], v.get(src, first + k))
+            << "src " << src << " dst " << first + k << " window " << first << "+" << count;
+      }
+    }
+  }
+}
+
 // AssignVirtualLayers hands its result over factored (one class per leaf switch and destination
 // LID). On random degraded PGFTs (LMC 0..3) and irregular fabrics with dual-port HCAs, LIDs with
 // holes, layers spread by balancing: every read of the factored result equals the dense layers
@@ -294,8 +311,12 @@ TEST(VirtualLayers, FactoredResultReadsAsTheDenseLayersOfItsDecisions) {
     EXPECT_EQ(listed, CrossingPairs(f, lfts));
     const Lid lids = f.max_lid() + 4;
     ExpectSameLayers(got, want, lids);
+    ExpectCopyColumnsReadsAsGet(got, lids, &rng);
+    ExpectCopyColumnsReadsAsGet(want, lids, &rng);
     got.default_layer = want.default_layer = 9;
     ExpectSameLayers(got, want, lids);
+    ExpectCopyColumnsReadsAsGet(got, lids, &rng);
+    ExpectCopyColumnsReadsAsGet(want, lids, &rng);
 
     // Mutations expand the factored form first.
     VirtualLayers g2 = got, w2 = want;

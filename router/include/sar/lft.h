@@ -167,6 +167,7 @@ class VirtualLayers {
     if (c == kUnlisted || f_.node[src] == f_.node[dst]) return default_layer;
     return Layer(c, src, dst);
   }
+  void CopyColumnsFactored(Lid dst_first, Lid count, Lid num_src, uint8_t* out) const;
   // Turns a factored instance into dense rows (before a mutation).
   void Expand();
 
