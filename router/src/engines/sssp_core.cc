@@ -126,9 +126,7 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
     : fabric_(fabric), graph_(BuildSwitchGraph(fabric)), lfts_(fabric) {
   const size_t arcs = graph_.arc_to.size();
   const int n = graph_.num_switches;
-  load_.assign(arcs, Cost{});
-  packed_wt_.assign(arcs, 0);
-  packed_tw_.assign(arcs, 0);
+  packed_load_.assign(arcs, 0);
   const std::vector<uint32_t> capacity = fabric.ChannelCapacities();
   const uint64_t nominal =
       capacity.empty() ? 1 : *std::max_element(capacity.begin(), capacity.end());
@@ -243,7 +241,6 @@ void SsspRouter::ChooseArcOf(int s) {
   }
   const DownArc* split = first;
   while (split != last && split->arc < start) ++split;
-  const Cost* const load = load_.data();
   const Cost* const cost = cost_.data();
   const uint64_t chunk = kWeighted ? chunk_ : 0;
   using U128 = unsigned __int128;
@@ -251,7 +248,7 @@ void SsspRouter::ChooseArcOf(int s) {
   int best_arc = -1;
   auto scan = [&](const DownArc* b, const DownArc* e) {
     for (; b != e; ++b) {
-      const Cost& arc = load[b->arc];
+      const Cost arc = Load(b->arc);
       const Cost& rest = cost[b->to];
       uint64_t w = rest.w + arc.w, t = rest.t + arc.t;
       if (kWeighted) {
@@ -282,23 +279,42 @@ void SsspRouter::ChooseArc(int s) {
 }
 
 void SsspRouter::AddLoad(int a, uint64_t w, uint64_t t) {
+  if (!wide_) {
+    const uint64_t p = packed_load_[a];
+    const uint64_t hw = (p >> 32) + w, lt = (p & 0xffffffffu) + t;
+    if (((hw | lt) >> 32) == 0) {
+      packed_load_[a] = hw << 32 | lt;
+      max_load_ = std::max(max_load_, std::max(hw, lt));
+      return;
+    }
+    GoWide();
+  }
   Cost& l = load_[a];
   l.w += w;
   l.t += t;
   max_load_ = std::max(max_load_, std::max(l.w, l.t));
-  // Meaningful only while max_load_ < 2^32 (Run checks before it uses them).
-  packed_wt_[a] = l.w << 32 | (l.t & 0xffffffffu);
-  packed_tw_[a] = l.t << 32 | (l.w & 0xffffffffu);
+}
+
+void SsspRouter::GoWide() {
+  load_.resize(packed_load_.size());
+  for (size_t a = 0; a < packed_load_.size(); ++a) load_[a] = Load(static_cast<int>(a));
+  wide_ = true;
+  packed_load_ = {};
 }
 
 template <bool kTotalFirst>
 void SsspRouter::ChoosePackedRange(int begin, int end) {
-  const uint64_t* const load = kTotalFirst ? packed_tw_.data() : packed_wt_.data();
+  const uint64_t* const packed = packed_load_.data();
+  // w << 32 | t as stored, or t << 32 | w (one rotation: both halves are below 2^32).
+  auto load = [packed](int a) {
+    const uint64_t v = packed[a];
+    return kTotalFirst ? (v << 32 | v >> 32) : v;
+  };
   uint64_t* const cost = packed_cost_.data();
   for (int i = begin; i < end; ++i) {
     const int u = order_[i];
     if (next_[u] >= 0) {
-      cost[u] = cost[graph_.arc_to[next_[u]]] + load[next_[u]];
+      cost[u] = cost[graph_.arc_to[next_[u]]] + load(next_[u]);
       continue;
     }
     // ChooseArcOf's scan in round-robin order, on packed costs. Branch-free: the split by
@@ -314,7 +330,7 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
     int best_arc = -1;
     auto scan = [&](const DownArc* b, const DownArc* e) {
       for (; b != e; ++b) {
-        const uint64_t v = cost[b->to] + load[b->arc];
+        const uint64_t v = cost[b->to] + load(b->arc);
         const bool better = v < best;
         best_arc = better ? b->arc : best_arc;
         best = better ? v : best;
@@ -473,7 +489,7 @@ void SsspRouter::Run(const SsspStep& step) {
   packed_cost_[root] = 0;
   // Packed when no path cost's half can reach 2^32 - 1: at most (levels - 1) arcs of max_load_.
   const uint64_t depth = std::max<uint64_t>(1, level_begin_.size() - 2);
-  packed_pass_ = !weighted_ && max_load_ <= uint64_t{0xfffffffeu} / depth;
+  packed_pass_ = !wide_ && !weighted_ && max_load_ <= uint64_t{0xfffffffeu} / depth;
   // Level by level (order_[0] is the root): a level's switches read only the level before.
   for (size_t l = 1; l + 1 < level_begin_.size(); ++l) {
     const int begin = level_begin_[l], end = level_begin_[l + 1];

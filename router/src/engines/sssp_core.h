@@ -78,10 +78,10 @@ class SsspRouter {
   template <bool kTotalFirst>
   void ChoosePackedRange(int begin, int end);
   bool packed_pass_ = false;
-  std::vector<uint64_t> packed_wt_, packed_tw_;  // per arc: load w << 32 | t, and t << 32 | w
-  std::vector<uint64_t> packed_cost_;            // per switch, in packed_pass_
-  uint64_t max_load_ = 0;                        // the largest w or t of any arc
-  void AddLoad(int a, uint64_t w, uint64_t t);   // raises load_ and its packed forms
+  std::vector<uint64_t> packed_cost_;           // per switch, in packed_pass_
+  uint64_t max_load_ = 0;                       // the largest w or t of any arc
+  void AddLoad(int a, uint64_t w, uint64_t t);  // raises the arc's load (packed or wide)
+  void GoWide();                                // moves the loads from packed_load_ to load_
   // The worker threads of ChooseRange (null: one thread); they live as long as the router.
   class Pool;
   std::unique_ptr<Pool> pool_;
@@ -96,8 +96,18 @@ class SsspRouter {
   SwitchGraph graph_;
   LftSet lfts_;
   // Per arc: w = the DFSSSP weight (routes that count), t = every route placed so far
-  // (tie-breaker); side by side because the arc choice reads both.
+  // (tie-breaker). While both fit in 32 bits (always, short of ~10^5 hosts' worth of routes on
+  // one channel) they are one word w << 32 | t in packed_load_: a raise touches one 8-byte word,
+  // the whole array (1 MB at 45k hosts) stays in a core's L2 cache, and the packed pass reads it
+  // as is (t << 32 | w, for the job phase's order, is its rotation). The first raise that would
+  // overflow a half moves every load to the two-word load_ for good (wide_).
+  std::vector<uint64_t> packed_load_;
   std::vector<Cost> load_;
+  bool wide_ = false;
+  Cost Load(int a) const {
+    if (wide_) return load_[a];
+    return Cost{packed_load_[a] >> 32, packed_load_[a] & 0xffffffffu};
+  }
   // Capacity weighting, all of it. unit_: per arc, what one route adds to load_ (w and t),
   // kUnitWeight x nominal rate / the channel's rate, so a slow cable fills up sooner. With
   // `weighted_` (some link below the nominal rate) an arc also costs half the routes about to
@@ -114,7 +124,8 @@ class SsspRouter {
   void PlaceSourcesOneByOne(bool intra_job);
   Cost ArcCost(int a) const {
     const uint64_t extra = weighted_ ? chunk_ * unit_[a] / 2 : 0;
-    return Cost{load_[a].w + extra, load_[a].t + extra};
+    const Cost l = Load(a);
+    return Cost{l.w + extra, l.t + extra};
   }
   uint64_t counter_ = 0;  // steps so far
   uint64_t rr_key_ = 0;   // this step's round-robin tie-break key (see Run)
