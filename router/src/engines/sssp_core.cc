@@ -138,7 +138,8 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   }
   hops_.assign(n, -1);
   pending_ports_.assign(kPendingSteps * n, LftSet::kNoRoute);
-  down_begin_.assign(n + 1, 0);
+  down_begin_.assign(n, 0);
+  down_end_.assign(n, 0);
   for (int s = 0; s < n; ++s) degrees_.push_back(graph_.degree(s));
   std::sort(degrees_.begin(), degrees_.end());
   degrees_.erase(std::unique(degrees_.begin(), degrees_.end()), degrees_.end());
@@ -150,7 +151,6 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   choice_.assign(n, -1);
   all_count_.assign(n, 0);
   job_count_.assign(n, 0);
-  acc_.assign(n, 0);
   dests_of_node_.assign(fabric.num_nodes(), {});
   for (int e = 0; e < graph_.num_endpoint_dests; ++e) {
     dests_of_node_[graph_.dests[e].node].push_back(e);
@@ -173,34 +173,30 @@ void SsspRouter::SetJobs(std::vector<std::vector<int>> members) {
 void SsspRouter::Bfs(int root) {
   bfs_root_ = root;
   std::fill(hops_.begin(), hops_.end(), -1);
+  // Unreachable switches keep no candidates.
+  std::fill(down_begin_.begin(), down_begin_.end(), 0);
+  std::fill(down_end_.begin(), down_end_.end(), 0);
   order_.clear();
+  down_.clear();
+  level_begin_.clear();
   hops_[root] = 0;
   order_.push_back(root);
   for (size_t head = 0; head < order_.size(); ++head) {
     const int s = order_[head];
+    const int h = hops_[s];
+    if (head == 0 || h != hops_[order_[head - 1]]) level_begin_.push_back(static_cast<int>(head));
+    // Every switch of level h - 1 was found before s was: its arcs to them are its candidates.
+    down_begin_[s] = static_cast<int32_t>(down_.size());
     for (int a = graph_.arc_begin[s]; a < graph_.arc_begin[s + 1]; ++a) {
       const int t = graph_.arc_to[a];
-      if (hops_[t] >= 0) continue;
-      hops_[t] = hops_[s] + 1;
-      order_.push_back(t);
+      if (hops_[t] < 0) {
+        hops_[t] = h + 1;
+        order_.push_back(t);
+      } else if (hops_[t] == h - 1) {
+        down_.push_back({a, t});
+      }
     }
-  }
-  down_.clear();
-  for (int s = 0; s < graph_.num_switches; ++s) {
-    down_begin_[s] = static_cast<int32_t>(down_.size());
-    if (hops_[s] <= 0) continue;
-    const int begin = graph_.arc_begin[s];
-    for (int a = begin; a < graph_.arc_begin[s + 1]; ++a) {
-      const int t = graph_.arc_to[a];
-      if (hops_[t] == hops_[s] - 1) down_.push_back({a, t});
-    }
-  }
-  down_begin_[graph_.num_switches] = static_cast<int32_t>(down_.size());
-  level_begin_.clear();
-  for (size_t i = 0; i < order_.size(); ++i) {
-    if (i == 0 || hops_[order_[i]] != hops_[order_[i - 1]]) {
-      level_begin_.push_back(static_cast<int>(i));
-    }
+    down_end_[s] = static_cast<int32_t>(down_.size());
   }
   level_begin_.push_back(static_cast<int>(order_.size()));
 }
@@ -213,6 +209,8 @@ void SsspRouter::FlushPorts() {
     for (size_t k = 0; k < pending_lids_.size(); ++k)
       row[pending_lids_[k]] = pending_ports_[k * n + s];
   }
+  std::fill(pending_ports_.begin(), pending_ports_.begin() + pending_lids_.size() * n,
+            LftSet::kNoRoute);
   pending_lids_.clear();
 }
 
@@ -233,7 +231,7 @@ template <bool kTotalFirst, bool kWeighted>
 void SsspRouter::ChooseArcOf(int s) {
   const int start = graph_.arc_begin[s] + rr_start_[graph_.degree(s)];
   const DownArc* const first = down_.data() + down_begin_[s];
-  const DownArc* const last = down_.data() + down_begin_[s + 1];
+  const DownArc* const last = down_.data() + down_end_[s];
   if (first == last) {
     choice_[s] = -1;
     cost_[s] = Cost{};
@@ -322,7 +320,7 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
     // cost (Run keeps each half below 2^32 - 1), so the first of equal costs is kept.
     const int start = graph_.arc_begin[u] + rr_start_[graph_.degree(u)];
     const DownArc* const first = down_.data() + down_begin_[u];
-    const DownArc* const last = down_.data() + down_begin_[u + 1];
+    const DownArc* const last = down_.data() + down_end_[u];
     ptrdiff_t before = 0;
     for (const DownArc* b = first; b != last; ++b) before += b->arc < start;
     const DownArc* const split = first + before;
@@ -372,7 +370,7 @@ SsspRouter::Cost SsspRouter::CostFrom(int s) {
   } else {
     // Successors first (they are one hop nearer the root), then the same choice as the
     // final pass makes.
-    for (int i = down_begin_[s]; i < down_begin_[s + 1]; ++i) CostFrom(down_[i].to);
+    for (int i = down_begin_[s]; i < down_end_[s]; ++i) CostFrom(down_[i].to);
     cost_[bfs_root_] = Cost{};
     ChooseArc(s);
   }
@@ -439,7 +437,7 @@ void SsspRouter::Run(const SsspStep& step) {
   if (d.sw < 0 || d.base_lid == 0 || lid > lfts_.max_lid()) return;
   if (bfs_root_ != d.sw) Bfs(d.sw);
   const int root = d.sw;
-  std::fill(next_.begin(), next_.end(), -1);
+  // next_ is all -1 here: the end of Run resets the switches it set.
   CountSources(d, step.intra_job);
   // The round-robin key: the step count for a base LID; base key + offset for the extra LMC
   // LIDs, so that the LIDs of one port start their tie-breaks on different arcs even when they
@@ -500,28 +498,25 @@ void SsspRouter::Run(const SsspStep& step) {
     }
   }
 
-  for (int s = 0; s < graph_.num_switches; ++s) {
-    uint8_t port = LftSet::kNoRoute;
-    if (s == root) {
-      port = d.sw_port;
-    } else if (next_[s] >= 0) {
-      port = graph_.arc_port[next_[s]];
-    }
-    pending_ports_[pending_lids_.size() * graph_.num_switches + s] = port;
-  }
-  pending_lids_.push_back(lid);
-  if (pending_lids_.size() == kPendingSteps) FlushPorts();
   total_first_ = false;
 
-  // Raise the weights by the routes each channel now carries (subtree sums, farthest first).
-  for (size_t i = 0; i < order_.size(); ++i) acc_[order_[i]] = all_count_[order_[i]];
+  // One pass over the tree, farthest switches first: record each switch's port, raise the
+  // weights by the routes each channel now carries (all_count_ becomes the subtree sums: nothing
+  // reads the counts after this), and reset next_ for the next step.
+  uint8_t* const ports = pending_ports_.data() + pending_lids_.size() * graph_.num_switches;
+  uint64_t* const acc = all_count_.data();
   for (size_t i = order_.size(); i-- > 1;) {
     const int u = order_[i];
     const int a = next_[u];
-    const uint64_t add = acc_[u] * unit_[a];
+    ports[u] = graph_.arc_port[a];
+    const uint64_t add = acc[u] * unit_[a];
     AddLoad(a, step.intra_job ? 0 : add, add);
-    acc_[graph_.arc_to[a]] += acc_[u];
+    acc[graph_.arc_to[a]] += acc[u];
+    next_[u] = -1;
   }
+  ports[root] = d.sw_port;
+  pending_lids_.push_back(lid);
+  if (pending_lids_.size() == kPendingSteps) FlushPorts();
   ++counter_;
 }
 

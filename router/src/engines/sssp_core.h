@@ -59,6 +59,7 @@ class SsspRouter {
   // The tables are per switch (one row of LIDs each) and a step writes one LID of every switch:
   // steps' columns wait in pending_ports_ and are written kPendingSteps at a time, switch by
   // switch, so consecutive LIDs share a cache line instead of a miss per switch and step.
+  // Unwritten entries hold kNoRoute (a step writes only the switches its BFS reaches).
   void FlushPorts();
   static constexpr size_t kPendingSteps = 64;
   std::vector<Lid> pending_lids_;
@@ -143,14 +144,16 @@ class SsspRouter {
   std::vector<int> level_begin_;  // per hop count: its first index in order_; then order_.size()
   std::vector<int> hops_;
   // Per BFS root: the arcs of each switch that lead one hop nearer the root (its successors in
-  // the shortest-path DAG), in arc order; switch s's are down_[down_begin_[s], down_begin_[s+1]).
-  // Built with the BFS and reused while consecutive destinations share it, so the arc choice
-  // scans only these instead of every arc of the switch.
+  // the shortest-path DAG), in arc order; switch s's are down_[down_begin_[s], down_end_[s]).
+  // Built in the BFS's own pass (when a switch is taken from the queue, the level before it is
+  // complete) and reused while consecutive destinations share it, so the arc choice scans only
+  // these instead of every arc of the switch. Laid out in BFS order, as the final pass reads
+  // them.
   struct DownArc {
     int32_t arc;  // index into graph_.arc_to (the switch's arcs are contiguous and ascending)
     int32_t to;
   };
-  std::vector<int32_t> down_begin_;
+  std::vector<int32_t> down_begin_, down_end_;
   std::vector<DownArc> down_;
   std::vector<int> degrees_;   // the distinct switch degrees
   std::vector<int> rr_start_;  // per degree: rr_key_ mod degree (SetRoundRobinStarts)
@@ -159,9 +162,10 @@ class SsspRouter {
   std::vector<uint32_t> memo_;  // per switch: epoch_ when cost_/choice_ were computed
   std::vector<int> choice_;
   uint32_t epoch_ = 0;
-  std::vector<uint64_t> all_count_;  // per switch: source endpoints for this destination
+  // Per switch: source endpoints for this destination; at the end of Run, the routes through
+  // the switch (subtree sums).
+  std::vector<uint64_t> all_count_;
   std::vector<uint64_t> job_count_;  // per switch: sources sharing a job with it
-  std::vector<uint64_t> acc_;        // per switch: routes through it (subtree sums)
   std::vector<int> job_switches_;
   std::vector<int> sources_;    // capacity weighting: switches with routes left to place
   std::vector<uint32_t> seen_;  // per endpoint dest: epoch of the last job count
