@@ -140,6 +140,7 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   pending_ports_.assign(kPendingSteps * n, LftSet::kNoRoute);
   down_begin_.assign(n, 0);
   down_end_.assign(n, 0);
+  down_first_arc_.assign(n, -1);
   for (int s = 0; s < n; ++s) degrees_.push_back(graph_.degree(s));
   std::sort(degrees_.begin(), degrees_.end());
   degrees_.erase(std::unique(degrees_.begin(), degrees_.end()), degrees_.end());
@@ -176,6 +177,7 @@ void SsspRouter::Bfs(int root) {
   // Unreachable switches keep no candidates.
   std::fill(down_begin_.begin(), down_begin_.end(), 0);
   std::fill(down_end_.begin(), down_end_.end(), 0);
+  std::fill(down_first_arc_.begin(), down_first_arc_.end(), -1);
   order_.clear();
   down_.clear();
   level_begin_.clear();
@@ -197,6 +199,10 @@ void SsspRouter::Bfs(int root) {
       }
     }
     down_end_[s] = static_cast<int32_t>(down_.size());
+    const int32_t count = down_end_[s] - down_begin_[s];
+    if (count > 0 && down_.back().arc - down_[down_begin_[s]].arc == count - 1) {
+      down_first_arc_[s] = down_[down_begin_[s]].arc;
+    }
   }
   level_begin_.push_back(static_cast<int>(order_.size()));
 }
@@ -319,13 +325,34 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
     // counting (the candidates are few), the minimum by selects; `best` starts above every
     // cost (Run keeps each half below 2^32 - 1), so the first of equal costs is kept.
     const int start = graph_.arc_begin[u] + rr_start_[graph_.degree(u)];
+    uint64_t best = ~uint64_t{0};
+    int best_arc = -1;
+    const int a0 = down_first_arc_[u];
+    if (a0 >= 0) {
+      // Consecutive candidates [a0, a1): from the start arc onward, then the ones before it.
+      const int a1 = a0 + (down_end_[u] - down_begin_[u]);
+      const int split = std::min(std::max(start, a0), a1);
+      const int* const to = graph_.arc_to.data();
+      auto scan = [&](int b, int e) {
+        for (; b != e; ++b) {
+          const uint64_t v = cost[to[b]] + load(b);
+          const bool better = v < best;
+          best_arc = better ? b : best_arc;
+          best = better ? v : best;
+        }
+      };
+      scan(split, a1);
+      scan(a0, split);
+      choice_[u] = best_arc;
+      next_[u] = best_arc;
+      cost[u] = best;
+      continue;
+    }
     const DownArc* const first = down_.data() + down_begin_[u];
     const DownArc* const last = down_.data() + down_end_[u];
     ptrdiff_t before = 0;
     for (const DownArc* b = first; b != last; ++b) before += b->arc < start;
     const DownArc* const split = first + before;
-    uint64_t best = ~uint64_t{0};
-    int best_arc = -1;
     auto scan = [&](const DownArc* b, const DownArc* e) {
       for (; b != e; ++b) {
         const uint64_t v = cost[b->to] + load(b->arc);

@@ -155,6 +155,10 @@ class SsspRouter {
   };
   std::vector<int32_t> down_begin_, down_end_;
   std::vector<DownArc> down_;
+  // Per switch: its first candidate arc when its candidates are consecutive arcs (the usual
+  // case: a switch's up-ports are its last ports), else -1. The packed pass then reads the
+  // arcs' loads and graph_.arc_to in place, and the round-robin split is a clamp.
+  std::vector<int32_t> down_first_arc_;
   std::vector<int> degrees_;   // the distinct switch degrees
   std::vector<int> rr_start_;  // per degree: rr_key_ mod degree (SetRoundRobinStarts)
   std::vector<int> next_;      // per switch: arc chosen towards the root, -1 = none
