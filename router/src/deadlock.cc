@@ -20,8 +20,21 @@ namespace {
 // While the sweep runs, the bitmaps are kept per (switch, port) (`dense`: every port of every
 // switch, in switch order), so that the walk finds a channel's bitmap from the tree's switch and
 // port alone, with no lookup per channel (a cache miss each on a large fabric); Finish() moves
-// them to the inter-switch channels' numbering (`compact`) the cycle search uses.
+// them to the inter-switch channels' numbering (`compact`) the cycle search uses. The layers'
+// bitmaps are interleaved word by word, so a channel's words of all layers share a cache line: a
+// destination's routes in different layers mostly share their last channels.
 constexpr int kMaxWords = 4;
+
+// Layered mode: each destination's sources are seeded per layer, from the layer of every
+// (source LID, destination LID) pair. VirtualLayers keeps a row per source LID, so the layers of
+// one destination are a column: a cache miss per source. Each worker copies the rows' segments
+// for up to kWindow destination LIDs at once (VirtualLayers::CopyColumns), from the first
+// destination of a work item on to the end of its leaf's run of LIDs (the sweep visits an
+// item's LIDs in increasing order, so its next ones are in the copy), and ORs the layers of each
+// run of source LIDs for all of them in one pass over the copy. A leaf switch is then seeded
+// once with the bits of its sources' layers, and the walk carries the bits: one walk for all
+// layers, each switch visited again only for layers that had not reached it yet.
+constexpr Lid kWindow = 64;
 
 class DeadlockVisitor : public internal::SweepVisitor {
  public:
@@ -36,18 +49,31 @@ class DeadlockVisitor : public internal::SweepVisitor {
  private:
   struct Worker {
     const DestinationTree* tree = nullptr;  // the destination being visited
-    std::vector<uint32_t> mark;  // per switch: epoch of the last (destination, layer) reaching it
-    uint32_t epoch = 0;
-    std::vector<int> sources;                          // per switch, fixed-layer mode
-    std::vector<std::vector<int>> seeds;               // per layer: switches routes start from
-    std::vector<uint32_t> seeded;                      // per (layer, switch): destination stamp
-    uint32_t stamp = 0;                                // one per destination (layered mode)
-    std::vector<std::vector<uint64_t>> deps;           // per layer: words_ per switch port (dense)
-    std::vector<std::pair<size_t, uint64_t>> pending;  // (word, bit) of deps, see MarkFrom
+    std::vector<uint32_t> reach;  // per switch: bits of the layers reaching it (this destination)
+    std::vector<int> reached;     // switches with reach != 0, to clear them
+    std::vector<int> sources;     // per switch, fixed-layer mode
+    std::vector<uint32_t> seed_bits;  // per switch: layers routes start from it in
+    std::vector<int> seeds;           // switches with seed_bits != 0
+    // Dependency bitmaps of all layers, interleaved: [dense word * num_layers_ + layer], so one
+    // channel's words of all layers share a cache line.
+    std::vector<uint64_t> deps;
+    struct Pending {
+      size_t word;
+      uint64_t bit;
+      uint32_t layers;
+    };
+    std::vector<Pending> pending;  // deps to set, see MarkFrom
+    std::vector<uint8_t> window;   // layered: [source LID * window_count + k] (CopyColumns)
+    Lid window_first = 0, window_count = 0;  // the destination LIDs in `window`
+    std::vector<uint32_t> run_bits;          // [k * runs + run]: layer bits of the run's sources
+    uint32_t stamp = 0;                      // one per destination (layered mode)
+    std::vector<uint32_t> run_skip;  // per run: stamp if the destination's node has LIDs in it
   };
 
-  void MarkFrom(int s, Worker* w) const;
-  void AddPending(int layer, Worker* w) const;
+  void LoadWindow(Lid first, Lid count, Worker* w) const;
+  void SeedLayers(const internal::SweepDestination& d, Worker* w) const;
+  void MarkFrom(int s, uint32_t layers, Worker* w) const;
+  void AddPending(Worker* w) const;
   bool FindCycle(const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) const;
 
   const internal::SweepContext& ctx_;
@@ -63,6 +89,16 @@ class DeadlockVisitor : public internal::SweepVisitor {
   std::vector<size_t> dense_;     // per switch index: its port 1's first word in the dense bitmaps
   size_t dense_words_ = 0;        // size of the dense bitmaps
   int words_ = kMaxWords;         // bitmap words per channel
+  // Layered mode: the source LIDs (endpoints' LIDs) as runs of consecutive LIDs on one leaf
+  // switch, in LID order, so a destination's sources are seeded a run at a time.
+  struct Run {
+    Lid begin, end;
+    int leaf;
+  };
+  std::vector<Run> runs_;
+  std::vector<int> run_of_;                   // per endpoint: its run, or -1
+  std::vector<std::pair<int, int>> lidless_;  // (endpoint, leaf) of sources without a LID
+  Lid src_lids_ = 0;                          // source LIDs are < this
   std::vector<Worker> workers_;
 };
 
@@ -90,12 +126,38 @@ void DeadlockVisitor::Start(int workers) {
     dense_[s] = dense_words_;
     dense_words_ += static_cast<size_t>(fabric_.num_ports(fabric_.switches()[s])) * words_;
   }
+  if (fixed_layer_ < 0) {
+    // Endpoints' LID ranges by first LID; neighbours on one leaf merge (an overlapping range, in
+    // a fabric that gives a LID twice, starts a run of its own: the node check stays per range).
+    std::vector<std::pair<Lid, int>> ranges;  // (base LID, endpoint)
+    for (size_t e = 0; e < ctx_.endpoints.size(); ++e) {
+      if (ctx_.leaf[e] < 0) continue;
+      const Lid base = fabric_.base_lid(ctx_.endpoints[e]);
+      if (base == 0) {  // a source without a LID still sends in the default layer
+        lidless_.emplace_back(static_cast<int>(e), ctx_.leaf[e]);
+      } else {
+        ranges.emplace_back(base, static_cast<int>(e));
+      }
+    }
+    std::sort(ranges.begin(), ranges.end());
+    run_of_.assign(ctx_.endpoints.size(), -1);
+    for (const auto& [base, e] : ranges) {
+      const Lid end = base + (Lid{1} << fabric_.lmc(ctx_.endpoints[e]));
+      if (runs_.empty() || runs_.back().end != base || runs_.back().leaf != ctx_.leaf[e]) {
+        runs_.push_back({base, end, ctx_.leaf[e]});
+      } else {
+        runs_.back().end = end;
+      }
+      run_of_[e] = static_cast<int>(runs_.size()) - 1;
+      src_lids_ = std::max(src_lids_, end);
+    }
+  }
   workers_.assign(workers, {});
   for (Worker& w : workers_) {
-    w.mark.assign(n, 0);
-    w.deps.resize(num_layers_);
-    w.seeds.resize(num_layers_);
-    if (fixed_layer_ < 0) w.seeded.assign(static_cast<size_t>(num_layers_) * n, 0);
+    w.reach.assign(n, 0);
+    w.seed_bits.assign(n, 0);
+    w.deps.assign(dense_words_ * num_layers_, 0);
+    if (fixed_layer_ < 0) w.run_skip.assign(runs_.size(), 0);
     if (fixed_layer_ >= 0) {
       w.sources.assign(n, 0);
       for (int leaf : ctx_.leaf) {
@@ -105,22 +167,26 @@ void DeadlockVisitor::Start(int workers) {
   }
 }
 
-// Marks the route from switch `s` on, listing each switch's dependency (the channel into the next
-// switch -> that switch's channel onward) in w->pending the first time this (destination, layer)
-// reaches it (AddPending sets them). Routes from different sources merge, so each switch is
-// walked once per destination and layer.
-void DeadlockVisitor::MarkFrom(int s, Worker* w) const {
+// Marks the route from switch `s` on in `layers` (bits), listing each switch's dependency (the
+// channel into the next switch -> that switch's channel onward) in w->pending for the layers
+// that reach it first from here (AddPending sets them). Routes from different sources merge, so
+// each switch is walked once per destination and layer, and once for all layers that reach it
+// together.
+void DeadlockVisitor::MarkFrom(int s, uint32_t layers, Worker* w) const {
   const DestinationTree& tree = *w->tree;
   const size_t words = static_cast<size_t>(words_);
-  while (s >= 0 && w->mark[s] != w->epoch) {
-    w->mark[s] = w->epoch;
+  while (s >= 0) {
+    layers &= ~w->reach[s];
+    if (layers == 0) return;
+    if (w->reach[s] == 0) w->reached.push_back(s);
+    w->reach[s] |= layers;
     if (tree.out[s] == kNoPort) return;
     const int t = tree.next[s];  // the channel into t: port tree.port[s] of s
     if (t < 0) return;
     if (tree.out[t] != kNoPort && tree.next[t] >= 0) {  // onward to a switch: a dependency
       const int bit = tree.port[t] - 1;
-      w->pending.emplace_back(dense_[s] + (tree.port[s] - 1) * words + bit / 64,
-                              uint64_t{1} << (bit % 64));
+      w->pending.push_back(
+          {dense_[s] + (tree.port[s] - 1) * words + bit / 64, uint64_t{1} << (bit % 64), layers});
     }
     s = t;
   }
@@ -131,62 +197,113 @@ void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
   if (!d.first) return;
   Worker* w = &workers_[worker];
   w->tree = &tree;
-  const Lid lid = d.lid;
   const std::vector<PortRef>& endpoints = ctx_.endpoints;
   const std::vector<int>& leaf = ctx_.leaf;
   const NodeId dest_node = endpoints[d.endpoint].node;
-  for (std::vector<int>& seeds : w->seeds) seeds.clear();
   if (fixed_layer_ >= 0) {
     for (int e : ctx_.of_node[dest_node]) {
       if (leaf[e] >= 0) --w->sources[leaf[e]];
     }
     // ctx_.leaves: every switch with endpoints, the only ones with sources.
     for (int s : ctx_.leaves) {
-      if (w->sources[s] > 0) w->seeds[fixed_layer_].push_back(s);
+      if (w->sources[s] > 0) MarkFrom(s, uint32_t{1} << fixed_layer_, w);
     }
     for (int e : ctx_.of_node[dest_node]) {
       if (leaf[e] >= 0) ++w->sources[leaf[e]];
     }
   } else {
-    // Each (layer, leaf) once per destination: a stamp per pair instead of sorting the seeds.
-    ++w->stamp;
-    const size_t n = static_cast<size_t>(fabric_.num_switches());
-    auto seed = [&](int layer, int s) {
-      uint32_t& seen = w->seeded[static_cast<size_t>(layer) * n + s];
-      if (seen == w->stamp) return;
-      seen = w->stamp;
-      w->seeds[layer].push_back(s);
-    };
-    for (size_t e = 0; e < endpoints.size(); ++e) {
-      if (endpoints[e].node == dest_node || leaf[e] < 0) continue;
-      const Lid base = fabric_.base_lid(endpoints[e]);
-      if (base == 0) {  // a source without a LID still sends in the default layer
-        seed(layers_->default_layer, leaf[e]);
-        continue;
-      }
-      for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(endpoints[e])); ++l) {
-        seed(layers_->get(l, lid), leaf[e]);
-      }
+    SeedLayers(d, w);
+    for (int s : w->seeds) {
+      MarkFrom(s, w->seed_bits[s], w);
+      w->seed_bits[s] = 0;
     }
+    w->seeds.clear();
   }
-  for (int layer = 0; layer < num_layers_; ++layer) {
-    if (w->seeds[layer].empty()) continue;
-    ++w->epoch;
-    for (int s : w->seeds[layer]) MarkFrom(s, w);
-    AddPending(layer, w);
+  for (int s : w->reached) w->reach[s] = 0;
+  w->reached.clear();
+  AddPending(w);
+}
+
+// Copies the layers to destination LIDs first..first+count-1 and ORs them per run of sources.
+void DeadlockVisitor::LoadWindow(Lid first, Lid count, Worker* w) const {
+  w->window_first = first;
+  w->window_count = count;
+  w->window.resize(static_cast<size_t>(src_lids_) * count);
+  layers_->CopyColumns(first, count, src_lids_, w->window.data());
+  w->run_bits.resize(static_cast<size_t>(count) * runs_.size());
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    uint32_t bits[kWindow] = {};
+    for (Lid l = runs_[r].begin; l < runs_[r].end; ++l) {
+      const uint8_t* row = &w->window[static_cast<size_t>(l) * count];
+      for (Lid k = 0; k < count; ++k) bits[k] |= uint32_t{1} << row[k];
+    }
+    for (Lid k = 0; k < count; ++k) w->run_bits[k * runs_.size() + r] = bits[k];
+  }
+}
+
+// Seeds each layer with the leaf switches of the sources that reach d.lid in that layer: every
+// endpoint LID of a node other than d's (and every endpoint without a LID, in the default layer).
+void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w) const {
+  const Lid lid = d.lid;
+  if (w->window_count == 0 || lid < w->window_first || lid >= w->window_first + w->window_count) {
+    // Up to the end of d's run: a work item's destinations are one leaf's LIDs (a run when the
+    // leaf's LIDs are consecutive); its neighbour's are another item's.
+    const int r = run_of_[d.endpoint];
+    const Lid end = r >= 0 ? runs_[r].end : lid + 1;
+    LoadWindow(lid, std::min<Lid>(kWindow, std::max<Lid>(end, lid + 1) - lid), w);
+  }
+  const Lid k = lid - w->window_first, count = w->window_count;
+  const uint32_t* run_bits = w->run_bits.data() + static_cast<size_t>(k) * runs_.size();
+  ++w->stamp;  // marks the runs holding the destination's own LIDs
+  auto seed = [&](uint32_t bits, int s) {
+    if (bits == 0) return;
+    if (w->seed_bits[s] == 0) w->seeds.push_back(s);
+    w->seed_bits[s] |= bits;
+  };
+  // The destination's node sends nothing to itself: its ranges are left out of their runs.
+  const std::vector<int>& own = ctx_.of_node[ctx_.endpoints[d.endpoint].node];
+  for (int e : own) {
+    if (run_of_[e] >= 0) w->run_skip[run_of_[e]] = w->stamp;
+  }
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const Run& run = runs_[r];
+    if (w->run_skip[r] != w->stamp) {
+      seed(run_bits[r], run.leaf);
+      continue;
+    }
+    uint32_t bits = 0;
+    for (Lid l = run.begin; l < run.end; ++l) {
+      bool skip = false;
+      for (int e : own) {
+        const Lid base = fabric_.base_lid(ctx_.endpoints[e]);
+        skip |= run_of_[e] == static_cast<int>(r) && l >= base &&
+                l < base + (Lid{1} << fabric_.lmc(ctx_.endpoints[e]));
+      }
+      if (!skip) bits |= uint32_t{1} << w->window[static_cast<size_t>(l) * count + k];
+    }
+    seed(bits, run.leaf);
+  }
+  const uint32_t default_bit = uint32_t{1} << layers_->default_layer;
+  for (const auto& [e, leaf] : lidless_) {
+    if (ctx_.endpoints[e].node != ctx_.endpoints[d.endpoint].node) seed(default_bit, leaf);
   }
 }
 
 // The walks only list the dependencies: each is a bit in a word of a bitmap of megabytes, a cache
 // miss, and in the walk each waits for the last. Set in a loop of their own, many misses overlap.
-void DeadlockVisitor::AddPending(int layer, Worker* w) const {
-  std::vector<uint64_t>& deps = w->deps[layer];
-  if (deps.empty()) deps.assign(dense_words_, 0);
-  const std::vector<std::pair<size_t, uint64_t>>& pending = w->pending;
+void DeadlockVisitor::AddPending(Worker* w) const {
+  std::vector<uint64_t>& deps = w->deps;
+  const size_t layers = static_cast<size_t>(num_layers_);
+  const std::vector<Worker::Pending>& pending = w->pending;
   constexpr size_t kAhead = 16;
   for (size_t i = 0; i < pending.size(); ++i) {
-    if (i + kAhead < pending.size()) __builtin_prefetch(&deps[pending[i + kAhead].first], 1);
-    deps[pending[i].first] |= pending[i].second;
+    if (i + kAhead < pending.size()) {
+      __builtin_prefetch(&deps[pending[i + kAhead].word * layers], 1);
+    }
+    const Worker::Pending& p = pending[i];
+    for (uint32_t b = p.layers; b != 0; b &= b - 1) {
+      deps[p.word * layers + std::countr_zero(b)] |= p.bit;
+    }
   }
   w->pending.clear();
 }
@@ -242,16 +359,10 @@ void DeadlockVisitor::Finish() {
   DeadlockReport report;
   report.layers = num_layers_;
   for (int layer = 0; layer < num_layers_; ++layer) {
-    std::vector<uint64_t> dense;
-    for (Worker& w : workers_) {
-      if (w.deps[layer].empty()) continue;
-      if (dense.empty()) {
-        dense = std::move(w.deps[layer]);
-        continue;
-      }
-      for (size_t i = 0; i < dense.size(); ++i) dense[i] |= w.deps[layer][i];
+    std::vector<uint64_t> dense(dense_words_, 0);
+    for (const Worker& w : workers_) {
+      for (size_t i = 0; i < dense_words_; ++i) dense[i] |= w.deps[i * num_layers_ + layer];
     }
-    if (dense.empty()) continue;
     // Only inter-switch channels get bits (the walk adds one where a route goes on to a switch).
     std::vector<uint64_t> deps(channel_.size() * words_);
     for (size_t c = 0; c < channel_.size(); ++c) {

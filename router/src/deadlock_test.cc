@@ -8,6 +8,11 @@
 #include <set>
 #include <utility>
 
+#include "engines/engine_test_util.h"
+#include "sar/analysis.h"
+#include "sar/generate.h"
+#include "sar/lids.h"
+#include "sar/routing_pass.h"
 #include "test_fabrics.h"
 
 namespace sar {
@@ -82,6 +87,41 @@ void ExpectRealCycle(const DeadlockReport& r, const Cdg& cdg) {
     EXPECT_TRUE(edges.count(e)) << "not a dependency: " << e.first << " -> " << e.second;
   }
   EXPECT_EQ(std::set<PortId>(r.cycle.begin(), r.cycle.end()).size(), r.cycle.size());
+}
+
+// The cycle the check's depth-first search meets first in `edges`: roots are the inter-switch
+// channels in port-slot order, each channel's successors in port order (the next switch's port
+// slots are in port order). Empty if acyclic. Written against the set of edges only.
+std::vector<PortId> FirstCycle(const Fabric& f, const std::set<Edge>& edges) {
+  std::map<PortId, std::vector<PortId>> succ;
+  for (const auto& [a, b] : edges) succ[a].push_back(b);  // sorted: edges are
+  std::map<PortId, int> color;                            // absent = white, 1 gray, 2 black
+  for (PortId root = 0; root < f.num_port_slots(); ++root) {
+    if (!InterSwitch(f, root) || color.count(root)) continue;
+    std::vector<std::pair<PortId, size_t>> stack{{root, 0}};
+    color[root] = 1;
+    while (!stack.empty()) {
+      auto& [v, next] = stack.back();
+      const std::vector<PortId>& out = succ[v];
+      if (next == out.size()) {
+        color[v] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const PortId u = out[next++];
+      if (!color.count(u)) {
+        color[u] = 1;
+        stack.push_back({u, 0});
+      } else if (color[u] == 1) {
+        size_t start = stack.size() - 1;
+        while (stack[start].first != u) --start;
+        std::vector<PortId> cycle;
+        for (size_t i = start; i < stack.size(); ++i) cycle.push_back(stack[i].first);
+        return cycle;
+      }
+    }
+  }
+  return {};
 }
 
 uint64_t EdgeCount(const Cdg& cdg) {
@@ -224,6 +264,141 @@ TEST(DeadlockTest, AgreesWithNaiveCdgOnRandomFabricsAndLayers) {
   // The random cases must exercise both answers.
   EXPECT_GT(cyclic, 5);
   EXPECT_GT(acyclic, 5);
+}
+
+// Valleys that close a cycle while every route is still delivered: leaves A, B, E and upper
+// switches X, Y, each leaf cabled to both. Hosts h1, h2 on E: at B, h1 goes up to X, X sends it
+// down to A, A up to Y, Y down to E (B -> X -> A -> Y); h2 goes A -> Y -> B -> X -> E. The
+// dependencies (B->X)->(X->A)->(A->Y)->(Y->B)->(B->X) form a cycle in any layer holding a route
+// of each. Returns false if the fabric has no such switches.
+bool AddValleyCycle(const Fabric& f, LftSet* lfts) {
+  auto port_to = [&](NodeId a, NodeId b) {
+    for (int p = 1; p <= f.num_ports(a); ++p) {
+      if (f.peer({a, p}).node == b) return p;
+    }
+    return 0;
+  };
+  std::map<NodeId, std::vector<PortRef>> hosts;  // leaf -> its hosts with LIDs
+  for (const PortRef& e : f.Endpoints()) {
+    const PortRef sw = f.peer(e);
+    if (sw.valid() && f.is_switch(sw.node) && f.base_lid(e) != 0) hosts[sw.node].push_back(e);
+  }
+  for (const auto& [e, on_e] : hosts) {
+    if (on_e.size() < 2) continue;
+    for (int px = 1; px <= f.num_ports(e); ++px) {
+      for (int py = px + 1; py <= f.num_ports(e); ++py) {
+        const NodeId x = f.peer({e, px}).node, y = f.peer({e, py}).node;
+        if (!f.peer({e, px}).valid() || !f.peer({e, py}).valid() || x == y || !f.is_switch(x) ||
+            !f.is_switch(y) || hosts.count(x) || hosts.count(y)) {
+          continue;
+        }
+        std::vector<NodeId> both;  // other leaves cabled to x and y
+        for (const auto& [l, unused] : hosts) {
+          if (l != e && port_to(l, x) && port_to(l, y)) both.push_back(l);
+        }
+        if (both.size() < 2) continue;
+        const NodeId a = both[0], b = both[1];
+        auto set = [&](NodeId sw, const PortRef& host, NodeId to) {
+          for (Lid d = f.base_lid(host); d < f.base_lid(host) + (Lid{1} << f.lmc(host)); ++d) {
+            lfts->set_port(f.switch_index(sw), d, static_cast<uint8_t>(port_to(sw, to)));
+          }
+        };
+        set(b, on_e[0], x), set(x, on_e[0], a), set(a, on_e[0], y), set(y, on_e[0], e);
+        set(a, on_e[1], y), set(y, on_e[1], b), set(b, on_e[1], x), set(x, on_e[1], e);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Layered mode reads each destination's layers from a copy of up to 64 columns of the layer
+// matrix (VirtualLayers::CopyColumns) and seeds them a run of source LIDs at a time. On degraded
+// PGFTs with LMC 0..3 (source LIDs over several 64-LID blocks, the last block partial), random
+// min-hop tables with valleys that close a cycle in some (AddValleyCycle) and random layers,
+// the verdict, the dependency count, the cyclic layer and the cycle (and so the validation's
+// message) must equal a walk per (source LID, destination LID), with one thread and with two.
+TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
+  int cyclic = 0, acyclic = 0, partial = 0, validated = 0;
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    SCOPED_TRACE(seed);
+    PgftSpec spec;
+    ASSERT_TRUE(
+        ParsePgftSpec(seed % 2 ? "pgft:3;4,4,4;1,4,2;1,1,1" : "pgft:3;3,4,5;1,3,2;1,1,1", &spec)
+            .ok());
+    Fabric intact, f;
+    ASSERT_TRUE(GeneratePgft(spec, {}, &intact).ok());
+    LidOptions lid_options;
+    lid_options.lmc = static_cast<int>(seed % 4);
+    lid_options.lmc_switches = seed % 3 == 0;
+    ASSERT_TRUE(AssignLids(lid_options, &intact).ok());
+    ASSERT_TRUE(enginetest::Degrade(intact, 2 + static_cast<int>(seed % 5), 0, seed, &f));
+    ASSERT_GT(f.max_lid(), 64u);  // several blocks
+    partial += (f.max_lid() + 1) % 64 != 0;
+    std::mt19937_64 rng(seed * 7919);
+    LftSet lfts = testfab::MinHopLfts(f, &rng);
+    if (seed % 4 != 0) {
+      ASSERT_TRUE(AddValleyCycle(f, &lfts));
+    }
+    VirtualLayers layers;
+    layers.default_layer = static_cast<int>(seed % 2);
+    const int num_layers = 1 + static_cast<int>(seed % 3);
+    for (const PortRef& src : f.Endpoints()) {
+      for (Lid s = f.base_lid(src); s < f.base_lid(src) + (Lid{1} << f.lmc(src)); ++s) {
+        for (const PortRef& dst : f.Endpoints()) {
+          for (Lid d = f.base_lid(dst); d < f.base_lid(dst) + (Lid{1} << f.lmc(dst)); ++d) {
+            if (rng() % 4) layers.set(s, d, static_cast<int>(rng() % num_layers));
+          }
+        }
+      }
+    }
+    const Cdg cdg = NaiveCdg(f, lfts, &layers);
+    int first_cyclic = -1;
+    std::vector<PortId> cycle;
+    for (const auto& [layer, edges] : cdg) {
+      cycle = FirstCycle(f, edges);
+      if (!cycle.empty()) {
+        first_cyclic = layer;
+        break;
+      }
+    }
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(threads);
+      AnalysisOptions o;
+      o.what = kAnalyseDeadlock;
+      o.layers = &layers;
+      o.threads = threads;
+      AnalysisResult r;
+      ASSERT_TRUE(AnalyseRouting(f, lfts, o, &r).ok());
+      EXPECT_EQ(r.deadlock.layers, layers.num_layers());
+      EXPECT_EQ(r.deadlock.dependencies, EdgeCount(cdg));
+      EXPECT_EQ(r.deadlock.deadlock_free, first_cyclic < 0);
+      EXPECT_EQ(r.deadlock.cyclic_layer, first_cyclic);
+      EXPECT_EQ(r.deadlock.cycle, cycle);
+      ValidationOptions vo;
+      vo.threads = threads;
+      ValidationReport report;
+      const Status v = ValidateRouting(f, lfts, &layers, layers.num_layers(), vo, &report);
+      if (report.trace.unreachable > 0 || report.trace.loops > 0) continue;
+      ++validated;
+      EXPECT_EQ(v.ok(), first_cyclic < 0) << v.message();
+      if (first_cyclic >= 0) {
+        EXPECT_EQ(
+            v.message().rfind("invalid routing: virtual layer " + std::to_string(first_cyclic) +
+                                  " has a cyclic channel dependency: ",
+                              0),
+            0u)
+            << v.message();
+        EXPECT_EQ(report.deadlock.cycle, cycle);
+      }
+    }
+    (first_cyclic >= 0 ? cyclic : acyclic)++;
+  }
+  // Both verdicts, validation's messages, and tables whose last block of LIDs is partial.
+  EXPECT_GT(validated, 12);
+  EXPECT_GT(cyclic, 3);
+  EXPECT_GT(acyclic, 3);
+  EXPECT_GT(partial, 3);
 }
 
 }  // namespace

@@ -71,6 +71,21 @@ void VirtualLayers::SetRow(Lid src, std::vector<uint8_t> row) {
   rows_[src] = std::move(row);
 }
 
+// get() row by row; each row's segment is a cache (and TLB) miss: ask for a few rows ahead.
+void VirtualLayers::CopyColumns(Lid dst_first, Lid count, Lid num_src, uint8_t* out) const {
+  constexpr Lid kAhead = 16;
+  for (Lid src = 0; src < num_src; ++src) {
+    const Lid next = src + kAhead;
+    if (next < rows_.size() && dst_first < rows_[next].size()) {
+      const std::vector<uint8_t>& r = rows_[next];
+      __builtin_prefetch(r.data() + dst_first);
+      __builtin_prefetch(r.data() + std::min<size_t>(r.size() - 1, dst_first + count - 1));
+    }
+    uint8_t* row = out + static_cast<size_t>(src) * count;
+    for (Lid k = 0; k < count; ++k) row[k] = static_cast<uint8_t>(get(src, dst_first + k));
+  }
+}
+
 int VirtualLayers::num_layers() const {
   int highest = default_layer;
   for (const auto& row : rows_) {

@@ -81,6 +81,12 @@ class VirtualLayers {
     const uint8_t v = rows_[src][dst];
     return v == kUnlisted ? default_layer : v;
   }
+  /// Copies the layers of every source LID 0..num_src-1 to the destination LIDs
+  /// dst_first..dst_first+count-1, row by row: out[src * count + k] = get(src, dst_first + k)
+  /// (out holds num_src * count bytes). The deadlock check needs all sources of a destination
+  /// (a column: a cache miss per source LID read one by one); a few neighbouring columns read
+  /// at once share each row's cache line.
+  void CopyColumns(Lid dst_first, Lid count, Lid num_src, uint8_t* out) const;
   /// Highest layer used + 1 (default_layer included).
   int num_layers() const;
   /// Number of listed routes.
