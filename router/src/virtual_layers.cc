@@ -36,7 +36,7 @@ class Layerer {
   void Move(uint32_t route, int from, int to);
   uint32_t EdgeOf(int32_t c1, int32_t c2) const { return edge_base_[c1] + local_[c2]; }
   void Balance(int needed);
-  void Fill(VirtualLayers* out) const;
+  Status Fill(VirtualLayers* out) const;
 
   const Fabric& fabric_;
   const LftSet& lfts_;
@@ -297,86 +297,38 @@ void Layerer::Balance(int needed) {
   for (int l = 1; l < needed; ++l) base_[l] = base_[l - 1] + split_[l - 1];
 }
 
-void Layerer::Fill(VirtualLayers* out) const {
-  std::vector<std::pair<Lid, int>> sources;  // (LID, endpoint)
-  for (size_t e = 0; e < endpoints_.size(); ++e) {
-    const Lid base = fabric_.base_lid(endpoints_[e]);
-    if (base == 0 || leaf_[e] < 0) continue;
-    for (Lid k = 0; k < (Lid{1} << fabric_.lmc(endpoints_[e])); ++k) {
-      sources.push_back({base + k, static_cast<int>(e)});
-    }
+// Hands the layers over factored (see VirtualLayers): every source on one leaf switch follows the
+// same route to a destination LID, so one class byte per (source slot, destination LID) plus the
+// per-class spread says it all; the own-node rule is applied when the layers are read.
+Status Layerer::Fill(VirtualLayers* out) const {
+  VirtualLayers::Factored f;
+  f.lids = dests_.empty() ? 0 : dests_.back().first + 1;
+  f.source_slot.assign(f.lids, -1);
+  f.node.assign(f.lids, kNoNode);
+  for (const auto& [lid, e] : dests_) {
+    f.node[lid] = endpoints_[e].node;
+    if (leaf_[e] >= 0) f.source_slot[lid] = slot_of_switch_[leaf_[e]];
   }
-  std::sort(sources.begin(), sources.end());
-  // Per source slot, the layer of its route to each destination (kNone: no switch-to-switch
-  // channel), contiguous so the pair loop below streams.
-  constexpr uint8_t kNone = 0xFF;
-  const size_t num_dests = dests_.size();
-  std::vector<uint8_t> by_slot(slots_ * num_dests, kNone);
-  std::vector<NodeId> dest_node(num_dests);
-  std::vector<Lid> dest_lid(num_dests);
-  for (size_t d = 0; d < num_dests; ++d) {
-    dest_node[d] = endpoints_[dests_[d].second].node;
-    dest_lid[d] = dests_[d].first;
+  f.layer_class.assign(slots_ * f.lids, VirtualLayers::kUnlisted);
+  // Blocks of destinations, slot by slot: reads of layer_ stay within a block's routes and each
+  // slot's writes are one run of nearly consecutive LIDs.
+  constexpr size_t kBlock = 64;
+  const size_t blocks = (dests_.size() + kBlock - 1) / kBlock;
+  const int workers = internal::WorkerCount(opts_.threads, blocks, 4);
+  internal::ParallelFor(workers, blocks, 4, [&](int, size_t b) {
+    const size_t first = b * kBlock, last = std::min(dests_.size(), first + kBlock);
     for (size_t slot = 0; slot < slots_; ++slot) {
-      const size_t r = d * slots_ + slot;
-      if (offset_[r + 1] > offset_[r]) by_slot[slot * num_dests + d] = layer_[r];
-    }
-  }
-  // Each source LID's row is built on its own (in parallel: rows are independent, so the result
-  // does not depend on the thread count) and handed over whole: at 10k hosts that is 10^4 rows
-  // instead of 10^8 set() calls.
-  // A layer spread over k layers picks by (src + dst) mod k: per k in use, dst mod k per
-  // destination, so the pair loop adds two residues instead of dividing.
-  std::vector<std::vector<uint8_t>> dst_mod(16);
-  for (const int k : split_) {
-    if (k == 1 || !dst_mod[k].empty()) continue;
-    dst_mod[k].resize(num_dests);
-    for (size_t d = 0; d < num_dests; ++d)
-      dst_mod[k][d] = static_cast<uint8_t>(dests_[d].first % k);
-  }
-  std::vector<std::vector<uint8_t>> rows(sources.size());
-  constexpr size_t kRowChunk = 8;  // rows per work item (10^4 bytes each at 10k hosts)
-  const int workers = internal::WorkerCount(opts_.threads, sources.size(), kRowChunk);
-  internal::ParallelFor(workers, sources.size(), kRowChunk, [&](int, size_t i) {
-    const auto [src_lid, e] = sources[i];
-    const uint8_t* row = &by_slot[slot_of_switch_[leaf_[e]] * num_dests];
-    const NodeId node = endpoints_[e].node;
-    auto listed = [&](size_t d) { return row[d] != kNone && dest_node[d] != node; };
-    size_t end = num_dests;  // one past the highest listed destination
-    while (end > 0 && !listed(end - 1)) --end;
-    if (end == 0) return;
-    // Sized by the highest destination LID, as set() would size it.
-    std::vector<uint8_t> out_row(dests_[end - 1].first + 1, VirtualLayers::kUnlisted);
-    // Per layer l, in locals (the byte stores below may alias any member): its spread k, first
-    // layer, src mod k and the destinations' residues.
-    int k_of[16], base_of[16], src_mod[16];
-    const uint8_t* dst_mod_of[16];
-    for (size_t l = 0; l < 16; ++l) {
-      const int k = l < split_.size() ? split_[l] : 1;
-      k_of[l] = k;
-      base_of[l] = l < base_.size() ? base_[l] : 0;
-      src_mod[l] = static_cast<int>(src_lid % k);
-      dst_mod_of[l] = k > 1 ? dst_mod[k].data() : nullptr;
-    }
-    const NodeId* dnode = dest_node.data();
-    const Lid* dlid = dest_lid.data();
-    uint8_t* o = out_row.data();
-    for (size_t d = end; d-- > 0;) {  // highest first: a repeated LID keeps the lowest d's layer
-      const uint8_t l = row[d];
-      if (l == kNone || dnode[d] == node) continue;
-      const int k = k_of[l];
-      int layer = base_of[l];
-      if (k > 1) {
-        const int m = src_mod[l] + dst_mod_of[l][d];  // (src + dst) mod k
-        layer += m >= k ? m - k : m;
+      uint8_t* row = &f.layer_class[slot * f.lids];
+      for (size_t d = first; d < last; ++d) {
+        const size_t r = d * slots_ + slot;
+        if (offset_[r + 1] > offset_[r]) row[dests_[d].first] = layer_[r];
       }
-      o[dlid[d]] = static_cast<uint8_t>(layer);
     }
-    rows[i] = std::move(out_row);
   });
-  for (size_t i = 0; i < sources.size(); ++i) {
-    if (!rows[i].empty()) out->SetRow(sources[i].first, std::move(rows[i]));
-  }
+  f.spread.assign(split_.begin(), split_.end());
+  f.base.assign(base_.begin(), base_.end());
+  *out = VirtualLayers();
+  return out->SetFactored(std::move(f));
 }
 
 Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
@@ -419,8 +371,7 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
   }
   Balance(needed);
 
-  *out = VirtualLayers();
-  Fill(out);
+  SAR_RETURN_IF_ERROR(Fill(out));
   if (stats != nullptr) {
     stats->layers_needed = needed;
     stats->layers_used = base_[needed - 1] + split_[needed - 1];

@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include "engines/engine_test_util.h"
 #include "sar/deadlock.h"
 #include "test_fabrics.h"
 
@@ -22,7 +23,7 @@ std::set<std::pair<Lid, Lid>> CrossingPairs(const Fabric& f, const LftSet& lfts)
   std::set<std::pair<Lid, Lid>> pairs;
   for (const PortRef& src : f.Endpoints()) {
     for (const PortRef& dst : f.Endpoints()) {
-      if (src.node == dst.node) continue;
+      if (src.node == dst.node || f.base_lid(src) == 0 || f.base_lid(dst) == 0) continue;
       for (Lid d = f.base_lid(dst); d < f.base_lid(dst) + (Lid{1} << f.lmc(dst)); ++d) {
         const testfab::NaiveRoute r = testfab::NaiveWalk(f, lfts, src, d);
         bool crosses = false;
@@ -165,6 +166,153 @@ TEST(VirtualLayers, MaxLayersOutOfRangeIsInvalid) {
     opts.max_layers = n;
     EXPECT_EQ(AssignVirtualLayers(f, lfts, opts, &layers).code(), Status::Code::kInvalidArgument);
   }
+}
+
+// LIDs with holes: some endpoints get none (LID 0), gaps of unowned LIDs between the others,
+// switch LIDs after them with a few left out.
+void AssignGappyLids(std::mt19937_64* rng, int lmc, Fabric* f) {
+  f->ClearLids();
+  const Lid step = Lid{1} << lmc;
+  Lid next = step;
+  for (const PortRef& e : f->Endpoints()) {
+    if ((*rng)() % 8 == 0) continue;
+    next += step * static_cast<Lid>((*rng)() % 3);
+    ASSERT_TRUE(f->SetLid(e, next, lmc).ok());
+    next += step;
+  }
+  for (NodeId s : f->switches()) {
+    if ((*rng)() % 4 == 0) continue;
+    ASSERT_TRUE(f->SetLid({s, 0}, next++, 0).ok());
+  }
+}
+
+// The dense layers the Layerer's decisions stand for, written entry by entry through set(): the
+// class of each (source leaf switch, destination LID) and the classes' spreads, with which LIDs
+// share a leaf switch or a node taken from the Fabric, not from the factored parts.
+VirtualLayers DenseFromDecisions(const Fabric& f, const VirtualLayers::Factored& fac) {
+  VirtualLayers dense;
+  std::vector<int32_t> slot_of_leaf(f.num_nodes(), -1);
+  for (Lid src = 0; src <= f.max_lid(); ++src) {
+    const PortRef owner = f.lid_owner(src);
+    const PortRef leaf = owner.valid() ? f.peer(owner) : PortRef{};
+    if (!owner.valid() || f.is_switch(owner.node) || !leaf.valid() || !f.is_switch(leaf.node)) {
+      EXPECT_TRUE(src >= fac.lids || fac.source_slot[src] < 0) << "LID " << src;
+      continue;
+    }
+    EXPECT_LT(src, fac.lids);
+    if (src >= fac.lids) continue;
+    const int32_t slot = fac.source_slot[src];
+    EXPECT_GE(slot, 0) << "LID " << src;
+    if (slot < 0) continue;
+    if (slot_of_leaf[leaf.node] < 0) slot_of_leaf[leaf.node] = slot;
+    EXPECT_EQ(slot_of_leaf[leaf.node], slot) << "LIDs on one leaf switch share one slot";
+    for (Lid dst = 0; dst < fac.lids; ++dst) {
+      const uint8_t c = fac.layer_class[static_cast<size_t>(slot) * fac.lids + dst];
+      if (c == VirtualLayers::kUnlisted) continue;
+      const PortRef to = f.lid_owner(dst);
+      EXPECT_TRUE(to.valid() && !f.is_switch(to.node)) << "a class for LID " << dst;
+      if (!to.valid() || to.node == owner.node) continue;
+      dense.set(src, dst, fac.base[c] + static_cast<int>((src + dst) % fac.spread[c]));
+    }
+  }
+  // Every leaf switch has its own slot.
+  std::set<int32_t> slots;
+  int leaves = 0;
+  for (int32_t s : slot_of_leaf) {
+    if (s < 0) continue;
+    slots.insert(s);
+    ++leaves;
+  }
+  EXPECT_EQ(static_cast<int>(slots.size()), leaves);
+  return dense;
+}
+
+void ExpectSameLayers(const VirtualLayers& got, const VirtualLayers& want, Lid lids) {
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(got.num_layers(), want.num_layers());
+  for (Lid src = 0; src < lids; ++src) {
+    for (Lid dst = 0; dst < lids; ++dst) {
+      ASSERT_EQ(got.get(src, dst), want.get(src, dst)) << "(" << src << ", " << dst << ")";
+    }
+  }
+  const std::vector<VirtualLayers::Entry> a = got.Entries(), b = want.Entries();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].src, b[i].src) << i;
+    ASSERT_EQ(a[i].dst, b[i].dst) << i;
+    ASSERT_EQ(a[i].layer, b[i].layer) << i;
+  }
+  size_t i = 0;
+  got.ForEachEntry([&](const VirtualLayers::Entry& e) {
+    ASSERT_LT(i, b.size());
+    EXPECT_TRUE(e.src == b[i].src && e.dst == b[i].dst && e.layer == b[i].layer) << i;
+    ++i;
+  });
+  EXPECT_EQ(i, b.size());
+}
+
+// AssignVirtualLayers hands its result over factored (one class per leaf switch and destination
+// LID). On random degraded PGFTs (LMC 0..3) and irregular fabrics with dual-port HCAs, LIDs with
+// holes, layers spread by balancing: every read of the factored result equals the dense layers
+// its decisions stand for, for every pair (beyond the LID range too), and so do both after the
+// same mutations.
+TEST(VirtualLayers, FactoredResultReadsAsTheDenseLayersOfItsDecisions) {
+  std::mt19937_64 rng(16);
+  int spread = 0, cases = 0;
+  for (uint64_t seed = 1; seed <= 36; ++seed) {
+    SCOPED_TRACE(seed);
+    Fabric f;
+    const int lmc = static_cast<int>(seed % 4);
+    if (seed % 3 == 0) {
+      f = testfab::RandomIrregular(seed, 3, 12);
+    } else {
+      const Fabric intact = enginetest::Pgft(enginetest::RandomSpec(&rng), 0);
+      if (!enginetest::Degrade(intact, 1 + static_cast<int>(seed % 5), static_cast<int>(seed % 2),
+                               seed, &f)) {
+        continue;
+      }
+    }
+    AssignGappyLids(&rng, lmc, &f);
+    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    LayerOptions opts;
+    opts.max_layers = seed % 4 == 1 ? 15 : 3 + static_cast<int>(seed % 12);
+    opts.balance = seed % 5 != 0;
+    opts.threads = 1 + static_cast<int>(seed % 3);
+    VirtualLayers got;
+    LayerStats stats;
+    const Status st = AssignVirtualLayers(f, lfts, opts, &got, &stats);
+    if (st.code() == Status::Code::kFailed) continue;  // too few layers for this fabric
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_NE(got.factored(), nullptr);
+    spread += stats.layers_used > stats.layers_needed;
+    ++cases;
+    VirtualLayers want = DenseFromDecisions(f, *got.factored());
+    ASSERT_EQ(want.factored(), nullptr);
+    // The decisions list exactly the crossing pairs of distinct nodes.
+    std::set<std::pair<Lid, Lid>> listed;
+    for (const auto& e : want.Entries()) listed.insert({e.src, e.dst});
+    EXPECT_EQ(listed, CrossingPairs(f, lfts));
+    const Lid lids = f.max_lid() + 4;
+    ExpectSameLayers(got, want, lids);
+    got.default_layer = want.default_layer = 9;
+    ExpectSameLayers(got, want, lids);
+
+    // Mutations expand the factored form first.
+    VirtualLayers g2 = got, w2 = want;
+    const Lid a = static_cast<Lid>(rng() % lids), b = static_cast<Lid>(rng() % lids);
+    g2.set(a, b, 14);
+    w2.set(a, b, 14);
+    EXPECT_EQ(g2.factored(), nullptr);
+    ExpectSameLayers(g2, w2, lids);
+    VirtualLayers g3 = got, w3 = want;
+    std::vector<uint8_t> row(b + 1, VirtualLayers::kUnlisted);
+    row[b] = 3;
+    g3.SetRow(a, row);
+    w3.SetRow(a, row);
+    ExpectSameLayers(g3, w3, lids);
+  }
+  EXPECT_GE(cases, 24);
+  EXPECT_GE(spread, 10);  // balancing spread layers in most fabrics
 }
 
 }  // namespace
