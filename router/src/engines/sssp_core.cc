@@ -126,9 +126,7 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
     : fabric_(fabric), graph_(BuildSwitchGraph(fabric)), lfts_(fabric) {
   const size_t arcs = graph_.arc_to.size();
   const int n = graph_.num_switches;
-  load_.assign(arcs, Cost{});
-  packed_wt_.assign(arcs, 0);
-  packed_tw_.assign(arcs, 0);
+  packed_load_.assign(arcs, 0);
   const std::vector<uint32_t> capacity = fabric.ChannelCapacities();
   const uint64_t nominal =
       capacity.empty() ? 1 : *std::max_element(capacity.begin(), capacity.end());
@@ -140,7 +138,9 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   }
   hops_.assign(n, -1);
   pending_ports_.assign(kPendingSteps * n, LftSet::kNoRoute);
-  down_begin_.assign(n + 1, 0);
+  down_begin_.assign(n, 0);
+  down_end_.assign(n, 0);
+  down_first_arc_.assign(n, -1);
   for (int s = 0; s < n; ++s) degrees_.push_back(graph_.degree(s));
   std::sort(degrees_.begin(), degrees_.end());
   degrees_.erase(std::unique(degrees_.begin(), degrees_.end()), degrees_.end());
@@ -152,7 +152,6 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   choice_.assign(n, -1);
   all_count_.assign(n, 0);
   job_count_.assign(n, 0);
-  acc_.assign(n, 0);
   dests_of_node_.assign(fabric.num_nodes(), {});
   for (int e = 0; e < graph_.num_endpoint_dests; ++e) {
     dests_of_node_[graph_.dests[e].node].push_back(e);
@@ -175,33 +174,34 @@ void SsspRouter::SetJobs(std::vector<std::vector<int>> members) {
 void SsspRouter::Bfs(int root) {
   bfs_root_ = root;
   std::fill(hops_.begin(), hops_.end(), -1);
+  // Unreachable switches keep no candidates.
+  std::fill(down_begin_.begin(), down_begin_.end(), 0);
+  std::fill(down_end_.begin(), down_end_.end(), 0);
+  std::fill(down_first_arc_.begin(), down_first_arc_.end(), -1);
   order_.clear();
+  down_.clear();
+  level_begin_.clear();
   hops_[root] = 0;
   order_.push_back(root);
   for (size_t head = 0; head < order_.size(); ++head) {
     const int s = order_[head];
+    const int h = hops_[s];
+    if (head == 0 || h != hops_[order_[head - 1]]) level_begin_.push_back(static_cast<int>(head));
+    // Every switch of level h - 1 was found before s was: its arcs to them are its candidates.
+    down_begin_[s] = static_cast<int32_t>(down_.size());
     for (int a = graph_.arc_begin[s]; a < graph_.arc_begin[s + 1]; ++a) {
       const int t = graph_.arc_to[a];
-      if (hops_[t] >= 0) continue;
-      hops_[t] = hops_[s] + 1;
-      order_.push_back(t);
+      if (hops_[t] < 0) {
+        hops_[t] = h + 1;
+        order_.push_back(t);
+      } else if (hops_[t] == h - 1) {
+        down_.push_back({a, t});
+      }
     }
-  }
-  down_.clear();
-  for (int s = 0; s < graph_.num_switches; ++s) {
-    down_begin_[s] = static_cast<int32_t>(down_.size());
-    if (hops_[s] <= 0) continue;
-    const int begin = graph_.arc_begin[s];
-    for (int a = begin; a < graph_.arc_begin[s + 1]; ++a) {
-      const int t = graph_.arc_to[a];
-      if (hops_[t] == hops_[s] - 1) down_.push_back({a, t});
-    }
-  }
-  down_begin_[graph_.num_switches] = static_cast<int32_t>(down_.size());
-  level_begin_.clear();
-  for (size_t i = 0; i < order_.size(); ++i) {
-    if (i == 0 || hops_[order_[i]] != hops_[order_[i - 1]]) {
-      level_begin_.push_back(static_cast<int>(i));
+    down_end_[s] = static_cast<int32_t>(down_.size());
+    const int32_t count = down_end_[s] - down_begin_[s];
+    if (count > 0 && down_.back().arc - down_[down_begin_[s]].arc == count - 1) {
+      down_first_arc_[s] = down_[down_begin_[s]].arc;
     }
   }
   level_begin_.push_back(static_cast<int>(order_.size()));
@@ -215,6 +215,8 @@ void SsspRouter::FlushPorts() {
     for (size_t k = 0; k < pending_lids_.size(); ++k)
       row[pending_lids_[k]] = pending_ports_[k * n + s];
   }
+  std::fill(pending_ports_.begin(), pending_ports_.begin() + pending_lids_.size() * n,
+            LftSet::kNoRoute);
   pending_lids_.clear();
 }
 
@@ -235,7 +237,7 @@ template <bool kTotalFirst, bool kWeighted>
 void SsspRouter::ChooseArcOf(int s) {
   const int start = graph_.arc_begin[s] + rr_start_[graph_.degree(s)];
   const DownArc* const first = down_.data() + down_begin_[s];
-  const DownArc* const last = down_.data() + down_begin_[s + 1];
+  const DownArc* const last = down_.data() + down_end_[s];
   if (first == last) {
     choice_[s] = -1;
     cost_[s] = Cost{};
@@ -243,7 +245,6 @@ void SsspRouter::ChooseArcOf(int s) {
   }
   const DownArc* split = first;
   while (split != last && split->arc < start) ++split;
-  const Cost* const load = load_.data();
   const Cost* const cost = cost_.data();
   const uint64_t chunk = kWeighted ? chunk_ : 0;
   using U128 = unsigned __int128;
@@ -251,7 +252,7 @@ void SsspRouter::ChooseArcOf(int s) {
   int best_arc = -1;
   auto scan = [&](const DownArc* b, const DownArc* e) {
     for (; b != e; ++b) {
-      const Cost& arc = load[b->arc];
+      const Cost arc = Load(b->arc);
       const Cost& rest = cost[b->to];
       uint64_t w = rest.w + arc.w, t = rest.t + arc.t;
       if (kWeighted) {
@@ -282,39 +283,79 @@ void SsspRouter::ChooseArc(int s) {
 }
 
 void SsspRouter::AddLoad(int a, uint64_t w, uint64_t t) {
+  if (!wide_) {
+    const uint64_t p = packed_load_[a];
+    const uint64_t hw = (p >> 32) + w, lt = (p & 0xffffffffu) + t;
+    if (((hw | lt) >> 32) == 0) {
+      packed_load_[a] = hw << 32 | lt;
+      max_load_ = std::max(max_load_, std::max(hw, lt));
+      return;
+    }
+    GoWide();
+  }
   Cost& l = load_[a];
   l.w += w;
   l.t += t;
   max_load_ = std::max(max_load_, std::max(l.w, l.t));
-  // Meaningful only while max_load_ < 2^32 (Run checks before it uses them).
-  packed_wt_[a] = l.w << 32 | (l.t & 0xffffffffu);
-  packed_tw_[a] = l.t << 32 | (l.w & 0xffffffffu);
+}
+
+void SsspRouter::GoWide() {
+  load_.resize(packed_load_.size());
+  for (size_t a = 0; a < packed_load_.size(); ++a) load_[a] = Load(static_cast<int>(a));
+  wide_ = true;
+  packed_load_ = {};
 }
 
 template <bool kTotalFirst>
 void SsspRouter::ChoosePackedRange(int begin, int end) {
-  const uint64_t* const load = kTotalFirst ? packed_tw_.data() : packed_wt_.data();
+  const uint64_t* const packed = packed_load_.data();
+  // w << 32 | t as stored, or t << 32 | w (one rotation: both halves are below 2^32).
+  auto load = [packed](int a) {
+    const uint64_t v = packed[a];
+    return kTotalFirst ? (v << 32 | v >> 32) : v;
+  };
   uint64_t* const cost = packed_cost_.data();
   for (int i = begin; i < end; ++i) {
     const int u = order_[i];
     if (next_[u] >= 0) {
-      cost[u] = cost[graph_.arc_to[next_[u]]] + load[next_[u]];
+      cost[u] = cost[graph_.arc_to[next_[u]]] + load(next_[u]);
       continue;
     }
     // ChooseArcOf's scan in round-robin order, on packed costs. Branch-free: the split by
     // counting (the candidates are few), the minimum by selects; `best` starts above every
     // cost (Run keeps each half below 2^32 - 1), so the first of equal costs is kept.
     const int start = graph_.arc_begin[u] + rr_start_[graph_.degree(u)];
+    uint64_t best = ~uint64_t{0};
+    int best_arc = -1;
+    const int a0 = down_first_arc_[u];
+    if (a0 >= 0) {
+      // Consecutive candidates [a0, a1): from the start arc onward, then the ones before it.
+      const int a1 = a0 + (down_end_[u] - down_begin_[u]);
+      const int split = std::min(std::max(start, a0), a1);
+      const int* const to = graph_.arc_to.data();
+      auto scan = [&](int b, int e) {
+        for (; b != e; ++b) {
+          const uint64_t v = cost[to[b]] + load(b);
+          const bool better = v < best;
+          best_arc = better ? b : best_arc;
+          best = better ? v : best;
+        }
+      };
+      scan(split, a1);
+      scan(a0, split);
+      choice_[u] = best_arc;
+      next_[u] = best_arc;
+      cost[u] = best;
+      continue;
+    }
     const DownArc* const first = down_.data() + down_begin_[u];
-    const DownArc* const last = down_.data() + down_begin_[u + 1];
+    const DownArc* const last = down_.data() + down_end_[u];
     ptrdiff_t before = 0;
     for (const DownArc* b = first; b != last; ++b) before += b->arc < start;
     const DownArc* const split = first + before;
-    uint64_t best = ~uint64_t{0};
-    int best_arc = -1;
     auto scan = [&](const DownArc* b, const DownArc* e) {
       for (; b != e; ++b) {
-        const uint64_t v = cost[b->to] + load[b->arc];
+        const uint64_t v = cost[b->to] + load(b->arc);
         const bool better = v < best;
         best_arc = better ? b->arc : best_arc;
         best = better ? v : best;
@@ -356,7 +397,7 @@ SsspRouter::Cost SsspRouter::CostFrom(int s) {
   } else {
     // Successors first (they are one hop nearer the root), then the same choice as the
     // final pass makes.
-    for (int i = down_begin_[s]; i < down_begin_[s + 1]; ++i) CostFrom(down_[i].to);
+    for (int i = down_begin_[s]; i < down_end_[s]; ++i) CostFrom(down_[i].to);
     cost_[bfs_root_] = Cost{};
     ChooseArc(s);
   }
@@ -423,7 +464,7 @@ void SsspRouter::Run(const SsspStep& step) {
   if (d.sw < 0 || d.base_lid == 0 || lid > lfts_.max_lid()) return;
   if (bfs_root_ != d.sw) Bfs(d.sw);
   const int root = d.sw;
-  std::fill(next_.begin(), next_.end(), -1);
+  // next_ is all -1 here: the end of Run resets the switches it set.
   CountSources(d, step.intra_job);
   // The round-robin key: the step count for a base LID; base key + offset for the extra LMC
   // LIDs, so that the LIDs of one port start their tie-breaks on different arcs even when they
@@ -473,7 +514,7 @@ void SsspRouter::Run(const SsspStep& step) {
   packed_cost_[root] = 0;
   // Packed when no path cost's half can reach 2^32 - 1: at most (levels - 1) arcs of max_load_.
   const uint64_t depth = std::max<uint64_t>(1, level_begin_.size() - 2);
-  packed_pass_ = !weighted_ && max_load_ <= uint64_t{0xfffffffeu} / depth;
+  packed_pass_ = !wide_ && !weighted_ && max_load_ <= uint64_t{0xfffffffeu} / depth;
   // Level by level (order_[0] is the root): a level's switches read only the level before.
   for (size_t l = 1; l + 1 < level_begin_.size(); ++l) {
     const int begin = level_begin_[l], end = level_begin_[l + 1];
@@ -484,28 +525,25 @@ void SsspRouter::Run(const SsspStep& step) {
     }
   }
 
-  for (int s = 0; s < graph_.num_switches; ++s) {
-    uint8_t port = LftSet::kNoRoute;
-    if (s == root) {
-      port = d.sw_port;
-    } else if (next_[s] >= 0) {
-      port = graph_.arc_port[next_[s]];
-    }
-    pending_ports_[pending_lids_.size() * graph_.num_switches + s] = port;
-  }
-  pending_lids_.push_back(lid);
-  if (pending_lids_.size() == kPendingSteps) FlushPorts();
   total_first_ = false;
 
-  // Raise the weights by the routes each channel now carries (subtree sums, farthest first).
-  for (size_t i = 0; i < order_.size(); ++i) acc_[order_[i]] = all_count_[order_[i]];
+  // One pass over the tree, farthest switches first: record each switch's port, raise the
+  // weights by the routes each channel now carries (all_count_ becomes the subtree sums: nothing
+  // reads the counts after this), and reset next_ for the next step.
+  uint8_t* const ports = pending_ports_.data() + pending_lids_.size() * graph_.num_switches;
+  uint64_t* const acc = all_count_.data();
   for (size_t i = order_.size(); i-- > 1;) {
     const int u = order_[i];
     const int a = next_[u];
-    const uint64_t add = acc_[u] * unit_[a];
+    ports[u] = graph_.arc_port[a];
+    const uint64_t add = acc[u] * unit_[a];
     AddLoad(a, step.intra_job ? 0 : add, add);
-    acc_[graph_.arc_to[a]] += acc_[u];
+    acc[graph_.arc_to[a]] += acc[u];
+    next_[u] = -1;
   }
+  ports[root] = d.sw_port;
+  pending_lids_.push_back(lid);
+  if (pending_lids_.size() == kPendingSteps) FlushPorts();
   ++counter_;
 }
 

@@ -59,6 +59,7 @@ class SsspRouter {
   // The tables are per switch (one row of LIDs each) and a step writes one LID of every switch:
   // steps' columns wait in pending_ports_ and are written kPendingSteps at a time, switch by
   // switch, so consecutive LIDs share a cache line instead of a miss per switch and step.
+  // Unwritten entries hold kNoRoute (a step writes only the switches its BFS reaches).
   void FlushPorts();
   static constexpr size_t kPendingSteps = 64;
   std::vector<Lid> pending_lids_;
@@ -78,10 +79,10 @@ class SsspRouter {
   template <bool kTotalFirst>
   void ChoosePackedRange(int begin, int end);
   bool packed_pass_ = false;
-  std::vector<uint64_t> packed_wt_, packed_tw_;  // per arc: load w << 32 | t, and t << 32 | w
-  std::vector<uint64_t> packed_cost_;            // per switch, in packed_pass_
-  uint64_t max_load_ = 0;                        // the largest w or t of any arc
-  void AddLoad(int a, uint64_t w, uint64_t t);   // raises load_ and its packed forms
+  std::vector<uint64_t> packed_cost_;           // per switch, in packed_pass_
+  uint64_t max_load_ = 0;                       // the largest w or t of any arc
+  void AddLoad(int a, uint64_t w, uint64_t t);  // raises the arc's load (packed or wide)
+  void GoWide();                                // moves the loads from packed_load_ to load_
   // The worker threads of ChooseRange (null: one thread); they live as long as the router.
   class Pool;
   std::unique_ptr<Pool> pool_;
@@ -96,8 +97,18 @@ class SsspRouter {
   SwitchGraph graph_;
   LftSet lfts_;
   // Per arc: w = the DFSSSP weight (routes that count), t = every route placed so far
-  // (tie-breaker); side by side because the arc choice reads both.
+  // (tie-breaker). While both fit in 32 bits (always, short of ~10^5 hosts' worth of routes on
+  // one channel) they are one word w << 32 | t in packed_load_: a raise touches one 8-byte word,
+  // the whole array (1 MB at 45k hosts) stays in a core's L2 cache, and the packed pass reads it
+  // as is (t << 32 | w, for the job phase's order, is its rotation). The first raise that would
+  // overflow a half moves every load to the two-word load_ for good (wide_).
+  std::vector<uint64_t> packed_load_;
   std::vector<Cost> load_;
+  bool wide_ = false;
+  Cost Load(int a) const {
+    if (wide_) return load_[a];
+    return Cost{packed_load_[a] >> 32, packed_load_[a] & 0xffffffffu};
+  }
   // Capacity weighting, all of it. unit_: per arc, what one route adds to load_ (w and t),
   // kUnitWeight x nominal rate / the channel's rate, so a slow cable fills up sooner. With
   // `weighted_` (some link below the nominal rate) an arc also costs half the routes about to
@@ -114,7 +125,8 @@ class SsspRouter {
   void PlaceSourcesOneByOne(bool intra_job);
   Cost ArcCost(int a) const {
     const uint64_t extra = weighted_ ? chunk_ * unit_[a] / 2 : 0;
-    return Cost{load_[a].w + extra, load_[a].t + extra};
+    const Cost l = Load(a);
+    return Cost{l.w + extra, l.t + extra};
   }
   uint64_t counter_ = 0;  // steps so far
   uint64_t rr_key_ = 0;   // this step's round-robin tie-break key (see Run)
@@ -132,15 +144,21 @@ class SsspRouter {
   std::vector<int> level_begin_;  // per hop count: its first index in order_; then order_.size()
   std::vector<int> hops_;
   // Per BFS root: the arcs of each switch that lead one hop nearer the root (its successors in
-  // the shortest-path DAG), in arc order; switch s's are down_[down_begin_[s], down_begin_[s+1]).
-  // Built with the BFS and reused while consecutive destinations share it, so the arc choice
-  // scans only these instead of every arc of the switch.
+  // the shortest-path DAG), in arc order; switch s's are down_[down_begin_[s], down_end_[s]).
+  // Built in the BFS's own pass (when a switch is taken from the queue, the level before it is
+  // complete) and reused while consecutive destinations share it, so the arc choice scans only
+  // these instead of every arc of the switch. Laid out in BFS order, as the final pass reads
+  // them.
   struct DownArc {
     int32_t arc;  // index into graph_.arc_to (the switch's arcs are contiguous and ascending)
     int32_t to;
   };
-  std::vector<int32_t> down_begin_;
+  std::vector<int32_t> down_begin_, down_end_;
   std::vector<DownArc> down_;
+  // Per switch: its first candidate arc when its candidates are consecutive arcs (the usual
+  // case: a switch's up-ports are its last ports), else -1. The packed pass then reads the
+  // arcs' loads and graph_.arc_to in place, and the round-robin split is a clamp.
+  std::vector<int32_t> down_first_arc_;
   std::vector<int> degrees_;   // the distinct switch degrees
   std::vector<int> rr_start_;  // per degree: rr_key_ mod degree (SetRoundRobinStarts)
   std::vector<int> next_;      // per switch: arc chosen towards the root, -1 = none
@@ -148,9 +166,10 @@ class SsspRouter {
   std::vector<uint32_t> memo_;  // per switch: epoch_ when cost_/choice_ were computed
   std::vector<int> choice_;
   uint32_t epoch_ = 0;
-  std::vector<uint64_t> all_count_;  // per switch: source endpoints for this destination
+  // Per switch: source endpoints for this destination; at the end of Run, the routes through
+  // the switch (subtree sums).
+  std::vector<uint64_t> all_count_;
   std::vector<uint64_t> job_count_;  // per switch: sources sharing a job with it
-  std::vector<uint64_t> acc_;        // per switch: routes through it (subtree sums)
   std::vector<int> job_switches_;
   std::vector<int> sources_;    // capacity weighting: switches with routes left to place
   std::vector<uint32_t> seen_;  // per endpoint dest: epoch of the last job count
