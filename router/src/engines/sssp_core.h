@@ -41,6 +41,11 @@ class SsspRouter {
   const std::vector<uint64_t>& arc_units() const { return unit_; }
   /// Routes one destination LID from every switch and raises the weights.
   void Run(const SsspStep& step);
+  /// Keeps the loads in the two-word form from now on, as a fabric does once some channel's
+  /// load passes 2^32 (GoWide). For tests: the tables must be those of the packed form.
+  void UseWideLoads() {
+    if (!wide_) GoWide();
+  }
   LftSet TakeLfts() {
     FlushPorts();
     return std::move(lfts_);

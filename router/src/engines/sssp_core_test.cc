@@ -217,5 +217,35 @@ TEST(SsspRouter, IntraJobStepsSpreadOneDestinationsLeavesOverSpines) {
   }
 }
 
+// The packed loads (one word w << 32 | t per arc) give way to two words per arc once a half would
+// pass 2^32, which needs ~67M routes on one channel: far beyond a test fabric. Forced
+// halfway (after some job steps), the two-word loads and the two-word arc choice must give the
+// same tables, in plain and in job steps (which compare t before w).
+TEST(SsspRouter, WideLoadsRouteAsThePackedOnes) {
+  const Fabric intact = Generated("pgft:3;4,6,6;1,6,6;1,1,1", 1);
+  Fabric f;
+  ASSERT_TRUE(enginetest::Degrade(intact, 9, 1, 3, &f));
+  auto route = [&f](bool wide) {
+    SsspRouter router(f);
+    const SwitchGraph& g = router.graph();
+    // Two jobs over every third and every fifth host; their members go first as job steps.
+    std::vector<int> a, b;
+    for (int e = 0; e < g.num_endpoint_dests; ++e) {
+      if (e % 3 == 0) a.push_back(e);
+      if (e % 5 == 1) b.push_back(e);
+    }
+    router.SetJobs({a, b});
+    for (int e : a) router.Run({e, 0, true});
+    // Switched with loads in place, as a fabric switches halfway through its steps.
+    if (wide) router.UseWideLoads();
+    for (int e : b) router.Run({e, 0, true});
+    for (const SsspStep& step : AllSteps(g)) router.Run(step);
+    return router.TakeLfts();
+  };
+  const LftSet packed = route(false), wide = route(true);
+  ASSERT_TRUE(packed.CheckFits(f).ok());
+  EXPECT_TRUE(packed == wide) << "the two-word loads chose other arcs";
+}
+
 }  // namespace
 }  // namespace sar::internal
