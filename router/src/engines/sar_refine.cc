@@ -46,7 +46,7 @@ class Refiner {
     }
     hops_of_root_.assign(n, {});
     order_of_root_.assign(n, {});
-    level_begin_of_root_.assign(n, {});
+    pos_of_root_.assign(n, {});
   }
 
   ~Refiner() {
@@ -181,11 +181,9 @@ class Refiner {
         }
       }
     }
-    std::vector<int>& begin = level_begin_of_root_[root];
-    for (size_t i = 0; i < q.size(); ++i) {
-      if (i == 0 || h[q[i]] != h[q[i - 1]]) begin.push_back(static_cast<int>(i));
-    }
-    begin.push_back(static_cast<int>(q.size()));  // the end of the last level
+    std::vector<int>& pos = pos_of_root_[root];
+    pos.assign(g_.num_switches, -1);
+    for (size_t i = 0; i < q.size(); ++i) pos[q[i]] = static_cast<int>(i);
     return h;
   }
 
@@ -385,15 +383,22 @@ class Refiner {
     crossing.clear();
     crossing.push_back(from);
     sc->crossing_epoch[from] = epoch;
-    const std::vector<int>& order = order_of_root_[root];
-    for (size_t at = level_begin_of_root_[root][level_h + 1]; at < order.size(); ++at) {
-      const int u = order[at];
-      const int x = next[u];
-      if (x >= 0 && sc->crossing_epoch[g_.arc_to[x]] == epoch) {
-        sc->crossing_epoch[u] = epoch;
-        crossing.push_back(u);
+    // Found upstream from `from` (a switch u crosses h when its next hop is a switch that does)
+    // over the cables' reverse arcs, instead of a scan of every switch beyond h's level: the
+    // upstream part is often a small share of the tree. Then put in the root's BFS order.
+    const std::vector<int>& pos = pos_of_root_[root];
+    for (size_t i = 0; i < crossing.size(); ++i) {
+      const int v = crossing[i];
+      for (int b = g_.arc_begin[v]; b < g_.arc_begin[v + 1]; ++b) {
+        const int u = g_.arc_to[b];
+        if (next[u] == g_.arc_reverse[b] && sc->crossing_epoch[u] != epoch) {
+          sc->crossing_epoch[u] = epoch;
+          crossing.push_back(u);
+        }
       }
     }
+    std::sort(crossing.begin() + 1, crossing.end(),
+              [&pos](int a, int b) { return pos[a] < pos[b]; });
     sc->suffix_arcs.clear();
     for (int w = arcs_[h].to, k = level_h - 1; k >= 0; --k) {
       below_h[k] = w;
@@ -560,8 +565,8 @@ class Refiner {
   std::vector<int> arc_of_port_;  // switch * 256 + port -> arc
   std::vector<ArcState> arcs_;
   std::vector<std::vector<int>> hops_of_root_;
-  std::vector<std::vector<int>> order_of_root_;        // switches by hops from the root (BFS order)
-  std::vector<std::vector<int>> level_begin_of_root_;  // per root, per hop count: first in order
+  std::vector<std::vector<int>> order_of_root_;  // switches by hops from the root (BFS order)
+  std::vector<std::vector<int>> pos_of_root_;    // per root, per switch: place in order
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<Tree> trees_;
   std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc's tail] == arc
