@@ -15,6 +15,11 @@ namespace {
 // CDG nodes are the switch-to-switch channels; the dependency c1 -> c2 has c2 leaving the
 // switch c1 enters, so it is numbered edge_base_[c1] + (c2's position among that switch's
 // outgoing channels), giving dense per-layer counters of the routes using each dependency.
+//
+// The walk only marks which dependencies are used (one bit each: the set stays in a core's L2,
+// where a counter per dependency, 24 MB at 45k hosts, missed the cache on nearly every route
+// hop). Counts are needed only to break cycles, so they are taken from the stored routes when
+// the used set has a cycle; an acyclic first layer (fat trees) never counts.
 class Layerer {
  public:
   Layerer(const Fabric& fabric, const LftSet& lfts, const LayerOptions& opts)
@@ -24,13 +29,17 @@ class Layerer {
 
  private:
   void Prepare();
-  void WalkOne(size_t d, std::vector<uint32_t>* counts, const int32_t* next,
+  void WalkOne(size_t d, std::vector<uint64_t>* used, const int32_t* next,
                std::vector<int32_t>* channels);
   // Walks the routes to dests_[block * walk_block_, +walk_block_) once: their block-relative
-  // offsets, their channels (block_channels_[block]) and the dependency counts. `next` and
-  // `channels`: the worker's scratch.
-  void Walk(size_t block, std::vector<uint32_t>* counts, std::vector<int32_t>* next,
+  // offsets, their channels (block_channels_[block]) and the dependencies they use (a bit per
+  // dependency in `used`). `next` and `channels`: the worker's scratch.
+  void Walk(size_t block, std::vector<uint64_t>* used, std::vector<int32_t>* next,
             std::vector<int32_t>* channels);
+  // Whether the dependencies marked in `used` close a cycle.
+  bool HasCycle(const std::vector<uint64_t>& used) const;
+  // count_[0]: the routes using each dependency, from the stored routes.
+  void CountFirstLayer(int threads);
   // Destinations walked together: their LIDs are (nearly) consecutive, so reading their next
   // hops switch by switch reads one cache line of each switch's table instead of one per LID.
   static constexpr size_t kWalkBlock = 32;
@@ -143,31 +152,40 @@ void Layerer::Prepare() {
   slots_ = switch_of_slot_.size();
 }
 
-void Layerer::Walk(size_t block, std::vector<uint32_t>* counts, std::vector<int32_t>* next_block,
+void Layerer::Walk(size_t block, std::vector<uint64_t>* used, std::vector<int32_t>* next_block,
                    std::vector<int32_t>* channels) {
   const size_t first = block * walk_block_;
   const size_t count = std::min(walk_block_, dests_.size() - first);
   const int n = fabric_.num_switches();
   // The next inter-switch channel of every switch towards each LID (-1: the route leaves the
   // switch fabric or ends here): next_block[i * n + s] for dests_[first + i].
+  // The block's LIDs are one or two cache lines of each switch's table, a miss per switch:
+  // fetch them a few switches ahead.
+  constexpr int kAhead = 8;
+  const Lid lo = std::min(dests_[first].first, lfts_.max_lid());
+  const Lid hi = std::min(dests_[first + count - 1].first, lfts_.max_lid());
   for (int s = 0; s < n; ++s) {
+    if (s + kAhead < n) {
+      __builtin_prefetch(lfts_.row(s + kAhead) + lo);
+      __builtin_prefetch(lfts_.row(s + kAhead) + hi);
+    }
     const NodeId node = fabric_.switches()[s];
     const int ports = fabric_.num_ports(node);
+    const int32_t* compact = &compact_[fabric_.port_id(node, 0)];
     for (size_t i = 0; i < count; ++i) {
       const uint8_t port = lfts_.port(s, dests_[first + i].first);
-      (*next_block)[i * n + s] =
-          port == 0 || port > ports ? -1 : compact_[fabric_.port_id(node, port)];
+      (*next_block)[i * n + s] = port == 0 || port > ports ? -1 : compact[port];
     }
   }
   channels->clear();
   offset_[first * slots_ + block] = 0;
   for (size_t i = 0; i < count; ++i) {
-    WalkOne(first + i, counts, &(*next_block)[i * n], channels);
+    WalkOne(first + i, used, &(*next_block)[i * n], channels);
   }
   block_channels_[block].assign(channels->begin(), channels->end());
 }
 
-void Layerer::WalkOne(size_t d, std::vector<uint32_t>* counts, const int32_t* next,
+void Layerer::WalkOne(size_t d, std::vector<uint64_t>* used, const int32_t* next,
                       std::vector<int32_t>* channels) {
   const NodeId dest_node = endpoints_[dests_[d].second].node;
   const int n = fabric_.num_switches();
@@ -191,11 +209,68 @@ void Layerer::WalkOne(size_t d, std::vector<uint32_t>* counts, const int32_t* ne
         break;
       }
       channels->push_back(c);
-      if (prev >= 0) ++(*counts)[EdgeOf(prev, c)];
+      if (prev >= 0) {
+        const uint32_t e = EdgeOf(prev, c);
+        (*used)[e >> 6] |= uint64_t{1} << (e & 63);
+      }
       prev = c;
       s = head_[c];
     }
     offset_[r + b + 1] = static_cast<uint32_t>(channels->size());
+  }
+}
+
+bool Layerer::HasCycle(const std::vector<uint64_t>& used) const {
+  enum : uint8_t { kWhite, kGray, kBlack };
+  auto is_used = [&](uint32_t e) { return (used[e >> 6] >> (e & 63)) & 1; };
+  std::vector<uint8_t> color(channel_.size(), kWhite);
+  struct Frame {
+    int32_t c;
+    int32_t next;  // position of the next dependency to try among head's channels
+  };
+  std::vector<Frame> stack;
+  for (size_t root = 0; root < channel_.size(); ++root) {
+    if (color[root] != kWhite) continue;
+    color[root] = kGray;
+    stack.push_back({static_cast<int32_t>(root), 0});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const int h = head_[top.c];
+      const int deg = out_begin_[h + 1] - out_begin_[h];
+      while (top.next < deg && !is_used(edge_base_[top.c] + top.next)) ++top.next;
+      if (top.next == deg) {
+        color[top.c] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      const int32_t u = out_chan_[out_begin_[h] + top.next];
+      ++top.next;
+      if (color[u] == kGray) return true;
+      if (color[u] == kWhite) {
+        color[u] = kGray;
+        stack.push_back({u, 0});
+      }
+    }
+  }
+  return false;
+}
+
+void Layerer::CountFirstLayer(int threads) {
+  const size_t blocks = block_channels_.size();
+  const int workers = internal::WorkerCount(threads, blocks, 1);
+  std::vector<std::vector<uint32_t>> counts(workers, std::vector<uint32_t>(num_edges_, 0));
+  internal::ParallelFor(workers, blocks, 1, [&](int w, size_t b) {
+    std::vector<uint32_t>& count = counts[w];
+    const size_t last = std::min(dests_.size(), (b + 1) * walk_block_);
+    for (size_t r = b * walk_block_ * slots_; r < last * slots_; ++r) {
+      uint32_t length = 0;
+      const int32_t* ch = RouteChannels(r, b, &length);
+      for (uint32_t i = 1; i < length; ++i) ++count[EdgeOf(ch[i - 1], ch[i])];
+    }
+  });
+  count_[0] = std::move(counts[0]);
+  for (int w = 1; w < workers; ++w) {
+    for (uint32_t e = 0; e < num_edges_; ++e) count_[0][e] += counts[w][e];
   }
 }
 
@@ -383,24 +458,27 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
   std::vector<std::vector<int32_t>> next(
       workers, std::vector<int32_t>(walk_block_ * fabric_.num_switches(), -1));
   std::vector<std::vector<int32_t>> scratch(workers);
-  std::vector<std::vector<uint32_t>> counts(workers, std::vector<uint32_t>(num_edges_, 0));
+  std::vector<std::vector<uint64_t>> used(workers, std::vector<uint64_t>((num_edges_ + 63) / 64));
   internal::ParallelFor(workers, blocks, 1,
-                        [&](int w, size_t b) { Walk(b, &counts[w], &next[w], &scratch[w]); });
+                        [&](int w, size_t b) { Walk(b, &used[w], &next[w], &scratch[w]); });
   next.clear();
   scratch.clear();
   if (loop_.load()) {
     return Status::Failed("the route to LID " + std::to_string(dests_[loop_dest_.load()].first) +
                           " loops; virtual layers cannot make a looping route deadlock-free");
   }
-  count_.assign(opts_.max_layers, {});
-  count_[0] = std::move(counts[0]);
   for (int w = 1; w < workers; ++w) {
-    for (uint32_t e = 0; e < num_edges_; ++e) count_[0][e] += counts[w][e];
+    for (size_t i = 0; i < used[0].size(); ++i) used[0][i] |= used[w][i];
   }
+  const bool cyclic = HasCycle(used[0]);
+  used.clear();
+  count_.assign(opts_.max_layers, {});
   layer_.assign(routes, 0);
 
   int needed = 1;
-  for (int l = 0; l < opts_.max_layers; ++l) {
+  // An acyclic first layer keeps every route; BreakCycles would find nothing to move.
+  if (cyclic) CountFirstLayer(opts_.threads);
+  for (int l = 0; cyclic && l < opts_.max_layers; ++l) {
     if (count_[l].empty()) break;
     needed = l + 1;
     SAR_RETURN_IF_ERROR(BreakCycles(l, l + 1 == opts_.max_layers));

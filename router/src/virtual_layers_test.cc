@@ -336,5 +336,45 @@ TEST(VirtualLayers, FactoredResultReadsAsTheDenseLayersOfItsDecisions) {
   EXPECT_GE(spread, 10);  // balancing spread layers in most fabrics
 }
 
+// The layerer counts routes per dependency only when the dependencies its walk marked close a
+// cycle; an acyclic first layer is kept as it is. On random degraded PGFTs (LMC 0..3) and
+// irregular fabrics, that decision must agree with an independent CDG check of the unlayered
+// routes: one layer and nothing broken exactly when the single-layer routing is deadlock-free.
+// (Not asserted here: that the layered result is deadlock-free. With these gappy LIDs, seeds 11
+// and 33 give layers CheckDeadlock finds cyclic, with the counting code of main too: open.)
+TEST(VirtualLayers, FirstLayerIsCountedExactlyWhenItsDependenciesHaveACycle) {
+  std::mt19937_64 rng(61);
+  int acyclic = 0, cyclic = 0;
+  for (uint64_t seed = 1; seed <= 48; ++seed) {
+    SCOPED_TRACE(seed);
+    Fabric f;
+    const int lmc = static_cast<int>(seed % 4);
+    if (seed % 4 == 0) {
+      f = testfab::RandomIrregular(seed, 3, 12);
+    } else {
+      const Fabric intact = enginetest::Pgft(enginetest::RandomSpec(&rng), 0);
+      if (!enginetest::Degrade(intact, static_cast<int>(seed % 6), static_cast<int>(seed % 2), seed,
+                               &f)) {
+        continue;
+      }
+    }
+    AssignGappyLids(&rng, lmc, &f);
+    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    DeadlockReport single;
+    ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &single).ok());
+    LayerOptions opts;
+    opts.max_layers = 15;
+    opts.threads = 1 + static_cast<int>(seed % 3);
+    VirtualLayers layers;
+    LayerStats stats;
+    ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok());
+    EXPECT_EQ(stats.layers_needed == 1, single.deadlock_free);
+    EXPECT_EQ(stats.cycles_broken == 0, single.deadlock_free);
+    (single.deadlock_free ? acyclic : cyclic) += 1;
+  }
+  EXPECT_GE(acyclic, 8);
+  EXPECT_GE(cyclic, 3);
+}
+
 }  // namespace
 }  // namespace sar
