@@ -1,8 +1,13 @@
 #include "engines/sar_refine.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <unordered_map>
 
@@ -11,14 +16,36 @@
 namespace sar::internal {
 namespace {
 
-// One job destination's tree: next arc per switch (-1: the root or no route), and the routes
-// each switch forwards (its own sources plus everything upstream), intra-job and all.
+// One job destination's tree. Its next hops and flows live in the Refiner's flat arrays
+// (next_, flow_eff_, flow_all_ at [tree * num_switches + switch]): one allocation for all trees
+// instead of three per tree. The next hop of a switch is its arc's offset among the switch's
+// arcs (kNoArc: the root or no route; a switch has at most kMaxPorts < 255 arcs), the flows the
+// routes each switch forwards (its own sources plus everything upstream), intra-job and all.
 struct Tree {
   int dest = 0;  // index into g.dests
-  std::vector<int> next;
-  std::vector<uint32_t> flow_eff;
-  std::vector<uint32_t> flow_all;
 };
+constexpr uint8_t kNoArc = 0xFF;
+
+// Load's arrays (tens of MB at 10k hosts), uninitialised (every entry is written before it is
+// read) and in 2 MB pages where the kernel allows it (THP "madvise"): first touching 4 KB pages
+// one fault at a time cost Load as much as its work.
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+template <class T>
+using BigArray = std::unique_ptr<T[], FreeDeleter>;
+template <class T>
+BigArray<T> Big(size_t n) {
+  constexpr size_t kHuge = size_t{2} << 20, kLine = 64;
+  const size_t align = n * sizeof(T) >= kHuge ? kHuge : kLine;
+  const size_t bytes = std::max((n * sizeof(T) + align - 1) / align * align, align);
+  void* p = std::aligned_alloc(align, bytes);
+  if (p == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (align == kHuge) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: 4 KB pages if refused
+#endif
+  return BigArray<T>(static_cast<T*>(p));
+}
 
 // Per arc, what the candidate walk reads at each step, in one 32-byte record (one cache line
 // per step instead of one per array): the loads per unit of capacity ([0] effective, [1]
@@ -36,11 +63,9 @@ class Refiner {
       : g_(g), jobs_(jobs), lfts_(lfts) {
     base_ = unit.empty() ? 1 : *std::min_element(unit.begin(), unit.end());
     const int n = g.num_switches;
-    arc_of_port_.assign(static_cast<size_t>(n) * 256, -1);
     arcs_.assign(g.arc_to.size(), ArcState{});
     for (int s = 0; s < n; ++s) {
       for (int a = g.arc_begin[s]; a < g.arc_begin[s + 1]; ++a) {
-        arc_of_port_[static_cast<size_t>(s) * 256 + g.arc_port[a]] = a;
         arcs_[a] = {{0, 0}, unit.empty() ? 1 : unit[a], g.arc_to[a], s};
       }
     }
@@ -75,39 +100,189 @@ class Refiner {
     return count;
   }
 
-  void Load() {
+  // Reads every job destination's tree from the tables and adds the routes' loads to arcs_.
+  // The tables are read row by row (LftSet keeps one switch's LIDs together) for kLoadChunk
+  // destinations at a time, not a column per destination (a cache miss per switch and
+  // destination); the flows are passed on in the root's BFS order, farthest first. Chunks run
+  // on `threads` workers, each summing flows per arc into its own array, merged at the end
+  // (sums: the result does not depend on which worker did what, and unit x sum of flows is the
+  // sum of unit x flow, mod 2^64); the trees stay in destination order.
+  void Load(int threads) {
     const int n = g_.num_switches;
-    std::vector<uint32_t> src_eff(n), src_all(n);
-    std::vector<uint32_t> seen(g_.num_endpoint_dests, 0);
-    uint32_t epoch = 0;
+    const size_t ns = static_cast<size_t>(n);
+    std::vector<int> cand;  // endpoint destinations the tables route
     for (int e = 0; e < g_.num_endpoint_dests; ++e) {
       const Destination& d = g_.dests[e];
       if (d.sw < 0 || d.base_lid == 0 || d.base_lid > lfts_->max_lid()) continue;
-      for (int s = 0; s < n; ++s) src_all[s] = g_.hcas_on_switch[s];
-      std::fill(src_eff.begin(), src_eff.end(), 0);
-      for (int o : dests_of_node_[d.node]) {  // d's own node sends it nothing
-        if (g_.dests[o].sw >= 0) --src_all[g_.dests[o].sw];
+      cand.push_back(e);
+      Hops(d.sw);  // now: the workers only read them
+    }
+    // Per switch and port, the offset of its arc among the switch's arcs (kNoArc: no arc, and
+    // ports 0 and kNoRoute, which are no next hop).
+    std::vector<uint8_t> offset_of_port(ns * 256, kNoArc);
+    for (int s = 0; s < n; ++s) {
+      for (int a = g_.arc_begin[s]; a < g_.arc_begin[s + 1]; ++a) {
+        offset_of_port[s * size_t{256} + g_.arc_port[a]] =
+            static_cast<uint8_t>(a - g_.arc_begin[s]);
       }
-      ++epoch;
-      for (int j : jobs_of_dest_[e]) {
-        for (int m : jobs_[j]) {
-          if (seen[m] == epoch) continue;
-          seen[m] = epoch;
-          const Destination& src = g_.dests[m];
-          if (src.node != d.node && src.sw >= 0) ++src_eff[src.sw];
+      offset_of_port[s * size_t{256}] = kNoArc;
+      offset_of_port[s * size_t{256} + LftSet::kNoRoute] = kNoArc;
+    }
+    const std::vector<uint32_t> hcas(g_.hcas_on_switch.begin(), g_.hcas_on_switch.end());
+    const size_t count = cand.size();
+    next_ = Big<uint8_t>(count * ns);
+    flow_eff_ = Big<uint32_t>(count * ns);
+    flow_all_ = Big<uint32_t>(count * ns);
+    // The same next hops switch by switch ([switch * count + candidate]), for the index below.
+    const BigArray<uint8_t> by_switch = Big<uint8_t>(count * ns);
+    std::vector<char> is_tree(count, 0);
+    struct Part {
+      std::vector<uint64_t> sum;   // per arc: flows over it, [arc * 2 + kEff / kAll]
+      std::vector<uint32_t> seen;  // per endpoint destination: == epoch if counted
+      uint32_t epoch = 0;
+    };
+    const size_t chunks = (count + kLoadChunk - 1) / kLoadChunk;
+    std::vector<Part> parts(WorkerCount(threads, chunks, 1));
+    const int* arc_begin = g_.arc_begin.data();
+    const int* arc_to = g_.arc_to.data();
+    ParallelFor(static_cast<int>(parts.size()), chunks, 1, [&](int w, size_t chunk) {
+      Part& p = parts[w];
+      if (p.sum.empty()) {
+        p.sum.assign(2 * arcs_.size(), 0);
+        p.seen.assign(g_.num_endpoint_dests, 0);
+      }
+      const size_t c0 = chunk * kLoadChunk;
+      const int k = static_cast<int>(std::min(count - c0, kLoadChunk));
+      Lid lid[kLoadChunk];
+      int root[kLoadChunk], routed[kLoadChunk];
+      for (int i = 0; i < k; ++i) {
+        lid[i] = g_.dests[cand[c0 + i]].base_lid;
+        root[i] = g_.dests[cand[c0 + i]].sw;
+        routed[i] = 0;
+      }
+      uint8_t* next0 = next_.get() + c0 * ns;
+      for (int s = 0; s < n; ++s) {
+        const uint8_t* row = lfts_->row(s);
+        const uint8_t* offset = offset_of_port.data() + s * size_t{256};
+        uint8_t* column = by_switch.get() + s * count + c0;
+        uint8_t* out = next0 + s;
+        for (int i = 0; i < k; ++i, out += ns) {
+          const uint8_t o = s == root[i] ? kNoArc : offset[row[lid[i]]];
+          *out = o;
+          column[i] = o;
+          routed[i] += o != kNoArc;
         }
       }
-      Tree t;
-      t.dest = e;
-      if (BuildTree(d, src_eff, src_all, &t)) trees_.push_back(std::move(t));
-    }
-    // Per arc, the trees whose switch routes over it, in tree order (Relieve's scan order).
-    trees_on_arc_.assign(g_.arc_to.size(), {});
-    for (size_t ti = 0; ti < trees_.size(); ++ti) {
-      for (int a : trees_[ti].next) {
-        if (a >= 0) trees_on_arc_[a].push_back(static_cast<uint32_t>(ti));
+      uint64_t* sum = p.sum.data();
+      for (int i = 0; i < k; ++i) {
+        const size_t c = c0 + i;
+        const int e = cand[c];
+        const Destination& d = g_.dests[e];
+        const uint8_t* next = next_.get() + c * ns;
+        uint32_t* fe = flow_eff_.get() + c * ns;
+        uint32_t* fa = flow_all_.get() + c * ns;
+        // Each switch's own sources: every HCA port on it but d's node's, and the job's.
+        auto sources = [&] {
+          std::copy(hcas.begin(), hcas.end(), fa);
+          std::fill(fe, fe + ns, 0);
+          for (int o : dests_of_node_.at(d.node)) {  // d's own node sends it nothing
+            if (g_.dests[o].sw >= 0) --fa[g_.dests[o].sw];
+          }
+          ++p.epoch;
+          for (int j : jobs_of_dest_[e]) {
+            for (int m : jobs_[j]) {
+              if (p.seen[m] == p.epoch) continue;
+              p.seen[m] = p.epoch;
+              const Destination& src = g_.dests[m];
+              if (src.node != d.node && src.sw >= 0) ++fe[src.sw];
+            }
+          }
+        };
+        sources();
+        // Farthest first (BFS order backwards, order[0] is the root), so each switch has its
+        // upstream flow before passing it on, as long as every next hop is one hop nearer
+        // the root (min-hop) and no switch the BFS does not reach routes d.
+        const std::vector<int>& hops = hops_of_root_[d.sw];
+        const std::vector<int>& order = order_of_root_[d.sw];
+        size_t at = order.size();
+        int seen = 0;
+        while (at-- > 1) {
+          const int s = order[at];
+          if (next[s] == kNoArc) continue;
+          const int a = arc_begin[s] + next[s];
+          if (hops[arc_to[a]] != hops[s] - 1) break;
+          ++seen;
+          sum[2 * a + kEff] += fe[s];
+          sum[2 * a + kAll] += fa[s];
+          fe[arc_to[a]] += fe[s];
+          fa[arc_to[a]] += fa[s];
+        }
+        if (at == 0 && seen == routed[i]) {
+          is_tree[c] = 1;
+          continue;
+        }
+        // Not min-hop: not ours to move (the tree is not kept). Takes back what the loop
+        // above added (the flows it passed on were final), and walks each source's route
+        // instead, with a step limit: a looping route delivers nothing (the metrics count it
+        // so).
+        for (size_t back = order.size(); --back > at;) {
+          const int s = order[back];
+          if (next[s] == kNoArc) continue;
+          const int a = arc_begin[s] + next[s];
+          sum[2 * a + kEff] -= fe[s];
+          sum[2 * a + kAll] -= fa[s];
+        }
+        sources();
+        for (int s = 0; s < n; ++s) {
+          if (fe[s] == 0 && fa[s] == 0) continue;
+          int u = s;
+          for (int steps = 0; u != d.sw && next[u] != kNoArc && steps <= n; ++steps) {
+            u = arc_to[arc_begin[u] + next[u]];
+          }
+          if (u != d.sw) continue;
+          for (int v = s; v != d.sw;) {
+            const int a = arc_begin[v] + next[v];
+            sum[2 * a + kEff] += fe[s];
+            sum[2 * a + kAll] += fa[s];
+            v = arc_to[a];
+          }
+        }
+      }
+    });
+    for (const Part& p : parts) {
+      if (p.sum.empty()) continue;
+      for (size_t a = 0; a < arcs_.size(); ++a) {
+        arcs_[a].load[kEff] += p.sum[2 * a + kEff] * arcs_[a].unit;
+        arcs_[a].load[kAll] += p.sum[2 * a + kAll] * arcs_[a].unit;
       }
     }
+    // The kept trees, packed in destination order.
+    std::vector<uint32_t> tree_of(count, kNoTree);
+    for (size_t c = 0; c < count; ++c) {
+      if (!is_tree[c]) continue;
+      const size_t to = trees_.size() * ns;
+      if (to != c * ns) {
+        std::copy_n(next_.get() + c * ns, ns, next_.get() + to);
+        std::copy_n(flow_eff_.get() + c * ns, ns, flow_eff_.get() + to);
+        std::copy_n(flow_all_.get() + c * ns, ns, flow_all_.get() + to);
+      }
+      tree_of[c] = static_cast<uint32_t>(trees_.size());
+      trees_.push_back(Tree{cand[c]});
+    }
+    // Per arc, the trees whose switch routes over it, in tree order (Relieve's scan order),
+    // sized exactly: switch by switch from the copy above (switches own disjoint arcs, so
+    // they run on the workers too).
+    trees_on_arc_.assign(g_.arc_to.size(), {});
+    ParallelFor(WorkerCount(threads, ns, kIndexSwitches), ns, kIndexSwitches, [&](int, size_t s) {
+      const uint8_t* column = by_switch.get() + s * count;
+      uint32_t on_arc[256] = {};
+      for (size_t c = 0; c < count; ++c) on_arc[column[c]] += tree_of[c] != kNoTree;
+      std::vector<uint32_t>* lists = trees_on_arc_.data() + arc_begin[s];
+      for (int o = 0; o < arc_begin[s + 1] - arc_begin[s]; ++o) lists[o].reserve(on_arc[o]);
+      for (size_t c = 0; c < count; ++c) {
+        if (column[c] != kNoArc && tree_of[c] != kNoTree) lists[column[c]].push_back(tree_of[c]);
+      }
+    });
   }
 
   // Three phases of the same local search: the effective load down, raising no channel's
@@ -153,6 +328,12 @@ class Refiner {
 
  private:
   static constexpr int kEff = 0, kAll = 1;  // ArcState::load
+  // Load's units of work: destinations read from the tables at a time (their next hops, 256 x
+  // num_switches bytes, stay in cache while each table row is read at their LIDs), and switches
+  // whose arcs' tree lists a worker fills at a time.
+  static constexpr size_t kLoadChunk = 256;
+  static constexpr size_t kIndexSwitches = 16;
+  static constexpr uint32_t kNoTree = ~uint32_t{0};
 
   void StartWorkers(int workers) {
     scratch_.resize(workers);
@@ -187,60 +368,11 @@ class Refiner {
     return h;
   }
 
-  // Reads the destination's tree from the tables and adds its loads. False (loads added by
-  // walking, tree not kept) if some switch does not route it one hop nearer: not ours to move.
-  bool BuildTree(const Destination& d, const std::vector<uint32_t>& src_eff,
-                 const std::vector<uint32_t>& src_all, Tree* t) {
-    const int n = g_.num_switches;
-    const std::vector<int>& hops = Hops(d.sw);
-    t->next.assign(n, -1);
-    bool min_hop = true;
-    int max_hops = 0;
-    for (int s = 0; s < n; ++s) {
-      if (s == d.sw) continue;
-      const uint8_t port = lfts_->port(s, d.base_lid);
-      if (port == LftSet::kNoRoute || port == 0) continue;
-      const int a = arc_of_port_[static_cast<size_t>(s) * 256 + port];
-      if (a < 0) continue;
-      t->next[s] = a;
-      if (hops[s] < 0 || hops[g_.arc_to[a]] != hops[s] - 1) min_hop = false;
-      max_hops = std::max(max_hops, hops[s]);
-    }
-    if (!min_hop) {
-      for (int s = 0; s < n; ++s) {
-        if (src_eff[s] == 0 && src_all[s] == 0) continue;
-        // Walk with a step limit: a looping route delivers nothing (the metrics count it so).
-        std::vector<int> path;
-        int u = s;
-        for (int steps = 0; u != d.sw && t->next[u] >= 0 && steps <= n; ++steps) {
-          path.push_back(t->next[u]);
-          u = g_.arc_to[t->next[u]];
-        }
-        if (u != d.sw) continue;
-        for (int a : path) {
-          arcs_[a].load[kEff] += src_eff[s] * arcs_[a].unit;
-          arcs_[a].load[kAll] += src_all[s] * arcs_[a].unit;
-        }
-      }
-      return false;
-    }
-    t->flow_eff.assign(src_eff.begin(), src_eff.end());
-    t->flow_all.assign(src_all.begin(), src_all.end());
-    // Farthest first, so each switch has its upstream flow before passing it on.
-    std::vector<std::vector<int>> by_hops(max_hops + 1);
-    for (int s = 0; s < n; ++s) {
-      if (t->next[s] >= 0) by_hops[hops[s]].push_back(s);
-    }
-    for (int h = max_hops; h >= 1; --h) {
-      for (int s : by_hops[h]) {
-        const int a = t->next[s];
-        arcs_[a].load[kEff] += t->flow_eff[s] * arcs_[a].unit;
-        arcs_[a].load[kAll] += t->flow_all[s] * arcs_[a].unit;
-        t->flow_eff[g_.arc_to[a]] += t->flow_eff[s];
-        t->flow_all[g_.arc_to[a]] += t->flow_all[s];
-      }
-    }
-    return true;
+  // Tree ti's entries in next_, flow_eff_ and flow_all_ start here.
+  size_t Slot(uint32_t ti) const { return static_cast<size_t>(ti) * g_.num_switches; }
+  // The arc switch s routes tree entry `next` (next_[slot + s]) over, -1 if none.
+  int NextArc(const uint8_t* next, int s) const {
+    return next[s] == kNoArc ? -1 : g_.arc_begin[s] + next[s];
   }
 
   // The best move found so far, and the search steps it took (RefineOptions::max_work).
@@ -356,14 +488,16 @@ class Refiner {
                   Search* best) const {
     const Tree& t = trees_[ti];
     const int from = arcs_[h].from;
-    const std::vector<uint32_t>& flow = li == kEff ? t.flow_eff : t.flow_all;
-    const std::vector<uint32_t>& flow_other = li == kEff ? t.flow_all : t.flow_eff;
+    const size_t slot = Slot(ti);
+    const uint32_t* flow = (li == kEff ? flow_eff_ : flow_all_).get() + slot;
+    const uint32_t* flow_other = (li == kEff ? flow_all_ : flow_eff_).get() + slot;
     if (flow[from] == 0) return;
     const int root = g_.dests[t.dest].sw;
     // One step per switch, as the scan over the root's BFS order that found them once counted.
     uint64_t work = order_of_root_[root].size();
     const std::vector<int>& hops = hops_of_root_[root];
-    const int* next = t.next.data();
+    const uint8_t* next_offset = next_.get() + slot;
+    auto next = [&](int s) { return NextArc(next_offset, s); };
     const int oi = 1 - li;
     const int level_h = hops[from];
     const size_t n = static_cast<size_t>(g_.num_switches);
@@ -377,8 +511,8 @@ class Refiner {
     }
     const uint32_t epoch = ++sc->epoch;
     // The switches routing over h: `from` (alone on its level: the tree is min-hop) and, on
-    // the levels beyond, those whose next hop does, in the root's BFS order (nearest first, so
-    // each switch's successor is known before it, and of equal moves the same one wins).
+    // the levels beyond, those whose next hop does, in the root's BFS order (so that of equal
+    // moves the same one wins).
     std::vector<int>& crossing = sc->crossing;
     crossing.clear();
     crossing.push_back(from);
@@ -391,7 +525,7 @@ class Refiner {
       const int v = crossing[i];
       for (int b = g_.arc_begin[v]; b < g_.arc_begin[v + 1]; ++b) {
         const int u = g_.arc_to[b];
-        if (next[u] == g_.arc_reverse[b] && sc->crossing_epoch[u] != epoch) {
+        if (next(u) == g_.arc_reverse[b] && sc->crossing_epoch[u] != epoch) {
           sc->crossing_epoch[u] = epoch;
           crossing.push_back(u);
         }
@@ -402,7 +536,7 @@ class Refiner {
     sc->suffix_arcs.clear();
     for (int w = arcs_[h].to, k = level_h - 1; k >= 0; --k) {
       below_h[k] = w;
-      if (k > 0) w = arcs_[next[w]].to;
+      if (k > 0) w = arcs_[next(w)].to;
     }
     // The route from v (not crossing h) up to where it joins the old route below h: the
     // candidate walk's channels after its first one, the same for every candidate u.
@@ -419,7 +553,7 @@ class Refiner {
           sf.end_steps = k;  // the step onto the old route, then one per channel after it
           break;
         }
-        const int x = next[w];
+        const int x = next(w);
         if (x < 0) {
           sf.ok = false;
           break;
@@ -442,11 +576,12 @@ class Refiner {
       // that reaches it at some level follows it from there on.
       const int level_u = hops[u];
       for (int v = u, k = level_u; k > 0; --k) {
-        old_path[k] = next[v];
-        v = arcs_[next[v]].to;
+        old_path[k] = next(v);
+        v = arcs_[old_path[k]].to;
       }
+      const int next_u = next(u);
       for (int a = g_.arc_begin[u]; a < g_.arc_begin[u + 1]; ++a) {
-        if (a == next[u] || hops[arcs_[a].to] != level_u - 1) continue;
+        if (a == next_u || hops[arcs_[a].to] != level_u - 1) continue;
         uint64_t worst = 0, worst_other = 0;
         bool ok = true;
         const int v = arcs_[a].to;
@@ -498,7 +633,7 @@ class Refiner {
               break;
             }
             if (k == 1) break;  // arc.to is the root
-            x = next[arc.to];
+            x = next(arc.to);
             if (x < 0) {  // no entry there (a disconnected part): not a move to make
               ok = false;
               break;
@@ -530,27 +665,31 @@ class Refiner {
 
   void Apply(Tree* t, int u, int arc) {
     const Destination& d = g_.dests[t->dest];
-    const uint32_t f = t->flow_eff[u], fa = t->flow_all[u];
+    const uint32_t ti = static_cast<uint32_t>(t - trees_.data());
+    uint8_t* next = next_.get() + Slot(ti);
+    uint32_t* flow_eff = flow_eff_.get() + Slot(ti);
+    uint32_t* flow_all = flow_all_.get() + Slot(ti);
+    const uint32_t f = flow_eff[u], fa = flow_all[u];
     for (int v = u; v != d.sw;) {
-      const int a = t->next[v];
+      const int a = NextArc(next, v);
       arcs_[a].load[kEff] -= f * arcs_[a].unit;
       arcs_[a].load[kAll] -= fa * arcs_[a].unit;
       v = g_.arc_to[a];
       if (v != d.sw) {
-        t->flow_eff[v] -= f;
-        t->flow_all[v] -= fa;
+        flow_eff[v] -= f;
+        flow_all[v] -= fa;
       }
     }
-    Reindex(static_cast<uint32_t>(t - trees_.data()), t->next[u], arc);
-    t->next[u] = arc;
+    Reindex(ti, NextArc(next, u), arc);
+    next[u] = static_cast<uint8_t>(arc - g_.arc_begin[u]);
     for (int v = u; v != d.sw;) {
-      const int a = t->next[v];
+      const int a = NextArc(next, v);
       arcs_[a].load[kEff] += f * arcs_[a].unit;
       arcs_[a].load[kAll] += fa * arcs_[a].unit;
       v = g_.arc_to[a];
       if (v != d.sw) {
-        t->flow_eff[v] += f;
-        t->flow_all[v] += fa;
+        flow_eff[v] += f;
+        flow_all[v] += fa;
       }
     }
     lfts_->set_port(u, d.base_lid, g_.arc_port[arc]);
@@ -562,13 +701,16 @@ class Refiner {
   // arc's load, larger on slower channels, so every load here is per unit of capacity).
   uint64_t base_ = 1;
   LftSet* lfts_;
-  std::vector<int> arc_of_port_;  // switch * 256 + port -> arc
   std::vector<ArcState> arcs_;
   std::vector<std::vector<int>> hops_of_root_;
   std::vector<std::vector<int>> order_of_root_;  // switches by hops from the root (BFS order)
   std::vector<std::vector<int>> pos_of_root_;    // per root, per switch: place in order
   std::vector<std::vector<int>> jobs_of_dest_;
   std::vector<Tree> trees_;
+  // Per tree and switch, [tree * num_switches + switch]: the next hop's offset among the
+  // switch's arcs (kNoArc: none), and the routes it forwards, intra-job and all (see Tree).
+  BigArray<uint8_t> next_;
+  BigArray<uint32_t> flow_eff_, flow_all_;
   std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc's tail] == arc
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
   // The search's workers: scratch_[w] and part_[w] are worker w's (0: the calling thread);
@@ -611,7 +753,7 @@ void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& 
     stats->skipped = true;
     return;
   }
-  r.Load();
+  r.Load(options.threads);
   r.Run(options, stats);
 }
 

@@ -42,7 +42,7 @@ struct Result {
 
 // Refines the plain SSSP tables of `f` (SAR without its refinement) for `jobs`.
 Result Refine(const Fabric& f, const std::vector<ResolvedJob>& jobs, uint64_t seed,
-              const RefineOptions& options) {
+              const RefineOptions& options, bool slow_channels = true, int detours = 0) {
   RoutingInput in;
   in.fabric = &f;
   in.jobs = &jobs;
@@ -62,9 +62,16 @@ Result Refine(const Fabric& f, const std::vector<ResolvedJob>& jobs, uint64_t se
   std::mt19937_64 rng(seed);
   std::vector<uint64_t> units(g.arc_to.size(), 64);
   for (uint64_t& u : units) {
-    if (rng() % 8 == 0) u = 128;
+    if (slow_channels && rng() % 8 == 0) u = 128;
   }
   Result r{out.lfts, {}};
+  // Entries turned to a random other cable: routes that are no longer min-hop, or loop.
+  for (int k = 0; k < detours; ++k) {
+    const Destination& d = g.dests[rng() % g.num_endpoint_dests];
+    const int s = static_cast<int>(rng() % g.num_switches);
+    if (s == d.sw || g.degree(s) == 0) continue;
+    r.lfts.set_port(s, d.base_lid, g.arc_port[g.arc_begin[s] + rng() % g.degree(s)]);
+  }
   RefineJobRoutes(g, members, units, options, &r.lfts, &r.stats);
   return r;
 }
@@ -112,6 +119,44 @@ TEST(SarRefineThreads, SameTablesAndWorkOnRandomMixesAndDegradedFabrics) {
   // The comparisons are only worth something if the search moved routes and hit the limit.
   EXPECT_GT(moved, 10);
   EXPECT_GT(limited, 4);
+}
+
+// The refinement reads every job destination's tree and its routes' loads from the tables
+// (Refiner::Load, row by row, flows passed on in BFS order). Its max loads before any move
+// must be the max EFI and effective EFI the metrics compute independently from the same
+// tables, and after the moves (Apply) those of the refined tables; with equal channel rates,
+// disjoint jobs, degraded 3-level trees (routes of up to 4 hops) and 1-3 threads, and with
+// some entries turned to other cables (trees that are not min-hop are not kept, their loads
+// walked; looping routes deliver nothing in both).
+TEST(SarRefineLoad, LoadsAreTheMetricsLoads) {
+  int moved = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const Fabric f = Pgft(seed % 2 ? "pgft:3;8,4,6;1,4,6;1,1,1" : "pgft:3;4,6,4;1,3,4;1,1,2",
+                          seed <= 2 ? 0 : static_cast<int>(seed) * 3, seed);
+    const std::vector<ResolvedJob> jobs = sssptest::RandomJobs(f, seed, 12);
+    for (int max_moves : {0, 1000000}) {
+      for (int detours : {0, 40}) {
+        RefineOptions o;
+        o.max_moves = max_moves;
+        o.threads = 1 + static_cast<int>(seed % 3);
+        const Result r = Refine(f, jobs, seed, o, /*slow_channels=*/false, detours);
+        const Metrics m = sssptest::Measure(f, r.lfts, jobs);
+        const std::string what = "seed " + std::to_string(seed) + " moves " +
+                                 std::to_string(max_moves) + " detours " + std::to_string(detours);
+        ASSERT_GT(m.efi.max, 0u) << what;
+        if (max_moves == 0) {
+          EXPECT_EQ(r.stats.moves, 0) << what;
+          EXPECT_EQ(r.stats.all_before, m.efi.max) << what;
+          EXPECT_EQ(r.stats.effective_before, m.effective_efi.max) << what;
+        } else {
+          moved += r.stats.moves > 0;
+          EXPECT_EQ(r.stats.all_after, m.efi.max) << what;
+          EXPECT_EQ(r.stats.effective_after, m.effective_efi.max) << what;
+        }
+      }
+    }
+  }
+  EXPECT_GT(moved, 4);  // Apply's loads were checked too
 }
 
 }  // namespace
