@@ -3,15 +3,14 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdlib>
+#include <limits>
 #include <memory>
-#include <mutex>
 #include <new>
-#include <thread>
 #include <unordered_map>
 
 #include "trace_parallel.h"
+#include "work_pool.h"
 
 namespace sar::internal {
 namespace {
@@ -74,14 +73,6 @@ class Refiner {
     pos_of_root_.assign(n, {});
   }
 
-  ~Refiner() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    go_.notify_all();
-    for (std::thread& t : workers_) t.join();
-  }
   Refiner(const Refiner&) = delete;
   Refiner& operator=(const Refiner&) = delete;
 
@@ -337,8 +328,8 @@ class Refiner {
 
   void StartWorkers(int workers) {
     scratch_.resize(workers);
-    part_.resize(workers);
-    for (int w = 1; w < workers; ++w) workers_.emplace_back(&Refiner::WorkerLoop, this, w);
+    part_.resize(static_cast<size_t>(workers) * kPartsPerWorker);
+    if (workers > 1) pool_ = std::make_unique<WorkPool>(workers);
   }
 
   uint64_t Max(int li) const {
@@ -418,23 +409,15 @@ class Refiner {
     const int workers = static_cast<int>(scratch_.size());
     Search best;
     if (workers > 1 && trees.size() >= kTreesPerWorker * static_cast<size_t>(workers)) {
-      job_ = {h, m, li, cap};
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        ++generation_;
-        pending_ = workers - 1;
-      }
-      go_.notify_all();
-      SearchPart(0);
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        done_.wait(lock, [this] { return pending_ == 0; });
-      }
+      const size_t parts = std::min(part_.size(), trees.size() / kTreesPerWorker);
+      pool_->Run(parts, [&](int w, size_t part) {
+        SearchPart(trees, part, parts, h, m, li, cap, &scratch_[w], &part_[part]);
+      });
       // Parts in tree order, a later one only if strictly better: the move the sequential
       // search finds (the first best), and the same steps.
       best = part_[0];
-      for (int w = 1; w < workers; ++w) {
-        const Search& p = part_[w];
+      for (size_t pi = 1; pi < parts; ++pi) {
+        const Search& p = part_[pi];
         best.work += p.work;
         if (p.found && (!best.found || p.worst < best.worst ||
                         (p.worst == best.worst && p.worst_other < best.worst_other))) {
@@ -452,31 +435,13 @@ class Refiner {
     return true;
   }
 
-  // Worker w's share of the search at hand (job_): a contiguous run of the trees in tree order.
-  void SearchPart(int w) {
-    const std::vector<uint32_t>& trees = trees_on_arc_[job_.h];
-    const size_t parts = scratch_.size();
-    const size_t begin = trees.size() * w / parts, end = trees.size() * (w + 1) / parts;
-    Search& best = part_[w];
-    best = Search{};
-    for (size_t i = begin; i < end; ++i) {
-      SearchTree(trees[i], job_.h, job_.m, job_.li, job_.cap, &scratch_[w], &best);
-    }
-  }
-
-  void WorkerLoop(int w) {
-    uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        go_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-      }
-      SearchPart(w);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_.notify_one();
-    }
+  // Part `part` of `parts` of Relieve's search: a contiguous run of the trees in tree order,
+  // searched with the scratch of whichever worker runs it.
+  void SearchPart(const std::vector<uint32_t>& trees, size_t part, size_t parts, int h, uint64_t m,
+                  int li, uint64_t cap, Scratch* sc, Search* best) const {
+    const size_t begin = trees.size() * part / parts, end = trees.size() * (part + 1) / parts;
+    *best = Search{};
+    for (size_t i = begin; i < end; ++i) SearchTree(trees[i], h, m, li, cap, sc, best);
   }
 
   // Relieve's search in tree ti, which routes `from` (h's tail) over h: every switch whose route
@@ -713,24 +678,15 @@ class Refiner {
   BigArray<uint32_t> flow_eff_, flow_all_;
   std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc's tail] == arc
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
-  // The search's workers: scratch_[w] and part_[w] are worker w's (0: the calling thread);
-  // the others wait for the next generation_ of job_ (Relieve's arguments) under mu_.
+  // The search's workers (null: one thread), kept for the whole refinement: a search is a few
+  // hundred microseconds, too short to start threads for. A search is split into parts of
+  // trees (results part_[part], in tree order) taken by whichever worker is free (scratch_[w]):
+  // more parts than workers, so a worker the OS delays or a part of costly trees holds up less.
   static constexpr size_t kTreesPerWorker = 8;  // fewer: not worth waking a worker
-  struct Job {
-    int h = 0;
-    uint64_t m = 0;
-    int li = 0;
-    uint64_t cap = 0;
-  };
+  static constexpr size_t kPartsPerWorker = 4;
   std::vector<Scratch> scratch_ = std::vector<Scratch>(1);
   std::vector<Search> part_;
-  std::vector<std::thread> workers_;
-  std::mutex mu_;
-  std::condition_variable go_, done_;
-  Job job_;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  std::unique_ptr<WorkPool> pool_;
   const std::vector<uint8_t>* pinned_ = nullptr;  // RefineOptions::pinned
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };

@@ -1,124 +1,16 @@
 #include "engines/sssp_core.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include "engines/delta_keep.h"
 #include "sar/virtual_layers.h"
 #include "trace_parallel.h"
+#include "work_pool.h"
 
 namespace sar::internal {
-namespace {
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-}  // namespace
-
-// Persistent workers for the levels of the final pass: a level takes microseconds at 45k hosts
-// and a step has two large ones, so threads started per level (ParallelFor) would cost more than
-// the work. The calling thread and the workers claim chunks of the open level from one atomic
-// range, so a worker the OS has not scheduled (the machine may be shared) delays nothing: the
-// caller then does the whole level. Between levels the workers spin briefly, then sleep. Which
-// thread chooses for which switch does not matter: each choice reads only the level before.
-class SsspRouter::Pool {
- public:
-  Pool(SsspRouter* router, int workers) : router_(router) {
-    for (int w = 1; w < workers; ++w) threads_.emplace_back(&Pool::Loop, this);
-  }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_.store(true);
-    }
-    cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
-
-  // ChooseRange over order_[begin, end); returns when every switch of it is done.
-  void Run(int begin, int end) {
-    range_.store(Pack(begin, end));  // seq_cst: paired with the sleepers' count in Loop
-    if (sleepers_.load() > 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      cv_.notify_all();
-    }
-    Work();
-    // The range is exhausted; wait for the chunks other threads claimed.
-    for (int spin = 0; active_.load(std::memory_order_acquire) != 0; ++spin) {
-      if (spin > kSpins) {
-        std::this_thread::yield();
-      } else {
-        CpuRelax();
-      }
-    }
-  }
-
- private:
-  static constexpr int kSpins = 1 << 12;
-  static constexpr uint32_t kChunk = 16;  // switches per claim
-
-  static uint64_t Pack(uint32_t next, uint32_t end) { return uint64_t{next} << 32 | end; }
-  bool Open() const {
-    const uint64_t v = range_.load();
-    return (v >> 32) < static_cast<uint32_t>(v);
-  }
-
-  // Claims and routes chunks until the open range is exhausted. A claim always takes switches of
-  // the level open at that moment (the range holds only unclaimed ones), whichever it is.
-  void Work() {
-    uint64_t v = range_.load(std::memory_order_acquire);
-    for (;;) {
-      const uint32_t next = static_cast<uint32_t>(v >> 32), end = static_cast<uint32_t>(v);
-      if (next >= end) return;
-      const uint32_t upto = std::min(end, next + kChunk);
-      if (range_.compare_exchange_weak(v, Pack(upto, end), std::memory_order_acq_rel,
-                                       std::memory_order_acquire)) {
-        router_->ChooseRange(static_cast<int>(next), static_cast<int>(upto));
-        v = range_.load(std::memory_order_acquire);
-      }
-    }
-  }
-
-  void Loop() {
-    for (;;) {
-      for (int spin = 0; !Open() && !stop_.load(); ++spin) {
-        if (spin < kSpins) {
-          CpuRelax();
-          continue;
-        }
-        std::unique_lock<std::mutex> lock(mu_);
-        sleepers_.fetch_add(1);
-        cv_.wait(lock, [&] { return Open() || stop_.load(); });
-        sleepers_.fetch_sub(1);
-        spin = 0;
-      }
-      if (stop_.load()) return;
-      // Counted before claiming: Run returns only when no claimed chunk is still running (a
-      // worker counted after Run's last look finds the range exhausted or the next level open).
-      active_.fetch_add(1);
-      Work();
-      active_.fetch_sub(1, std::memory_order_release);
-    }
-  }
-
-  SsspRouter* router_;
-  std::vector<std::thread> threads_;
-  std::atomic<uint64_t> range_{0};  // the open level's unclaimed part of order_: next << 32 | end
-  std::atomic<int> active_{0};      // workers inside Work
-  std::atomic<int> sleepers_{0};
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
-};
 
 SsspRouter::~SsspRouter() = default;
 
@@ -160,7 +52,7 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   seen_.assign(graph_.num_endpoint_dests, 0);
   // Only a fabric with levels worth splitting gets workers.
   const int workers = WorkerCount(threads, static_cast<size_t>(n), kParallelLevel);
-  if (workers > 1) pool_ = std::make_unique<Pool>(this, workers);
+  if (workers > 1) pool_ = std::make_unique<WorkPool>(workers);
 }
 
 void SsspRouter::SetJobs(std::vector<std::vector<int>> members) {
@@ -519,7 +411,15 @@ void SsspRouter::Run(const SsspStep& step) {
   for (size_t l = 1; l + 1 < level_begin_.size(); ++l) {
     const int begin = level_begin_[l], end = level_begin_[l + 1];
     if (pool_ != nullptr && end - begin >= kParallelLevel) {
-      pool_->Run(begin, end);
+      // Chunks of the level for the persistent workers: a level takes microseconds at 45k hosts
+      // and a step has two large ones, so threads started per level would cost more than the
+      // work. Which thread chooses for which switch does not matter: each choice reads only the
+      // level before.
+      const int chunks = (end - begin + kChunk - 1) / kChunk;
+      pool_->Run(static_cast<size_t>(chunks), [this, begin, end](int, size_t c) {
+        const int from = begin + static_cast<int>(c) * kChunk;
+        ChooseRange(from, std::min(end, from + kChunk));
+      });
     } else {
       ChooseRange(begin, end);
     }

@@ -17,6 +17,8 @@
 
 namespace sar::internal {
 
+class WorkPool;
+
 struct SsspStep {
   int dest = 0;        // index into SwitchGraph::dests
   int lid_offset = 0;  // which of the destination's 2^lmc LIDs
@@ -89,9 +91,9 @@ class SsspRouter {
   void AddLoad(int a, uint64_t w, uint64_t t);  // raises the arc's load (packed or wide)
   void GoWide();                                // moves the loads from packed_load_ to load_
   // The worker threads of ChooseRange (null: one thread); they live as long as the router.
-  class Pool;
-  std::unique_ptr<Pool> pool_;
+  std::unique_ptr<WorkPool> pool_;
   static constexpr int kParallelLevel = 128;  // smaller levels: not worth waking the workers
+  static constexpr int kChunk = 16;           // switches per item of a level's job
   // Per step: the round-robin start of every switch degree (rr_key_ mod degree), so that
   // ChooseArc needs no 64-bit division per switch.
   void SetRoundRobinStarts();
