@@ -106,7 +106,7 @@ class SarEngine : public RoutingEngine {
         [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
               const std::vector<uint8_t>* pinned) {
           RefineOptions options;
-          // The bound costs seconds at 45k hosts: only when the search runs.
+          // Only when the search runs (the bound takes ~0.3 s at 45k hosts).
           if (!router.job_members().empty() && !RefineTooLarge(router.graph(), options)) {
             options.all_pairs_cap = AllPairsCap(in);
           }
