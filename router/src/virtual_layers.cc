@@ -36,6 +36,16 @@ class Layerer {
   // dependency in `used`). `next` and `channels`: the worker's scratch.
   void Walk(size_t block, std::vector<uint64_t>* used, std::vector<int32_t>* next,
             std::vector<int32_t>* channels);
+  // Depth-first search over the dependencies e with present(e). On a cycle, closed by the
+  // stack's top -> stack[start], calls on_cycle(&stack, start, &color): false stops the search,
+  // true goes on from the (possibly shortened) stack. Returns whether it was stopped.
+  struct Frame {
+    int32_t c;
+    int32_t next;  // position of the next dependency to try among head's channels
+  };
+  enum : uint8_t { kWhite, kGray, kBlack };
+  template <class Present, class OnCycle>
+  bool SearchCycles(Present present, OnCycle on_cycle) const;
   // Whether the dependencies marked in `used` close a cycle.
   bool HasCycle(const std::vector<uint64_t>& used) const;
   // count_[0]: the routes using each dependency, from the stored routes.
@@ -220,14 +230,9 @@ void Layerer::WalkOne(size_t d, std::vector<uint64_t>* used, const int32_t* next
   }
 }
 
-bool Layerer::HasCycle(const std::vector<uint64_t>& used) const {
-  enum : uint8_t { kWhite, kGray, kBlack };
-  auto is_used = [&](uint32_t e) { return (used[e >> 6] >> (e & 63)) & 1; };
+template <class Present, class OnCycle>
+bool Layerer::SearchCycles(Present present, OnCycle on_cycle) const {
   std::vector<uint8_t> color(channel_.size(), kWhite);
-  struct Frame {
-    int32_t c;
-    int32_t next;  // position of the next dependency to try among head's channels
-  };
   std::vector<Frame> stack;
   for (size_t root = 0; root < channel_.size(); ++root) {
     if (color[root] != kWhite) continue;
@@ -237,7 +242,7 @@ bool Layerer::HasCycle(const std::vector<uint64_t>& used) const {
       Frame& top = stack.back();
       const int h = head_[top.c];
       const int deg = out_begin_[h + 1] - out_begin_[h];
-      while (top.next < deg && !is_used(edge_base_[top.c] + top.next)) ++top.next;
+      while (top.next < deg && !present(edge_base_[top.c] + top.next)) ++top.next;
       if (top.next == deg) {
         color[top.c] = kBlack;
         stack.pop_back();
@@ -245,14 +250,23 @@ bool Layerer::HasCycle(const std::vector<uint64_t>& used) const {
       }
       const int32_t u = out_chan_[out_begin_[h] + top.next];
       ++top.next;
-      if (color[u] == kGray) return true;
       if (color[u] == kWhite) {
         color[u] = kGray;
         stack.push_back({u, 0});
+        continue;
       }
+      if (color[u] == kBlack) continue;
+      size_t start = stack.size() - 1;
+      while (stack[start].c != u) --start;
+      if (!on_cycle(&stack, start, &color)) return true;
     }
   }
   return false;
+}
+
+bool Layerer::HasCycle(const std::vector<uint64_t>& used) const {
+  return SearchCycles([&](uint32_t e) { return (used[e >> 6] >> (e & 63)) & 1; },
+                      [](std::vector<Frame>*, size_t, std::vector<uint8_t>*) { return false; });
 }
 
 void Layerer::CountFirstLayer(int threads) {
@@ -310,65 +324,39 @@ void Layerer::Move(uint32_t route, int from, int to) {
 // broken at its weakest dependency: the routes using it move to the next layer, which only
 // removes dependencies here, so the search resumes below the first stack edge that vanished.
 Status Layerer::BreakCycles(int layer, bool last) {
-  enum : uint8_t { kWhite, kGray, kBlack };
   const std::vector<uint32_t>& count = count_[layer];
-  std::vector<uint8_t> color(channel_.size(), kWhite);
-  struct Frame {
-    int32_t c;
-    int32_t next;  // position of the next dependency to try among head's channels
-  };
-  std::vector<Frame> stack;
-  for (size_t root = 0; root < channel_.size(); ++root) {
-    if (color[root] != kWhite) continue;
-    color[root] = kGray;
-    stack.push_back({static_cast<int32_t>(root), 0});
-    while (!stack.empty()) {
-      Frame& top = stack.back();
-      const int h = head_[top.c];
-      const int deg = out_begin_[h + 1] - out_begin_[h];
-      while (top.next < deg && count[edge_base_[top.c] + top.next] == 0) ++top.next;
-      if (top.next == deg) {
-        color[top.c] = kBlack;
-        stack.pop_back();
-        continue;
-      }
-      const int32_t u = out_chan_[out_begin_[h] + top.next];
-      ++top.next;
-      if (color[u] == kWhite) {
-        color[u] = kGray;
-        stack.push_back({u, 0});
-        continue;
-      }
-      if (color[u] == kBlack) continue;
-      // A cycle: stack from u to the top, closed by top -> u.
-      if (last) {
-        return Status::Failed("deadlock-free routing needs more than " +
-                              std::to_string(opts_.max_layers) +
-                              " virtual layers: a cycle remains in the channel dependency "
-                              "graph of layer " +
-                              std::to_string(layer));
-      }
-      size_t start = stack.size() - 1;
-      while (stack[start].c != u) --start;
-      uint32_t weakest = EdgeOf(top.c, u);
-      for (size_t i = start; i + 1 < stack.size(); ++i) {
-        const uint32_t e = EdgeOf(stack[i].c, stack[i + 1].c);
-        if (count[e] < count[weakest]) weakest = e;
-      }
-      if (edge_route_begin_.empty()) BuildEdgeIndex();
-      for (uint64_t i = edge_route_begin_[weakest]; i < edge_route_begin_[weakest + 1]; ++i) {
-        if (layer_[edge_routes_[i]] == layer) Move(edge_routes_[i], layer, layer + 1);
-      }
-      ++cycles_;
-      for (size_t i = start; i + 1 < stack.size(); ++i) {
-        if (count[EdgeOf(stack[i].c, stack[i + 1].c)] != 0) continue;
-        for (size_t j = i + 1; j < stack.size(); ++j) color[stack[j].c] = kWhite;
-        stack.resize(i + 1);
-        break;
-      }
-    }
-  }
-  return Status::OK();
+  Status status;
+  SearchCycles([&](uint32_t e) { return count[e] != 0; },
+               [&](std::vector<Frame>* stack, size_t start, std::vector<uint8_t>* color) {
+                 if (last) {
+                   status = Status::Failed(
+                       "deadlock-free routing needs more than " + std::to_string(opts_.max_layers) +
+                       " virtual layers: a cycle remains in the channel dependency graph of "
+                       "layer " +
+                       std::to_string(layer));
+                   return false;
+                 }
+                 std::vector<Frame>& st = *stack;
+                 uint32_t weakest = EdgeOf(st.back().c, st[start].c);
+                 for (size_t i = start; i + 1 < st.size(); ++i) {
+                   const uint32_t e = EdgeOf(st[i].c, st[i + 1].c);
+                   if (count[e] < count[weakest]) weakest = e;
+                 }
+                 if (edge_route_begin_.empty()) BuildEdgeIndex();
+                 for (uint64_t i = edge_route_begin_[weakest]; i < edge_route_begin_[weakest + 1];
+                      ++i) {
+                   if (layer_[edge_routes_[i]] == layer) Move(edge_routes_[i], layer, layer + 1);
+                 }
+                 ++cycles_;
+                 for (size_t i = start; i + 1 < st.size(); ++i) {
+                   if (count[EdgeOf(st[i].c, st[i + 1].c)] != 0) continue;
+                   for (size_t j = i + 1; j < st.size(); ++j) (*color)[st[j].c] = kWhite;
+                   st.resize(i + 1);
+                   break;
+                 }
+                 return true;
+               });
+  return status;
 }
 
 // As OpenSM's dfsssp: hand the unused layers to the layers with the most pairs per layer; a
