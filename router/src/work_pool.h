@@ -1,6 +1,5 @@
-// A persistent pool of worker threads for many short jobs in a row: the levels of the SSSP
-// engines' final pass (tens of microseconds each, ~10^5 per route at 45k hosts) and the
-// refinement's searches (a few hundred microseconds each, thousands per route). Starting threads
+// A persistent pool of worker threads for many short jobs in a row: SAR's refinement's searches
+// (a few hundred microseconds each, thousands per route). Starting threads
 // per job (ParallelFor, trace_parallel.h) or handing a job over with a mutex and condition
 // variables costs as much as such a job; here a job is one atomic store that spinning workers see
 // within a fraction of a microsecond.

@@ -7,14 +7,10 @@
 
 #include "engines/delta_keep.h"
 #include "sar/virtual_layers.h"
-#include "trace_parallel.h"
-#include "work_pool.h"
 
 namespace sar::internal {
 
-SsspRouter::~SsspRouter() = default;
-
-SsspRouter::SsspRouter(const Fabric& fabric, int threads)
+SsspRouter::SsspRouter(const Fabric& fabric)
     : fabric_(fabric), graph_(BuildSwitchGraph(fabric)), lfts_(fabric) {
   const size_t arcs = graph_.arc_to.size();
   const int n = graph_.num_switches;
@@ -50,9 +46,6 @@ SsspRouter::SsspRouter(const Fabric& fabric, int threads)
   }
   jobs_of_dest_.assign(graph_.num_endpoint_dests, {});
   seen_.assign(graph_.num_endpoint_dests, 0);
-  // Only a fabric with levels worth splitting gets workers.
-  const int workers = WorkerCount(threads, static_cast<size_t>(n), kParallelLevel);
-  if (workers > 1) pool_ = std::make_unique<WorkPool>(workers);
 }
 
 void SsspRouter::SetJobs(std::vector<std::vector<int>> members) {
@@ -407,23 +400,11 @@ void SsspRouter::Run(const SsspStep& step) {
   // Packed when no path cost's half can reach 2^32 - 1: at most (levels - 1) arcs of max_load_.
   const uint64_t depth = std::max<uint64_t>(1, level_begin_.size() - 2);
   packed_pass_ = !wide_ && !weighted_ && max_load_ <= uint64_t{0xfffffffeu} / depth;
-  // Level by level (order_[0] is the root): a level's switches read only the level before.
-  for (size_t l = 1; l + 1 < level_begin_.size(); ++l) {
-    const int begin = level_begin_[l], end = level_begin_[l + 1];
-    if (pool_ != nullptr && end - begin >= kParallelLevel) {
-      // Chunks of the level for the persistent workers: a level takes microseconds at 45k hosts
-      // and a step has two large ones, so threads started per level would cost more than the
-      // work. Which thread chooses for which switch does not matter: each choice reads only the
-      // level before.
-      const int chunks = (end - begin + kChunk - 1) / kChunk;
-      pool_->Run(static_cast<size_t>(chunks), [this, begin, end](int, size_t c) {
-        const int from = begin + static_cast<int>(c) * kChunk;
-        ChooseRange(from, std::min(end, from + kChunk));
-      });
-    } else {
-      ChooseRange(begin, end);
-    }
-  }
+  // In BFS order (order_[0] is the root): a switch's choice reads only the level before. (The
+  // levels were once shared among worker threads; measured on 2 cores, 10k and 45k hosts, that
+  // made the pass 1.6-3x slower than one thread: a level is microseconds of work, less than
+  // handing it over and moving the previous level's costs between the cores.)
+  ChooseRange(1, static_cast<int>(order_.size()));
 
   total_first_ = false;
 
@@ -539,7 +520,7 @@ void KeepStable(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& 
 
 Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out,
                  const SsspPostPaths& post) {
-  SsspRouter router(*in.fabric, in.threads);
+  SsspRouter router(*in.fabric);
   std::vector<SsspStep> steps;
   plan(in, &router, &steps);
   for (const SsspStep& step : steps) router.Run(step);

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,8 +15,6 @@
 #include "sar/lft.h"
 
 namespace sar::internal {
-
-class WorkPool;
 
 struct SsspStep {
   int dest = 0;        // index into SwitchGraph::dests
@@ -29,10 +26,7 @@ struct SsspStep {
 
 class SsspRouter {
  public:
-  /// `threads`: workers for the arc choice of large BFS levels (0 = all hardware threads); the
-  /// tables do not depend on it.
-  explicit SsspRouter(const Fabric& fabric, int threads = 1);
-  ~SsspRouter();
+  explicit SsspRouter(const Fabric& fabric);
 
   const SwitchGraph& graph() const { return graph_; }
   /// Jobs as lists of endpoint destination indices (dests[0, num_endpoint_dests)).
@@ -75,9 +69,8 @@ class SsspRouter {
   void ChooseArc(int s);
   template <bool kTotalFirst, bool kWeighted>
   void ChooseArcOf(int s);
-  // The final pass over order_[begin, end) (one BFS level or part of it): each switch without a
-  // next hop chooses one, the others take the cost of theirs. Reads only the costs of the level
-  // before, writes only its own switches' entries: the parts of a level may run in parallel.
+  // The final pass over order_[begin, end) in BFS order: each switch without a next hop chooses
+  // one, the others take the cost of theirs; a switch reads only the costs of the level before.
   void ChooseRange(int begin, int end);
   // The same pass on packed costs (packed_pass_): while every path cost's parts fit in 32 bits
   // (checked per step: max_load_ x the tree's depth), a cost (p, q) is one uint64_t p << 32 | q,
@@ -90,10 +83,6 @@ class SsspRouter {
   uint64_t max_load_ = 0;                       // the largest w or t of any arc
   void AddLoad(int a, uint64_t w, uint64_t t);  // raises the arc's load (packed or wide)
   void GoWide();                                // moves the loads from packed_load_ to load_
-  // The worker threads of ChooseRange (null: one thread); they live as long as the router.
-  std::unique_ptr<WorkPool> pool_;
-  static constexpr int kParallelLevel = 128;  // smaller levels: not worth waking the workers
-  static constexpr int kChunk = 16;           // switches per item of a level's job
   // Per step: the round-robin start of every switch degree (rr_key_ mod degree), so that
   // ChooseArc needs no 64-bit division per switch.
   void SetRoundRobinStarts();

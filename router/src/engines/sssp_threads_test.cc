@@ -1,9 +1,9 @@
-// The SSSP engines' worker threads (RoutingInput::threads) change nothing but the time: the
-// final pass of every step splits large BFS levels (at least SsspRouter's kParallelLevel = 128
-// switches) among the workers, and the tables and virtual layers must be those of one thread.
-// The fabrics are three-level PGFTs large enough for such levels (432 switches; from a leaf,
-// levels of 155, 132 and 132 switches), degraded at random, with random job mixes, and once with
-// slower cables (the capacity-weighted mode).
+// The SSSP engines' worker threads (RoutingInput::threads) change nothing but the time: SAR's
+// refinement splits each search among them and the virtual layers walk and fill blocks of
+// destinations on them, and the tables and virtual layers must be those of one thread. (The
+// paths themselves are computed on one thread.) The fabrics are three-level PGFTs (432
+// switches), degraded at random, with random job mixes, and once with slower cables (the
+// capacity-weighted mode).
 #include <gtest/gtest.h>
 
 #include <random>
