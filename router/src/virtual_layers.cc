@@ -88,6 +88,7 @@ class Layerer {
   std::vector<int32_t> slot_of_switch_;     // per switch: source slot or -1
   std::vector<int32_t> switch_of_slot_;     // per source slot
   std::vector<uint32_t> endpoints_on_;      // per source slot: endpoints cabled there
+  std::vector<uint32_t> lidless_on_;        // per source slot: those of them without a LID
   std::vector<uint64_t> lids_on_;           // per source slot: source LIDs there
   std::vector<std::pair<Lid, int>> dests_;  // (LID, endpoint), by LID
   size_t slots_ = 0;
@@ -101,6 +102,14 @@ class Layerer {
   std::vector<uint32_t> offset_;
   std::vector<std::vector<int32_t>> block_channels_;
   std::vector<uint8_t> layer_;
+  // Routes that some source without a LID takes (any_lidless_ only; else empty): such a source
+  // has no row in the layers, so it sends in the default layer 0 whatever its leaf's route is
+  // given (as CheckDeadlock reads it). The route's dependencies stay in layer 0 for good, so a
+  // cycle there is broken only at a dependency no pinned route uses (pinned_count_).
+  bool any_lidless_ = false;
+  std::vector<uint64_t> pinned_;        // a bit per route
+  std::vector<uint32_t> pinned_count_;  // per dependency: pinned routes using it
+  bool Pinned(size_t r) const { return any_lidless_ && ((pinned_[r >> 6] >> (r & 63)) & 1); }
   std::atomic<bool> loop_{false};
   std::atomic<size_t> loop_dest_{0};
 
@@ -153,9 +162,14 @@ void Layerer::Prepare() {
       slot_of_switch_[s] = static_cast<int32_t>(switch_of_slot_.size());
       switch_of_slot_.push_back(s);
       endpoints_on_.push_back(0);
+      lidless_on_.push_back(0);
       lids_on_.push_back(0);
     }
     ++endpoints_on_[slot_of_switch_[s]];
+    if (lids == 0) {
+      ++lidless_on_[slot_of_switch_[s]];
+      any_lidless_ = true;
+    }
     lids_on_[slot_of_switch_[s]] += lids;
   }
   std::sort(dests_.begin(), dests_.end());
@@ -203,10 +217,20 @@ void Layerer::WalkOne(size_t d, std::vector<uint64_t>* used, const int32_t* next
   for (size_t slot = 0; slot < slots_; ++slot) {
     const size_t r = d * slots_ + slot;
     const int src = switch_of_slot_[slot];
-    // Live if some endpoint on this switch belongs to another node than the destination.
-    uint32_t own = 0;
-    for (int e : of_node_[dest_node]) own += leaf_[e] == src;
+    // Live if some endpoint on this switch belongs to another node than the destination;
+    // pinned if one of those has no LID.
+    uint32_t own = 0, own_lidless = 0;
+    for (int e : of_node_[dest_node]) {
+      own += leaf_[e] == src;
+      own_lidless += leaf_[e] == src && fabric_.base_lid(endpoints_[e]) == 0;
+    }
     const bool live = own < endpoints_on_[slot];
+    if (any_lidless_ && own_lidless < lidless_on_[slot]) {
+      // Routes of one block are one worker's, and a block's routes fill whole words of pinned_
+      // only if walk_block_ x slots_ is a multiple of 64: set the bit atomically.
+      std::atomic_ref<uint64_t>(pinned_[r >> 6])
+          .fetch_or(uint64_t{1} << (r & 63), std::memory_order_relaxed);
+    }
     int32_t prev = -1;
     int s = src;
     int steps = 0;
@@ -286,6 +310,17 @@ void Layerer::CountFirstLayer(int threads) {
   for (int w = 1; w < workers; ++w) {
     for (uint32_t e = 0; e < num_edges_; ++e) count_[0][e] += counts[w][e];
   }
+  if (!any_lidless_) return;
+  pinned_count_.assign(num_edges_, 0);
+  for (size_t d = 0; d < dests_.size(); ++d) {
+    const size_t b = BlockOfDest(d);
+    for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
+      if (!Pinned(r)) continue;
+      uint32_t length = 0;
+      const int32_t* ch = RouteChannels(r, b, &length);
+      for (uint32_t i = 1; i < length; ++i) ++pinned_count_[EdgeOf(ch[i - 1], ch[i])];
+    }
+  }
 }
 
 void Layerer::BuildEdgeIndex() {
@@ -323,6 +358,8 @@ void Layerer::Move(uint32_t route, int from, int to) {
 // Depth-first search over the dependencies the layer's routes use. A cycle found on the stack is
 // broken at its weakest dependency: the routes using it move to the next layer, which only
 // removes dependencies here, so the search resumes below the first stack edge that vanished.
+// In layer 0 a dependency that a pinned route uses cannot vanish, so it is never the one
+// chosen; a cycle of nothing else cannot be broken.
 Status Layerer::BreakCycles(int layer, bool last) {
   const std::vector<uint32_t>& count = count_[layer];
   Status status;
@@ -337,10 +374,21 @@ Status Layerer::BreakCycles(int layer, bool last) {
                    return false;
                  }
                  std::vector<Frame>& st = *stack;
+                 const bool pins = layer == 0 && !pinned_count_.empty();
+                 auto movable = [&](uint32_t e) { return !pins || pinned_count_[e] == 0; };
                  uint32_t weakest = EdgeOf(st.back().c, st[start].c);
                  for (size_t i = start; i + 1 < st.size(); ++i) {
                    const uint32_t e = EdgeOf(st[i].c, st[i + 1].c);
-                   if (count[e] < count[weakest]) weakest = e;
+                   if (!movable(weakest) || (movable(e) && count[e] < count[weakest])) {
+                     weakest = e;
+                   }
+                 }
+                 if (!movable(weakest)) {
+                   status = Status::Failed(
+                       "no virtual layers can make this routing deadlock-free: a cycle in the "
+                       "channel dependency graph consists of routes of endpoints without a LID, "
+                       "which always send in the default layer");
+                   return false;
                  }
                  if (edge_route_begin_.empty()) BuildEdgeIndex();
                  for (uint64_t i = edge_route_begin_[weakest]; i < edge_route_begin_[weakest + 1];
@@ -441,6 +489,7 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
       1, std::min<uint64_t>(kWalkBlock, kMaxBlockChannels / std::max<uint64_t>(per_dest, 1)));
   const size_t blocks = (dests_.size() + walk_block_ - 1) / walk_block_;
   offset_.assign(routes + blocks, 0);
+  if (any_lidless_) pinned_.assign((routes + 63) / 64, 0);
   block_channels_.assign(blocks, {});
   const int workers = internal::WorkerCount(opts_.threads, blocks, 1);
   std::vector<std::vector<int32_t>> next(
