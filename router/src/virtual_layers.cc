@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "big_array.h"
 #include "trace_parallel.h"
 
 namespace sar {
@@ -35,7 +36,7 @@ class Layerer {
   // offsets, their channels (block_channels_[block]) and the dependencies they use (a bit per
   // dependency in `used`). `next` and `channels`: the worker's scratch.
   void Walk(size_t block, std::vector<uint64_t>* used, std::vector<int32_t>* next,
-            std::vector<int32_t>* channels);
+            std::vector<int32_t>* channels, internal::BigArena<int32_t>* arena);
   // Depth-first search over the dependencies e with present(e). On a cycle, closed by the
   // stack's top -> stack[start], calls on_cycle(&stack, start, &color): false stops the search,
   // true goes on from the (possibly shortened) stack. Returns whether it was stopped.
@@ -57,7 +58,7 @@ class Layerer {
   size_t BlockOfDest(size_t d) const { return d / walk_block_; }
   const int32_t* RouteChannels(size_t r, size_t b, uint32_t* length) const {
     *length = offset_[r + b + 1] - offset_[r + b];
-    return block_channels_[b].data() + offset_[r + b];
+    return block_channels_[b] + offset_[r + b];
   }
   bool Crosses(size_t r, size_t b) const { return offset_[r + b + 1] > offset_[r + b]; }
   Status BreakCycles(int layer, bool last);
@@ -99,9 +100,12 @@ class Layerer {
   // A block holds walk_block_ x slots_ routes of at most n channels each; walk_block_ is chosen
   // so that fits 32 bits.
   size_t walk_block_ = kWalkBlock;
-  std::vector<uint32_t> offset_;
-  std::vector<std::vector<int32_t>> block_channels_;
-  std::vector<uint8_t> layer_;
+  // (In 2 MB pages, big_array.h: at 10k hosts these are ~60 MB, and their first touch in 4 KB
+  // pages cost more than the walk.)
+  internal::BigArray<uint32_t> offset_;
+  std::vector<const int32_t*> block_channels_;       // in arenas_
+  std::vector<internal::BigArena<int32_t>> arenas_;  // per walk worker
+  internal::BigArray<uint8_t> layer_;
   // Routes that some source without a LID takes (any_lidless_ only; else empty): such a source
   // has no row in the layers, so it sends in the default layer 0 whatever its leaf's route is
   // given (as CheckDeadlock reads it). The route's dependencies stay in layer 0 for good, so a
@@ -177,7 +181,7 @@ void Layerer::Prepare() {
 }
 
 void Layerer::Walk(size_t block, std::vector<uint64_t>* used, std::vector<int32_t>* next_block,
-                   std::vector<int32_t>* channels) {
+                   std::vector<int32_t>* channels, internal::BigArena<int32_t>* arena) {
   const size_t first = block * walk_block_;
   const size_t count = std::min(walk_block_, dests_.size() - first);
   const int n = fabric_.num_switches();
@@ -206,7 +210,7 @@ void Layerer::Walk(size_t block, std::vector<uint64_t>* used, std::vector<int32_
   for (size_t i = 0; i < count; ++i) {
     WalkOne(first + i, used, &(*next_block)[i * n], channels);
   }
-  block_channels_[block].assign(channels->begin(), channels->end());
+  block_channels_[block] = arena->Copy(channels->data(), channels->size());
 }
 
 void Layerer::WalkOne(size_t d, std::vector<uint64_t>* used, const int32_t* next,
@@ -488,16 +492,18 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
   walk_block_ = std::max<size_t>(
       1, std::min<uint64_t>(kWalkBlock, kMaxBlockChannels / std::max<uint64_t>(per_dest, 1)));
   const size_t blocks = (dests_.size() + walk_block_ - 1) / walk_block_;
-  offset_.assign(routes + blocks, 0);
+  offset_ = internal::Big<uint32_t>(routes + blocks);  // every entry is written by the walk
   if (any_lidless_) pinned_.assign((routes + 63) / 64, 0);
-  block_channels_.assign(blocks, {});
+  block_channels_.assign(blocks, nullptr);
   const int workers = internal::WorkerCount(opts_.threads, blocks, 1);
   std::vector<std::vector<int32_t>> next(
       workers, std::vector<int32_t>(walk_block_ * fabric_.num_switches(), -1));
   std::vector<std::vector<int32_t>> scratch(workers);
   std::vector<std::vector<uint64_t>> used(workers, std::vector<uint64_t>((num_edges_ + 63) / 64));
-  internal::ParallelFor(workers, blocks, 1,
-                        [&](int w, size_t b) { Walk(b, &used[w], &next[w], &scratch[w]); });
+  arenas_.resize(workers);
+  internal::ParallelFor(workers, blocks, 1, [&](int w, size_t b) {
+    Walk(b, &used[w], &next[w], &scratch[w], &arenas_[w]);
+  });
   next.clear();
   scratch.clear();
   if (loop_.load()) {
@@ -510,7 +516,7 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
   const bool cyclic = HasCycle(used[0]);
   used.clear();
   count_.assign(opts_.max_layers, {});
-  layer_.assign(routes, 0);
+  layer_ = internal::BigFilled<uint8_t>(routes, 0);
 
   int needed = 1;
   // An acyclic first layer keeps every route; BreakCycles would find nothing to move.

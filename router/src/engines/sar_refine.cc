@@ -1,14 +1,15 @@
 #include "engines/sar_refine.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <memory_resource>
 #include <new>
+#include <optional>
 #include <unordered_map>
 
+#include "big_array.h"
 #include "trace_parallel.h"
 #include "work_pool.h"
 
@@ -24,27 +25,6 @@ struct Tree {
   int dest = 0;  // index into g.dests
 };
 constexpr uint8_t kNoArc = 0xFF;
-
-// Load's arrays (tens of MB at 10k hosts), uninitialised (every entry is written before it is
-// read) and in 2 MB pages where the kernel allows it (THP "madvise"): first touching 4 KB pages
-// one fault at a time cost Load as much as its work.
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-template <class T>
-using BigArray = std::unique_ptr<T[], FreeDeleter>;
-template <class T>
-BigArray<T> Big(size_t n) {
-  constexpr size_t kHuge = size_t{2} << 20, kLine = 64;
-  const size_t align = n * sizeof(T) >= kHuge ? kHuge : kLine;
-  const size_t bytes = std::max((n * sizeof(T) + align - 1) / align * align, align);
-  void* p = std::aligned_alloc(align, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-  if (align == kHuge) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: 4 KB pages if refused
-#endif
-  return BigArray<T>(static_cast<T*>(p));
-}
 
 // Per arc, what the candidate walk reads at each step, in one 32-byte record (one cache line
 // per step instead of one per array): the loads per unit of capacity ([0] effective, [1]
@@ -262,14 +242,35 @@ class Refiner {
     }
     // Per arc, the trees whose switch routes over it, in tree order (Relieve's scan order),
     // sized exactly: switch by switch from the copy above (switches own disjoint arcs, so
-    // they run on the workers too).
-    trees_on_arc_.assign(g_.arc_to.size(), {});
-    ParallelFor(WorkerCount(threads, ns, kIndexSwitches), ns, kIndexSwitches, [&](int, size_t s) {
-      const uint8_t* column = by_switch.get() + s * count;
-      uint32_t on_arc[256] = {};
-      for (size_t c = 0; c < count; ++c) on_arc[column[c]] += tree_of[c] != kNoTree;
-      std::vector<uint32_t>* lists = trees_on_arc_.data() + arc_begin[s];
-      for (int o = 0; o < arc_begin[s + 1] - arc_begin[s]; ++o) lists[o].reserve(on_arc[o]);
+    // they run on the workers too). The lists are carved from one arena in 2 MB pages (see
+    // Big): tens of MB of lists of their own cost as much in 4 KB page faults as the rest of
+    // Load; a list a move outgrows moves to the heap.
+    const size_t arcs = g_.arc_to.size();
+    std::vector<uint32_t> on_arc(arcs, 0);
+    const auto each_switch = [&](auto&& f) {
+      ParallelFor(WorkerCount(threads, ns, kIndexSwitches), ns, kIndexSwitches,
+                  [&](int, size_t s) { f(s, by_switch.get() + s * count); });
+    };
+    each_switch([&](size_t s, const uint8_t* column) {
+      uint32_t* counts = on_arc.data() + arc_begin[s];
+      for (size_t c = 0; c < count; ++c) {
+        if (column[c] != kNoArc) counts[column[c]] += tree_of[c] != kNoTree;
+      }
+    });
+    size_t total = 0;
+    for (const uint32_t k : on_arc) total += k;
+    trees_on_arc_.clear();
+    // Room for every list to double once (the moves insert; only what is used is touched).
+    const size_t room = 2 * total + 1024;
+    index_arena_ = Big<uint32_t>(room);
+    index_memory_.emplace(index_arena_.get(), room * sizeof(uint32_t),
+                          std::pmr::new_delete_resource());
+    trees_on_arc_.reserve(arcs);
+    for (size_t a = 0; a < arcs; ++a) {
+      trees_on_arc_.emplace_back(&*index_memory_).reserve(on_arc[a]);
+    }
+    each_switch([&](size_t s, const uint8_t* column) {
+      std::pmr::vector<uint32_t>* lists = trees_on_arc_.data() + arc_begin[s];
       for (size_t c = 0; c < count; ++c) {
         if (column[c] != kNoArc && tree_of[c] != kNoTree) lists[column[c]].push_back(tree_of[c]);
       }
@@ -415,7 +416,7 @@ class Refiner {
     // Every tree counts one step of work, as the scan over all trees did before the index;
     // only the trees routing over h (trees_on_arc_, in tree order) can cross it.
     work_ += trees_.size();
-    const std::vector<uint32_t>& trees = trees_on_arc_[h];
+    const std::pmr::vector<uint32_t>& trees = trees_on_arc_[h];
     const int workers = static_cast<int>(scratch_.size());
     Search best;
     if (workers > 1 && trees.size() >= kTreesPerWorker * static_cast<size_t>(workers)) {
@@ -447,8 +448,8 @@ class Refiner {
 
   // Part `part` of `parts` of Relieve's search: a contiguous run of the trees in tree order,
   // searched with the scratch of whichever worker runs it.
-  void SearchPart(const std::vector<uint32_t>& trees, size_t part, size_t parts, int h, uint64_t m,
-                  int li, uint64_t cap, Scratch* sc, Search* best) const {
+  void SearchPart(const std::pmr::vector<uint32_t>& trees, size_t part, size_t parts, int h,
+                  uint64_t m, int li, uint64_t cap, Scratch* sc, Search* best) const {
     const size_t begin = trees.size() * part / parts, end = trees.size() * (part + 1) / parts;
     *best = Search{};
     for (size_t i = begin; i < end; ++i) SearchTree(trees[i], h, m, li, cap, sc, best);
@@ -650,9 +651,9 @@ class Refiner {
 
   // Moves tree `ti` from arc `from` to arc `to` in trees_on_arc_, keeping both in tree order.
   void Reindex(uint32_t ti, int from, int to) {
-    std::vector<uint32_t>& a = trees_on_arc_[from];
+    std::pmr::vector<uint32_t>& a = trees_on_arc_[from];
     a.erase(std::lower_bound(a.begin(), a.end(), ti));
-    std::vector<uint32_t>& b = trees_on_arc_[to];
+    std::pmr::vector<uint32_t>& b = trees_on_arc_[to];
     b.insert(std::lower_bound(b.begin(), b.end(), ti), ti);
   }
 
@@ -704,7 +705,11 @@ class Refiner {
   // switch's arcs (kNoArc: none), and the routes it forwards, intra-job and all (see Tree).
   BigArray<uint8_t> next_;
   BigArray<uint32_t> flow_eff_, flow_all_;
-  std::vector<std::vector<uint32_t>> trees_on_arc_;  // per arc: trees with next[arc's tail] == arc
+  // Per arc: the trees with next[arc's tail] == arc, in tree order; their memory (declared first,
+  // freed last).
+  BigArray<uint32_t> index_arena_;
+  std::optional<std::pmr::monotonic_buffer_resource> index_memory_;
+  std::vector<std::pmr::vector<uint32_t>> trees_on_arc_;
   std::unordered_map<NodeId, std::vector<int>> dests_of_node_;
   // The search's workers (null: one thread), kept for the whole refinement: a search is a few
   // hundred microseconds, too short to start threads for. A search is split into parts of
