@@ -146,6 +146,10 @@ std::vector<Item> Items(const Fabric& f, const std::vector<ResolvedJob>& jobs) {
     for (size_t i = 0; i < spread.size(); ++i) {
       if (i == 0 || spread[i].first != spread[i - 1].first) node_first[spread[i].first] = i;
     }
+    // Sized ahead: the all-endpoints job alone lists leaves^2 items (~10^5 at 10k hosts), and
+    // growing by doubling copies and first-touches them twice over.
+    const size_t need = items.size() + touched.size() * touched.size();
+    if (need > items.capacity()) items.reserve(std::max(need, 2 * items.capacity()));
     for (int t : touched) {
       if (batch[t] == 0) continue;
       for (int s : touched) {
