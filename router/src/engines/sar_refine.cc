@@ -35,6 +35,10 @@ struct ArcState {
   int32_t to, from;
 };
 
+// Flow: the type of the per-switch route counts (flow_eff_, flow_all_), wide enough for every
+// HCA port of the fabric: uint16_t below 65,536 ports, which halves the largest arrays (80 MB
+// at 10k hosts, first touched on every pass).
+template <class Flow>
 class Refiner {
  public:
   Refiner(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
@@ -99,11 +103,11 @@ class Refiner {
       offset_of_port[s * size_t{256}] = kNoArc;
       offset_of_port[s * size_t{256} + LftSet::kNoRoute] = kNoArc;
     }
-    const std::vector<uint32_t> hcas(g_.hcas_on_switch.begin(), g_.hcas_on_switch.end());
+    const std::vector<Flow> hcas(g_.hcas_on_switch.begin(), g_.hcas_on_switch.end());
     const size_t count = cand.size();
     next_ = Big<uint8_t>(count * ns);
-    flow_eff_ = Big<uint32_t>(count * ns);
-    flow_all_ = Big<uint32_t>(count * ns);
+    flow_eff_ = Big<Flow>(count * ns);
+    flow_all_ = Big<Flow>(count * ns);
     // The same next hops switch by switch ([switch * count + candidate]), for the index below.
     const BigArray<uint8_t> by_switch = Big<uint8_t>(count * ns);
     std::vector<char> is_tree(count, 0);
@@ -150,8 +154,8 @@ class Refiner {
         const int e = cand[c];
         const Destination& d = g_.dests[e];
         const uint8_t* next = next_.get() + c * ns;
-        uint32_t* fe = flow_eff_.get() + c * ns;
-        uint32_t* fa = flow_all_.get() + c * ns;
+        Flow* fe = flow_eff_.get() + c * ns;
+        Flow* fa = flow_all_.get() + c * ns;
         // Each switch's own sources: every HCA port on it but d's node's, and the job's.
         auto sources = [&] {
           std::copy(hcas.begin(), hcas.end(), fa);
@@ -465,8 +469,8 @@ class Refiner {
     const Tree& t = trees_[ti];
     const int from = arcs_[h].from;
     const size_t slot = Slot(ti);
-    const uint32_t* flow = (li == kEff ? flow_eff_ : flow_all_).get() + slot;
-    const uint32_t* flow_other = (li == kEff ? flow_all_ : flow_eff_).get() + slot;
+    const Flow* flow = (li == kEff ? flow_eff_ : flow_all_).get() + slot;
+    const Flow* flow_other = (li == kEff ? flow_all_ : flow_eff_).get() + slot;
     if (flow[from] == 0) return;
     const int root = g_.dests[t.dest].sw;
     // One step per switch, as the scan over the root's BFS order that found them once counted.
@@ -512,8 +516,8 @@ class Refiner {
     }
     // The route from v (not crossing h) up to where it joins the old route below h: the
     // candidate walk's channels after its first one, the same for every candidate u.
-    auto suffix = [&](int v) -> const Scratch::Suffix& {
-      Scratch::Suffix& sf = sc->suffix[v];
+    auto suffix = [&](int v) -> const typename Scratch::Suffix& {
+      typename Scratch::Suffix& sf = sc->suffix[v];
       if (sf.epoch == epoch) return sf;
       sf.epoch = epoch;
       sf.begin = static_cast<int32_t>(sc->suffix_arcs.size());
@@ -539,7 +543,7 @@ class Refiner {
       sf.max_load = sf.max_other = 0;
       if (sf.uniform) sf.unit = sc->suffix_arcs[sf.begin].unit;
       for (int i = 0; i < sf.len; ++i) {
-        const Scratch::SuffixArc& sa = sc->suffix_arcs[sf.begin + i];
+        const typename Scratch::SuffixArc& sa = sc->suffix_arcs[sf.begin + i];
         sf.uniform = sf.uniform && sa.unit == sf.unit;
         sf.max_load = std::max(sf.max_load, sa.load);
         sf.max_other = std::max(sf.max_other, sa.other);
@@ -574,7 +578,7 @@ class Refiner {
           worst_other = first.load[oi] + fo * first.unit;
           if (worst >= m || worst_other > cap) continue;
           if (level_u > 1) {
-            const Scratch::Suffix& sf = suffix(v);
+            const typename Scratch::Suffix& sf = suffix(v);
             // Nearly every candidate keeps the suffix within the limits (~90% at 10k hosts):
             // then the walk would look at all len channels, and its maxima are the memo's plus
             // the flows. Otherwise the walk decides, and counts the channels it looks at.
@@ -585,7 +589,7 @@ class Refiner {
               worst = std::max(worst, max_nl);
               worst_other = std::max(worst_other, max_no);
             } else {
-              const Scratch::SuffixArc* sa = sc->suffix_arcs.data() + sf.begin;
+              const typename Scratch::SuffixArc* sa = sc->suffix_arcs.data() + sf.begin;
               for (int i = 0; i < sf.len && ok; ++i) {
                 ++work;
                 const uint64_t nl = sa[i].load + f * sa[i].unit;
@@ -661,9 +665,9 @@ class Refiner {
     const Destination& d = g_.dests[t->dest];
     const uint32_t ti = static_cast<uint32_t>(t - trees_.data());
     uint8_t* next = next_.get() + Slot(ti);
-    uint32_t* flow_eff = flow_eff_.get() + Slot(ti);
-    uint32_t* flow_all = flow_all_.get() + Slot(ti);
-    const uint32_t f = flow_eff[u], fa = flow_all[u];
+    Flow* flow_eff = flow_eff_.get() + Slot(ti);
+    Flow* flow_all = flow_all_.get() + Slot(ti);
+    const uint64_t f = flow_eff[u], fa = flow_all[u];
     for (int v = u; v != d.sw;) {
       const int a = NextArc(next, v);
       arcs_[a].load[kEff] -= f * arcs_[a].unit;
@@ -704,7 +708,7 @@ class Refiner {
   // Per tree and switch, [tree * num_switches + switch]: the next hop's offset among the
   // switch's arcs (kNoArc: none), and the routes it forwards, intra-job and all (see Tree).
   BigArray<uint8_t> next_;
-  BigArray<uint32_t> flow_eff_, flow_all_;
+  BigArray<Flow> flow_eff_, flow_all_;
   // Per arc: the trees with next[arc's tail] == arc, in tree order; their memory (declared first,
   // freed last).
   BigArray<uint32_t> index_arena_;
@@ -731,11 +735,13 @@ bool RefineTooLarge(const SwitchGraph& g, const RefineOptions& options) {
          options.max_state;
 }
 
-void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
-                     const std::vector<uint64_t>& arc_units, const RefineOptions& options,
-                     LftSet* lfts, RefineStats* stats) {
-  *stats = RefineStats{};
-  Refiner r(g, jobs, arc_units, lfts);
+namespace {
+
+template <class Flow>
+void Refine(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
+            const std::vector<uint64_t>& arc_units, const RefineOptions& options, LftSet* lfts,
+            RefineStats* stats) {
+  Refiner<Flow> r(g, jobs, arc_units, lfts);
   const size_t dests = r.JobDestinations();
   if (dests == 0) return;
   if (RefineTooLarge(g, options)) {
@@ -744,6 +750,22 @@ void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& 
   }
   r.Load(options.threads);
   r.Run(options, stats);
+}
+
+}  // namespace
+
+void RefineJobRoutes(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
+                     const std::vector<uint64_t>& arc_units, const RefineOptions& options,
+                     LftSet* lfts, RefineStats* stats) {
+  *stats = RefineStats{};
+  // A switch forwards at most every HCA port's route to a destination.
+  uint64_t ports = 0;
+  for (const int k : g.hcas_on_switch) ports += static_cast<uint64_t>(std::max(k, 0));
+  if (!options.wide_flows && ports <= std::numeric_limits<uint16_t>::max()) {
+    Refine<uint16_t>(g, jobs, arc_units, options, lfts, stats);
+  } else {
+    Refine<uint32_t>(g, jobs, arc_units, options, lfts, stats);
+  }
 }
 
 }  // namespace sar::internal

@@ -49,6 +49,10 @@ struct RefineOptions {
   /// the work counted against max_work do not depend on it: the trees are split in tree order
   /// and the parts' best moves reduced in that order.
   int threads = 1;
+  /// Per-switch route counts in 32 bits even where 16 bits hold every HCA port of the fabric
+  /// (fewer than 65,536; the narrow form halves the largest arrays). The tables and statistics
+  /// do not depend on it; tests check that they are the same.
+  bool wide_flows = false;
 };
 
 struct RefineStats {

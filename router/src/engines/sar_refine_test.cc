@@ -121,6 +121,32 @@ TEST(SarRefineThreads, SameTablesAndWorkOnRandomMixesAndDegradedFabrics) {
   EXPECT_GT(limited, 4);
 }
 
+// The per-switch route counts are kept in 16 bits when every HCA port fits (all these
+// fabrics); the 32-bit form, which larger fabrics use, must refine alike: the same moves, work
+// and tables, also when cut short by the work limit and on degraded trees.
+TEST(SarRefineFlows, NarrowAndWideFlowsRefineAlike) {
+  int moved = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    // 384 hosts in the first: counts past 8 bits, so a width cut too short shows.
+    const Fabric f = Pgft(seed % 2 ? "pgft:3;8,8,6;1,4,6;1,1,1" : "pgft:2;8,12;1,6;1,2",
+                          seed <= 2 ? 0 : static_cast<int>(seed) * 3, seed);
+    const std::vector<ResolvedJob> jobs = sssptest::RandomJobs(f, seed, 12);
+    for (uint64_t max_work : {uint64_t{1} << 40, uint64_t{20000}}) {
+      RefineOptions o;
+      o.max_work = max_work;
+      o.all_pairs_cap = seed % 2 ? 1 : o.all_pairs_cap;
+      o.threads = 1 + static_cast<int>(seed % 2);
+      const Result narrow = Refine(f, jobs, seed, o, true, static_cast<int>(seed % 3) * 4);
+      o.wide_flows = true;
+      const Result wide = Refine(f, jobs, seed, o, true, static_cast<int>(seed % 3) * 4);
+      moved += narrow.stats.moves > 0;
+      ExpectSame(narrow, wide,
+                 "seed " + std::to_string(seed) + " max_work " + std::to_string(max_work));
+    }
+  }
+  EXPECT_GT(moved, 4);
+}
+
 // The refinement reads every job destination's tree and its routes' loads from the tables
 // (Refiner::Load, row by row, flows passed on in BFS order). Its max loads before any move
 // must be the max EFI and effective EFI the metrics compute independently from the same
