@@ -38,8 +38,9 @@ struct RefineOptions {
   /// hosts reach it (10k hosts: the effective phase, then the limit).
   uint64_t max_work = uint64_t{1} << 28;
   /// Skip the refinement when it would hold more than this many per-switch entries
-  /// (HCA ports x switches) in memory: 13 bytes each (next hop 1, two flows 8, the per-arc
-  /// tree lists 4), and 1 more while Refiner::Load runs.
+  /// (HCA ports x switches) in memory: 9 bytes each (next hop 1, two flows 4, the per-arc
+  /// tree lists 4; 13 with 32-bit flows, from 65,536 HCA ports on), and 1 more while
+  /// Refiner::Load runs.
   size_t max_state = size_t{60} << 20;
   /// Entries the search must not move, [endpoint dest * num_switches + switch] (the running
   /// jobs' routes, delta_keep.h's RunningPins); null = none. Routes of other destinations and
