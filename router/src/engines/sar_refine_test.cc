@@ -40,6 +40,19 @@ struct Result {
   RefineStats stats;
 };
 
+// The tests' cases: seed's fabric (`odd` for odd seeds, `even` for even ones; intact for seeds
+// 1 and 2, else with 3 x seed failed cables) and 12 random jobs on it.
+struct Case {
+  Fabric fabric;
+  std::vector<ResolvedJob> jobs;
+};
+Case CaseOf(uint64_t seed, const std::string& odd, const std::string& even) {
+  Case c;
+  c.fabric = Pgft(seed % 2 ? odd : even, seed <= 2 ? 0 : static_cast<int>(seed) * 3, seed);
+  c.jobs = sssptest::RandomJobs(c.fabric, seed, 12);
+  return c;
+}
+
 // Refines the plain SSSP tables of `f` (SAR without its refinement) for `jobs`.
 Result Refine(const Fabric& f, const std::vector<ResolvedJob>& jobs, uint64_t seed,
               const RefineOptions& options, bool slow_channels = true, int detours = 0) {
@@ -93,9 +106,9 @@ void ExpectSame(const Result& a, const Result& b, const std::string& what) {
 TEST(SarRefineThreads, SameTablesAndWorkOnRandomMixesAndDegradedFabrics) {
   int moved = 0, limited = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
-    const Fabric f = Pgft(seed % 2 ? "pgft:3;8,4,6;1,4,6;1,1,1" : "pgft:2;8,12;1,6;1,2",
-                          seed <= 2 ? 0 : static_cast<int>(seed) * 3, seed);
-    const std::vector<ResolvedJob> jobs = sssptest::RandomJobs(f, seed, 12);
+    const Case c = CaseOf(seed, "pgft:3;8,4,6;1,4,6;1,1,1", "pgft:2;8,12;1,6;1,2");
+    const Fabric& f = c.fabric;
+    const std::vector<ResolvedJob>& jobs = c.jobs;
     // Unlimited, and cut short by the work limit at a few places (the parts' work must add
     // up to the sequential count for the search to stop at the same move).
     for (uint64_t max_work : {uint64_t{1} << 40, uint64_t{20000}, uint64_t{150000}}) {
@@ -128,9 +141,9 @@ TEST(SarRefineFlows, NarrowAndWideFlowsRefineAlike) {
   int moved = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     // 384 hosts in the first: counts past 8 bits, so a width cut too short shows.
-    const Fabric f = Pgft(seed % 2 ? "pgft:3;8,8,6;1,4,6;1,1,1" : "pgft:2;8,12;1,6;1,2",
-                          seed <= 2 ? 0 : static_cast<int>(seed) * 3, seed);
-    const std::vector<ResolvedJob> jobs = sssptest::RandomJobs(f, seed, 12);
+    const Case c = CaseOf(seed, "pgft:3;8,8,6;1,4,6;1,1,1", "pgft:2;8,12;1,6;1,2");
+    const Fabric& f = c.fabric;
+    const std::vector<ResolvedJob>& jobs = c.jobs;
     for (uint64_t max_work : {uint64_t{1} << 40, uint64_t{20000}}) {
       RefineOptions o;
       o.max_work = max_work;
@@ -157,9 +170,9 @@ TEST(SarRefineFlows, NarrowAndWideFlowsRefineAlike) {
 TEST(SarRefineLoad, LoadsAreTheMetricsLoads) {
   int moved = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
-    const Fabric f = Pgft(seed % 2 ? "pgft:3;8,4,6;1,4,6;1,1,1" : "pgft:3;4,6,4;1,3,4;1,1,2",
-                          seed <= 2 ? 0 : static_cast<int>(seed) * 3, seed);
-    const std::vector<ResolvedJob> jobs = sssptest::RandomJobs(f, seed, 12);
+    const Case c = CaseOf(seed, "pgft:3;8,4,6;1,4,6;1,1,1", "pgft:3;4,6,4;1,3,4;1,1,2");
+    const Fabric& f = c.fabric;
+    const std::vector<ResolvedJob>& jobs = c.jobs;
     for (int max_moves : {0, 1000000}) {
       for (int detours : {0, 40}) {
         RefineOptions o;
