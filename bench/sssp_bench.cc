@@ -6,7 +6,8 @@
 // so two builds can be checked for identical results on fabrics too large to dump.
 //
 //   build/bench/sssp_bench [--engine sar] [--spec pgft:3;32,16,20;1,16,20;1,1,1] [--seed 1]
-//                          [--runs 3] [--threads 2] [--no-refine] [--run-length N]
+//                          [--runs 3] [--threads 2] [--no-refine] [--refine-work N] [--run-length
+//                          N]
 //                          [--fail-links N] [--fail-switches N]
 // --run-length N: the fragmented mix (JobMixOptions::run_length); --fail-links N: N random
 // switch-to-switch cables cut (seed --seed, HCAs kept connected), a degraded fabric;
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   int runs = 3, threads = 2, run_length = 0, fail_links = 0, fail_switches = 0;
   uint64_t seed = 1;
   bool refine = true;
+  uint64_t refine_work = sar::kDefaultSarRefineWork;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
@@ -60,11 +62,14 @@ int main(int argc, char** argv) {
       fail_switches = std::atoi(argv[++i]);
     } else if (a == "--no-refine") {
       refine = false;
+    } else if (a == "--refine-work" && has) {
+      refine_work = std::strtoull(argv[++i], nullptr, 10);
     } else {
-      std::fprintf(stderr,
-                   "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
-                   "[--threads N] [--no-refine] [--run-length N] [--fail-links N] "
-                   "[--fail-switches N]\n");
+      std::fprintf(
+          stderr,
+          "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
+          "[--threads N] [--no-refine] [--refine-work N] [--run-length N] [--fail-links N] "
+          "[--fail-switches N]\n");
       return 2;
     }
   }
@@ -103,6 +108,7 @@ int main(int argc, char** argv) {
   in.jobs = &jobs;
   in.threads = threads;
   in.sar_refine = refine;
+  in.sar_refine_work = refine_work;
   std::vector<double> paths, layers, cpu;
   uint64_t hash = 14695981039346656037ull;
   for (int r = 0; r < runs; ++r) {

@@ -81,6 +81,20 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
     c->sar_all_pairs_budget = v;
     return sar::Status::OK();
   }
+  if (key == "sar_refine_work") {
+    // Digits only: strtoull would take "-1" as 2^64 - 1.
+    const bool digits = !value.empty() && value.size() <= 20 &&
+                        value.find_first_not_of("0123456789") == std::string::npos;
+    errno = 0;
+    const unsigned long long v = digits ? std::strtoull(value.c_str(), nullptr, 10) : 0;
+    if (!digits || errno != 0 || v < 1 || v > sar::kMaxSarRefineWork) {
+      return bad("must be an integer in 1.." + std::to_string(sar::kMaxSarRefineWork) +
+                 " (search steps; the default is " + std::to_string(sar::kDefaultSarRefineWork) +
+                 ")");
+    }
+    c->sar_refine_work = v;
+    return sar::Status::OK();
+  }
   if (key == "ack_timeout_ms") return int_value(1, 600000, &c->ack_timeout_ms);
   if (key == "repath_timeout_ms") return int_value(1, 600000, &c->repath_timeout_ms);
   if (key == "exclude_after") return int_value(1, 1000, &c->exclude_after);
@@ -136,6 +150,7 @@ void OsmsarConfigInit(OsmsarConfig* config) {
   config->exclude_after = 3;
   config->sar_refine = 1;
   config->sar_all_pairs_budget = 1.25;
+  config->sar_refine_work = sar::kDefaultSarRefineWork;
 }
 
 int OsmsarReadConfig(const char* path, OsmsarConfig* config, char** errptr) {
@@ -165,6 +180,7 @@ sar_options_t* OsmsarOptions(const OsmsarConfig* c) {
   sar_options_set_migration(o, c->migration);
   sar_options_set_delta(o, c->delta);
   sar_options_set_sar_refine(o, c->sar_refine, c->sar_all_pairs_budget);
+  sar_options_set_sar_refine_work(o, c->sar_refine_work);
   return o;
 }
 

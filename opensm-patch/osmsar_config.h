@@ -26,6 +26,7 @@ typedef struct OsmsarConfig {
   int delta;                          /* keep what costs nothing of the switches' tables (1) */
   int sar_refine;                     /* sar: the refinement of job routes (1) */
   double sar_all_pairs_budget; /* sar: all-pairs load cap / all-pairs bound, 0 = none (1.25) */
+  uint64_t sar_refine_work;    /* sar: the refinement's work limit in steps, 1..2^40 (2^28) */
   /* The baseLID/highLID migration protocol (docs/opensm-plugin.md). */
   int migration;                     /* on: LMC 1 routing and the five-phase update (0) */
   int ack_timeout_ms;                /* phase 2 deadline (2000) */

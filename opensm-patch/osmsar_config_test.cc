@@ -43,11 +43,12 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
   EXPECT_EQ(c.num_vls, 8);
   EXPECT_EQ(c.sar_refine, 1);
   EXPECT_DOUBLE_EQ(c.sar_all_pairs_budget, 1.25);
+  EXPECT_EQ(c.sar_refine_work, uint64_t{1} << 28);
   const std::string path = TempFile(
       "ok.conf",
       "# comment\n\nengine dfsssp\nmapping_file /run/sar/jobs  # trailing\ncn_guid_file /a\n"
       "io_guid_file /b\r\nnum_vls 4\nthreads 2\nallow_disconnected true\nsar_refine off\n"
-      "sar_all_pairs_budget 1.5");
+      "sar_all_pairs_budget 1.5\nsar_refine_work 134217728");
   ASSERT_EQ(Read(path, &c), "");
   EXPECT_STREQ(c.engine, "dfsssp");
   EXPECT_STREQ(c.mapping_file, "/run/sar/jobs");
@@ -58,6 +59,7 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
   EXPECT_EQ(c.allow_disconnected, 1);
   EXPECT_EQ(c.sar_refine, 0);
   EXPECT_DOUBLE_EQ(c.sar_all_pairs_budget, 1.5);
+  EXPECT_EQ(c.sar_refine_work, uint64_t{1} << 27);
   EXPECT_EQ(c.migration, 0);
   EXPECT_EQ(c.ack_timeout_ms, 2000);
   EXPECT_EQ(c.exclude_after, 3);
@@ -102,13 +104,19 @@ TEST(OsmsarConfig, BadLinesNameFileAndLine) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"engine sar\nbogus_key 1\n", ":2: unknown key 'bogus_key'"},
       {"engine ftree\n",
-       ":1: engine must be one of minhop, updn, dfsssp, sar, dmodk, dmodc, sar-dmodc, osrm2, osrm3, not 'ftree'"},
+       ":1: engine must be one of minhop, updn, dfsssp, sar, dmodk, dmodc, sar-dmodc, osrm2, "
+       "osrm3, not 'ftree'"},
       {"\nnum_vls 16\n", ":2: num_vls must be an integer in 1..15, not '16'"},
       {"num_vls x\n", ":1: num_vls must be an integer in 1..15, not 'x'"},
       {"mapping_file\n", ":1: expected '<key> <value>', got 'mapping_file'"},
       {"threads -1\n", ":1: threads must be an integer in 0..1024, not '-1'"},
       {"sar_all_pairs_budget -1\n",
        ":1: sar_all_pairs_budget must be a number in 0..1000 (0 = no cap), not '-1'"},
+      {"sar_refine_work -1\n", ":1: sar_refine_work must be an integer in 1..1099511627776"},
+      {"sar_refine_work 0\n", ":1: sar_refine_work must be an integer in 1..1099511627776"},
+      {"sar_refine_work 1099511627777\n", ":1: sar_refine_work must be an integer in 1.."},
+      {"sar_refine_work 99999999999999999999999\n", ":1: sar_refine_work must be an integer"},
+      {"sar_refine_work 2^27\n", ":1: sar_refine_work must be an integer"},
       {"mapping_file /" + std::string(OSMSAR_PATH_MAX, 'x') + "\n",
        ":1: mapping_file path too long"}};
   for (size_t i = 0; i < bad.size(); ++i) {

@@ -68,6 +68,12 @@ void AddSarOptions(CLI::App* cmd, SarKnobs* knobs) {
                   "sar: the refinement keeps every channel's all-pairs load within this factor "
                   "of the all-pairs lower bound (0 = no cap)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--sar-refine-work", knobs->refine_work,
+                  "sar: the refinement's work limit in search steps (default 2^28 = " +
+                      std::to_string(sar::kDefaultSarRefineWork) +
+                      "); fewer route faster and lower the all-pairs maximum less. The plugin's "
+                      "sar_refine_work: equal values give equal tables")
+      ->check(CLI::Range(uint64_t{1}, sar::kMaxSarRefineWork));
 }
 
 sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {

@@ -7,11 +7,13 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "sar/engine.h"
 #include "sar/fabric.h"
 #include "sar/jobs.h"
 #include "sar/lft.h"
@@ -78,12 +80,13 @@ struct FabricArgs {
 void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required = true,
                       bool canonical_default = false);
 
-/// SAR's knobs (RoutingInput::sar_refine, sar_all_pairs_budget).
+/// SAR's knobs (RoutingInput::sar_refine, sar_all_pairs_budget, sar_refine_work).
 struct SarKnobs {
   bool refine = true;
   double all_pairs_budget = 1.25;
+  uint64_t refine_work = sar::kDefaultSarRefineWork;
 };
-/// --no-sar-refine, --sar-all-pairs-budget.
+/// --no-sar-refine, --sar-all-pairs-budget, --sar-refine-work.
 void AddSarOptions(CLI::App* cmd, SarKnobs* knobs);
 
 /// Reads the topology and settles its LIDs: a guid2lid file wins, then LIDs carried by the

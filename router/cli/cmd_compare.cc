@@ -192,6 +192,7 @@ void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
   in.allow_disconnected = a.allow_disconnected;
   in.sar_refine = a.sar.refine;
   in.sar_all_pairs_budget = a.sar.all_pairs_budget;
+  in.sar_refine_work = a.sar.refine_work;
   sar::RoutingOutput out;
   Stopwatch watch;
   const sar::Status s = e->Route(in, &out);

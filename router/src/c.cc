@@ -245,6 +245,10 @@ void sar_options_set_sar_refine(sar_options_t* o, int refine, double all_pairs_b
   o->options.sar_refine = refine != 0;
   o->options.sar_all_pairs_budget = all_pairs_budget > 0 ? all_pairs_budget : 0;
 }
+void sar_options_set_sar_refine_work(sar_options_t* o, uint64_t steps) {
+  o->options.sar_refine_work =
+      steps == 0 ? sar::kDefaultSarRefineWork : std::min(steps, sar::kMaxSarRefineWork);
+}
 void sar_options_set_migration(sar_options_t* o, int on) { o->options.migration = on != 0; }
 void sar_options_set_delta(sar_options_t* o, int on) { o->options.delta = on != 0; }
 

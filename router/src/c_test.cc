@@ -154,6 +154,37 @@ std::vector<NodeId> Identity(const Fabric& f) {
   return order;
 }
 
+// The refinement's work limit reaches the sar engine through the options the plugin sets: one
+// step stops the search at once (the note says so), the default lets it finish on this fabric.
+TEST(SarCApi, RefineWorkLimitReachesTheEngine) {
+  const Fabric f = ThreeLevel();
+  const Flat flat = Flatten(f, Identity(f));
+  const std::string mapping = TempFile("jobs_work", Mapping(f));
+  auto refine_note = [](const sar_result_t* r) {
+    for (int i = 0; i < sar_result_num_notes(r); ++i) {
+      const std::string note = sar_result_note(r, i);
+      if (note.find("refinement: ") != std::string::npos) return note;
+    }
+    return std::string();
+  };
+  Options plain("sar", mapping), limited("sar", mapping), reset("sar", mapping);
+  sar_options_set_sar_refine_work(limited.o, 1);
+  sar_options_set_sar_refine_work(reset.o, 0);  // 0 = the default
+  Routed a, b, c;
+  RouteFlat(flat, plain, &a);
+  RouteFlat(flat, limited, &b);
+  RouteFlat(flat, reset, &c);
+  ASSERT_NE(a.r, nullptr) << a.err;
+  ASSERT_NE(b.r, nullptr) << b.err;
+  ASSERT_NE(c.r, nullptr) << c.err;
+  ASSERT_NE(refine_note(a.r), "");
+  EXPECT_EQ(refine_note(a.r).find("stopped at the work limit"), std::string::npos)
+      << refine_note(a.r);
+  EXPECT_NE(refine_note(b.r).find("stopped at the work limit"), std::string::npos)
+      << refine_note(b.r);
+  EXPECT_EQ(refine_note(c.r), refine_note(a.r));
+}
+
 TEST(SarCApi, TablesDeliverEveryRouteWalkedHopByHop) {
   const Fabric f = ThreeLevel();
   const Flat flat = Flatten(f, Identity(f));

@@ -357,6 +357,7 @@ RoutingInput RoutingInputs::EngineInput() const {
   in.previous_jobs = in.previous != nullptr && previous_jobs ? &*previous_jobs : nullptr;
   in.sar_refine = options.sar_refine;
   in.sar_all_pairs_budget = options.sar_all_pairs_budget;
+  in.sar_refine_work = options.sar_refine_work;
   return in;
 }
 

@@ -94,6 +94,10 @@ void sar_options_set_allow_disconnected(sar_options_t* options, int allow);
 /* The sar engine's refinement (refine != 0, the default) and its all-pairs budget (>= 0; 0 = no
  * cap; default 1.25): sar::RoutingOptions::sar_refine and sar_all_pairs_budget. */
 void sar_options_set_sar_refine(sar_options_t* options, int refine, double all_pairs_budget);
+/* The sar engine's refinement work limit in search steps (sar::RoutingOptions::sar_refine_work,
+ * 1..2^40; default 2^28): fewer steps route faster and balance the all-pairs load less. 0 = the
+ * default. */
+void sar_options_set_sar_refine_work(sar_options_t* options, uint64_t steps);
 /* on != 0: migration mode (sar::RoutingOptions::migration): LMC 1 on every HCA port, base LIDs
  * routed by the engine on layers 0..n-2, highLIDs (base + 1) by Up/Down (updn) on layer n-1, so
  * that no job mapping changes the highLID entries. sar_result_layer then answers both. */

@@ -11,6 +11,7 @@
 // through RoutingOutput and Status.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,6 +24,11 @@
 #include "sar/status.h"
 
 namespace sar {
+
+/// SAR's refinement work limit by default (RoutingInput::sar_refine_work): 2^28 search steps.
+inline constexpr uint64_t kDefaultSarRefineWork = uint64_t{1} << 28;
+/// The largest accepted (2^40 steps: hours of search).
+inline constexpr uint64_t kMaxSarRefineWork = uint64_t{1} << 40;
 
 struct RoutingInput {
   /// The fabric with its LIDs set (AssignLids or a guid2lid file): every cabled HCA port needs
@@ -65,6 +71,12 @@ struct RoutingInput {
   /// all endpoints as one job), or within what the paths already had if that is higher.
   /// 0 = no cap.
   double sar_all_pairs_budget = 1.25;
+  /// SAR only: the refinement's deterministic work limit in search steps (RefineOptions::
+  /// max_work; at least 1). It bounds the time on large fabrics (10k hosts reach it: ~0.4 s of
+  /// search per 2^28 steps on 2 cores) and, being a count and not a clock, gives the same
+  /// tables offline and in the plugin. Fewer steps: faster, a higher all-pairs max
+  /// (docs/dfsssp-sar.md). Default kDefaultSarRefineWork.
+  uint64_t sar_refine_work = kDefaultSarRefineWork;
 };
 
 struct RoutingOutput {

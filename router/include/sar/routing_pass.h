@@ -70,9 +70,11 @@ struct RoutingOptions {
   int max_layers = 0;
   int threads = 0;  // 0 = all hardware threads
   bool allow_disconnected = false;
-  /// SAR's refinement and its all-pairs budget (RoutingInput::sar_refine, sar_all_pairs_budget).
+  /// SAR's refinement, its all-pairs budget and its work limit (RoutingInput::sar_refine,
+  /// sar_all_pairs_budget, sar_refine_work).
   bool sar_refine = true;
   double sar_all_pairs_budget = 1.25;
+  uint64_t sar_refine_work = kDefaultSarRefineWork;
   /// Migration mode, for the baseLID/highLID update protocol (SAR paper Sec. 3.3): every
   /// endpoint port has LMC 1. Its base LID is routed by `engine` on layers 0..n-2, its highLID
   /// (base + 1) by Up*/Down* on layer n-1, n = min(num_vls, max_layers) >= 2. The highLID

@@ -112,6 +112,7 @@ class SarEngine : public RoutingEngine {
           }
           options.pinned = pinned;
           options.threads = in.threads;
+          options.max_work = std::max<uint64_t>(1, in.sar_refine_work);
           RefineStats st;
           RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), options, lfts,
                           &st);
