@@ -77,7 +77,7 @@ def mapping_text(topo, seed, jobs=3, per_job=6):
 class Fabric:
     """One test bed with OpenSM running the plugin."""
 
-    def __init__(self, args, name, gen, lmc=0):
+    def __init__(self, args, name, gen, lmc=0, conf_extra=()):
         self.args, self.w = args, os.path.join(args.workdir, name)
         os.makedirs(self.w)
         self.topo_path = os.path.join(self.w, "fabric.topo")
@@ -89,6 +89,7 @@ class Fabric:
         self.conf = os.path.join(self.w, "osmsar.conf")
         with open(self.conf, "w") as f:
             f.write(f"engine sar\nmapping_file {self.mapping}\nnum_vls {NUM_VLS}\nthreads 2\n")
+            f.writelines(line + "\n" for line in conf_extra)
         self.tb = sar_it.new_testbed(args.workdir, name + "-bed", self.topo_path, lids, lmc=lmc)
         self.daemon = None
         self.live_topo = os.path.join(self.w, "live.topo")
@@ -111,7 +112,7 @@ class Fabric:
         for lo, hi in sar_it.parse_guid2lid(self.lids).values():
             self.known.update(range(lo, hi + 1))
 
-    def offline(self, engine, tag, jobs=True, previous=None, previous_jobs=None):
+    def offline(self, engine, tag, jobs=True, previous=None, previous_jobs=None, extra=()):
         """sar-route's tables for the current mapping; with `previous` (an LFT dump of what the
         switches hold) and `previous_jobs` (the mapping of the plugin's last routed pass) the
         incremental routing the plugin does by default (`delta true`)."""
@@ -126,15 +127,15 @@ class Fabric:
             cmd += ["--previous", previous]
         if previous_jobs:
             cmd += ["--previous-jobs", previous_jobs]
-        sar_it.run(cmd, expect=0)
+        sar_it.run(cmd + list(extra), expect=0)
         return self.restrict(sar_it.parse_lfts(out)), layers
 
-    def check_sar_tables(self, tag, what, previous=None, previous_jobs=None):
+    def check_sar_tables(self, tag, what, previous=None, previous_jobs=None, extra=()):
         """The switches hold sar-route's sar tables for the current mapping (incremental from the
         LFT dump `previous` if given), and eval finds them valid and deadlock-free with
         sar-route's layers. Returns (offline tables, layers path)."""
         offline, layers_path = self.offline("sar", tag, previous=previous,
-                                            previous_jobs=previous_jobs)
+                                            previous_jobs=previous_jobs, extra=extra)
         rb = self.check_equal(offline, what)
         ev = sar_it.sar_route_eval(self.args.sar_route, self.live_topo, rb, self.lids,
                                    extra=["--layers", layers_path])
@@ -337,11 +338,30 @@ def test_lmc(args):
     fab.tb.stop()
 
 
+def test_refine_work(args):
+    """sar_refine_work in the plugin's config limits the refinement as --sar-refine-work does
+    offline: the switches hold the limited tables, which differ from the default's."""
+    work = "1"
+    fab = Fabric(args, "kary_4_3_refine_work", ["kary:4,3"],
+                 conf_extra=[f"sar_refine_work {work}"])
+    write_atomic(fab.mapping, mapping_text(fab.topo, 6, jobs=3, per_job=8))
+    fab.start(free_port_block(1))
+    full, _ = fab.offline("sar", "full")
+    limited, _ = fab.check_sar_tables("limited", "sar_refine_work 1",
+                                      extra=["--sar-refine-work", work])
+    diff = sar_it.diff_tables(limited, full)
+    check(diff, "the work limit changed nothing on this fabric: the test proves nothing")
+    print(f"sar_refine_work {work}: the switches hold the limited tables "
+          f"({len(diff)} entries differ from the default's)", flush=True)
+    fab.tb.stop()
+
+
 def main():
     args = sar_it.parse_args(__doc__, extra=lambda ap: ap.add_argument(
         "--plugin-dir", required=True, help="directory holding libosmsar.so"))
     args.plugin_dir = os.path.abspath(args.plugin_dir)
-    sar_it.main(lambda: (test_degraded(args), test_lmc(args), test_ft2(args)))
+    sar_it.main(lambda: (test_degraded(args), test_lmc(args), test_refine_work(args),
+                         test_ft2(args)))
 
 
 if __name__ == "__main__":
