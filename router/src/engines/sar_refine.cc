@@ -558,12 +558,10 @@ class Refiner {
       }
       const uint64_t f = flow[u], fo = flow_other[u];
       // The old path from u, by the level each arc leaves (hops to the root): a new route
-      // that reaches it at some level follows it from there on.
+      // that reaches it at some level follows it from there on. Only the walk below reads it,
+      // for the few candidates whose next switch crosses h too: found when first needed.
       const int level_u = hops[u];
-      for (int v = u, k = level_u; k > 0; --k) {
-        old_path[k] = next(v);
-        v = arcs_[old_path[k]].to;
-      }
+      bool old_path_found = false;
       const int next_u = next(u);
       for (int a = g_.arc_begin[u]; a < g_.arc_begin[u + 1]; ++a) {
         if (a == next_u || hops[arcs_[a].to] != level_u - 1) continue;
@@ -606,6 +604,13 @@ class Refiner {
         } else {
           // One step per channel looked at after the first, up to where the route ends (the
           // root, h, a channel too loaded, a switch without a route).
+          if (!old_path_found) {
+            for (int w = u, k = level_u; k > 0; --k) {
+              old_path[k] = next(w);
+              w = arcs_[old_path[k]].to;
+            }
+            old_path_found = true;
+          }
           for (int x = a, k = level_u;; ++work, --k) {
             if (x == h) {
               ok = false;  // rejoins h: relieves nothing
