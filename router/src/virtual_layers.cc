@@ -61,6 +61,18 @@ class Layerer {
     return block_channels_[b] + offset_[r + b];
   }
   bool Crosses(size_t r, size_t b) const { return offset_[r + b + 1] > offset_[r + b]; }
+  // Calls f(route, dependency) for every dependency of every stored route, in route order.
+  template <class F>
+  void ForEachDependency(F&& f) const {
+    for (size_t d = 0; d < dests_.size(); ++d) {
+      const size_t b = BlockOfDest(d);
+      for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
+        uint32_t length = 0;
+        const int32_t* ch = RouteChannels(r, b, &length);
+        for (uint32_t i = 1; i < length; ++i) f(r, EdgeOf(ch[i - 1], ch[i]));
+      }
+    }
+  }
   Status BreakCycles(int layer, bool last);
   void BuildEdgeIndex();
   void Move(uint32_t route, int from, int to);
@@ -316,35 +328,17 @@ void Layerer::CountFirstLayer(int threads) {
   }
   if (!any_lidless_) return;
   pinned_count_.assign(num_edges_, 0);
-  for (size_t d = 0; d < dests_.size(); ++d) {
-    const size_t b = BlockOfDest(d);
-    for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
-      if (!Pinned(r)) continue;
-      uint32_t length = 0;
-      const int32_t* ch = RouteChannels(r, b, &length);
-      for (uint32_t i = 1; i < length; ++i) ++pinned_count_[EdgeOf(ch[i - 1], ch[i])];
-    }
-  }
+  ForEachDependency([&](size_t r, uint32_t e) { pinned_count_[e] += Pinned(r); });
 }
 
 void Layerer::BuildEdgeIndex() {
   edge_route_begin_.assign(num_edges_ + 1, 0);
-  // Calls f(route, dependency) for every dependency of every route, in route order.
-  auto each = [&](auto&& f) {
-    for (size_t d = 0; d < dests_.size(); ++d) {
-      const size_t b = BlockOfDest(d);
-      for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
-        uint32_t length = 0;
-        const int32_t* ch = RouteChannels(r, b, &length);
-        for (uint32_t i = 1; i < length; ++i) f(r, EdgeOf(ch[i - 1], ch[i]));
-      }
-    }
-  };
-  each([&](size_t, uint32_t e) { ++edge_route_begin_[e + 1]; });
+  ForEachDependency([&](size_t, uint32_t e) { ++edge_route_begin_[e + 1]; });
   for (uint32_t e = 0; e < num_edges_; ++e) edge_route_begin_[e + 1] += edge_route_begin_[e];
   edge_routes_.resize(edge_route_begin_[num_edges_]);
   std::vector<uint64_t> at(edge_route_begin_.begin(), edge_route_begin_.end() - 1);
-  each([&](size_t r, uint32_t e) { edge_routes_[at[e]++] = static_cast<uint32_t>(r); });
+  ForEachDependency(
+      [&](size_t r, uint32_t e) { edge_routes_[at[e]++] = static_cast<uint32_t>(r); });
 }
 
 void Layerer::Move(uint32_t route, int from, int to) {
