@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "flows_report.h"
 #include "sar/engine.h"
 #include "sar/io/file_util.h"
 #include "sar/io/guid2lid.h"
@@ -53,6 +54,8 @@ struct CompareArgs {
   std::string html;
   std::string testbed_script;
   std::string workdir;
+  std::string baseline;  // row the per-job throughput is compared with
+  bool per_job = false;  // text: the per-job throughput table of every row
   SarKnobs sar;
 };
 
@@ -73,6 +76,9 @@ struct Row {
   double routing_ms = 0;
   int layers = 1;          // -1 = unknown
   int64_t oblivious = -1;  // max disjoint size (Yuan's ratio on full bisection); -1 = too large
+  sar::FlowReport flows;   // per-job throughput, every job all-to-all at once
+  sar::FlowComparison vs;  // against the baseline row
+  std::string note;        // where max effective EFI and the per-job throughput disagree
 };
 
 // Where scripts/sar_testbed.py is: the option, $SAR_TESTBED, beside the source tree the binary
@@ -172,6 +178,15 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   oo.source_lid_offset = offsets;
   if (sar::ComputeObliviousRatio(f, lfts, oo, &obl).ok()) {
     row->oblivious = obl.max_disjoint;
+  }
+  sar::FlowOptions fo;
+  fo.source_lid_offset = offsets;
+  fo.threads = a.threads;
+  const sar::Status fs =
+      sar::ComputeJobFlows(f, lfts, sar::AllToAllFlowJobs(jobs), fo, &row->flows);
+  if (!fs.ok()) {
+    row->error = fs.ToString();
+    return;
   }
   row->ok = true;
 }
@@ -349,6 +364,29 @@ int RunCompare(const CompareArgs& a) {
     fs::remove_all(dir, ec);
   }
 
+  // The per-job throughput against the baseline row (given, else dfsssp, else the first).
+  const Row* base = nullptr;
+  std::vector<std::string> wanted = {a.baseline};
+  if (a.baseline.empty()) wanted = {"dfsssp", ""};  // "": the first row that routed
+  for (const std::string& want : wanted) {
+    for (const Row& r : rows) {
+      if (!base && r.ok && (want.empty() || r.name == want)) base = &r;
+    }
+  }
+  if (!a.baseline.empty() && !base) {
+    return Fail(sar::Status::InvalidArgument("--baseline " + a.baseline +
+                                             ": no such row that routed (rows are the "
+                                             "--engines and opensm:<engine>)"));
+  }
+  for (Row& r : rows) {
+    if (!r.ok || !base) continue;
+    r.vs = sar::CompareJobFlows(r.flows, base->flows);
+    if (&r != base) {
+      r.note = FlowsVersusEfiNote(r.name, r.metrics.effective_efi.max, base->name,
+                                  base->metrics.effective_efi.max, r.vs);
+    }
+  }
+
   int multi = 0;
   for (const sar::ResolvedJob& j : jobs) multi += j.num_leaf_switches >= 2;
   bool all_ok = true;
@@ -394,10 +432,13 @@ int RunCompare(const CompareArgs& a) {
       j["routing_ms"] = r.routing_ms;
       j["layers"] = r.layers >= 0 ? Json(r.layers) : Json(nullptr);
       j["oblivious_ratio"] = r.oblivious >= 0 ? Json(r.oblivious) : Json(nullptr);
+      j["flows"] = FlowsJson(r.flows, base ? &r.vs : nullptr, base ? base->name : "");
+      j["note"] = r.note.empty() ? Json(nullptr) : Json(r.note);
     }
     table.push_back(std::move(j));
   }
   out["engines"] = std::move(table);
+  out["baseline"] = base ? Json(base->name) : Json(nullptr);
   if (!a.html.empty()) {
     s = sar::WriteFileAtomic(a.html, CompareHtml(a, f, jobs.size(), multi, bound, rows));
     if (!s.ok()) return Fail(s);
@@ -414,9 +455,10 @@ int RunCompare(const CompareArgs& a) {
                 lb.where.empty() ? "-" : lb.where.c_str(), static_cast<unsigned long long>(lb.leaf),
                 static_cast<unsigned long long>(lb.level),
                 static_cast<unsigned long long>(lb.leaf_avg));
-    std::printf("%-16s %5s %9s %6s %9s %7s %10s %10s %7s %9s %6s %5s %7s %10s\n", "engine", "valid",
-                "effEFImax", "gap%", "effEFImean", "dark%", "jobEFImax", "jobChans", "unused",
-                "route_ms", "layers", "obl", "EFImax", "effEFI/cap");
+    std::printf("%-16s %5s %9s %6s %9s %7s %10s %10s %7s %9s %6s %5s %7s %10s %8s %8s %12s\n",
+                "engine", "valid", "effEFImax", "gap%", "effEFImean", "dark%", "jobEFImax",
+                "jobChans", "unused", "route_ms", "layers", "obl", "EFImax", "effEFI/cap",
+                "jobTmed", "jobTmax", "slower/jobs");
     for (const Row& r : rows) {
       if (!r.ok) {
         std::printf("%-16s FAILED: %s\n", r.name.c_str(), r.error.c_str());
@@ -427,20 +469,40 @@ int RunCompare(const CompareArgs& a) {
         std::snprintf(gap, sizeof gap, "%.1f",
                       100.0 * sar::BoundGap(r.metrics.effective_efi.max, bound));
       }
-      std::printf("%-16s %5s %9llu %6s %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s %5s %7llu %10.2f\n",
-                  r.name.c_str(), r.valid ? "yes" : "NO",
-                  static_cast<unsigned long long>(r.metrics.effective_efi.max), gap,
-                  r.metrics.effective_efi.mean, 100.0 * r.metrics.dark_fiber, r.mean_job_efi_max,
-                  r.mean_job_channels, r.unused_channels, r.routing_ms,
-                  r.layers >= 0 ? std::to_string(r.layers).c_str() : "-",
-                  r.oblivious >= 0 ? std::to_string(r.oblivious).c_str() : "-",
-                  static_cast<unsigned long long>(r.metrics.efi.max),
-                  r.metrics.effective_efi_per_capacity.max);
+      char slower[32];
+      std::snprintf(slower, sizeof slower, "%d/%d", r.vs.slower, r.vs.jobs);
+      std::printf(
+          "%-16s %5s %9llu %6s %9.2f %7.1f %10.2f %10.1f %7d %9.1f %6s %5s %7llu %10.2f %8.1f "
+          "%8.1f %12s\n",
+          r.name.c_str(), r.valid ? "yes" : "NO",
+          static_cast<unsigned long long>(r.metrics.effective_efi.max), gap,
+          r.metrics.effective_efi.mean, 100.0 * r.metrics.dark_fiber, r.mean_job_efi_max,
+          r.mean_job_channels, r.unused_channels, r.routing_ms,
+          r.layers >= 0 ? std::to_string(r.layers).c_str() : "-",
+          r.oblivious >= 0 ? std::to_string(r.oblivious).c_str() : "-",
+          static_cast<unsigned long long>(r.metrics.efi.max),
+          r.metrics.effective_efi_per_capacity.max, r.flows.summary.median_time,
+          r.flows.summary.max_time, base ? slower : "-");
       if (!r.valid) std::printf("%-16s   %s\n", "", r.invalid.c_str());
       if (r.valid && r.unreachable > 0) {
         std::printf("%-16s   %llu of %llu pairs unreachable (--allow-disconnected)\n", "",
                     static_cast<unsigned long long>(r.unreachable),
                     static_cast<unsigned long long>(r.pairs));
+      }
+    }
+    std::printf(
+        "jobTmed/jobTmax: the median and the slowest job's exchange time (message / line rate) "
+        "when every job sends all-to-all at once, max-min fair; slower: jobs whose slowest flow "
+        "is slower than under %s\n",
+        base ? base->name.c_str() : "-");
+    for (const Row& r : rows) {
+      if (r.ok && !r.note.empty()) std::printf("%s\n", r.note.c_str());
+    }
+    if (a.per_job) {
+      for (const Row& r : rows) {
+        if (!r.ok) continue;
+        std::printf("\n%s:\n", r.name.c_str());
+        PrintFlows(r.flows, base ? &r.vs : nullptr, base ? base->name : "");
       }
     }
   }
@@ -471,6 +533,10 @@ std::function<int()> SetupCompare(CLI::App* c) {
               "our engines leave pairs without a legal route unrouted instead of failing, and "
               "unreachable pairs do not make any row invalid (loops still do); the JSON counts "
               "them in unreachable_pairs");
+  c->add_option("--baseline", a->baseline,
+                "row the per-job throughput is compared with (an engine, or opensm:<engine>; "
+                "default dfsssp if it is a row, else the first row)");
+  c->add_flag("--per-job", a->per_job, "also print every row's per-job throughput table");
   c->add_flag("--json", a->json, "print one JSON object");
   c->add_option("--html", a->html,
                 "also write a self-contained HTML report (table, per-engine link-load heat maps)");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "flows_report.h"
 #include "sar/analysis.h"
 #include "sar/engine.h"
 #include "sar/fabric_order.h"
@@ -37,6 +38,11 @@ struct EvalArgs {
   std::vector<std::string> traffic;
   std::string source_lids;  // engine whose per-source LID choice the metrics follow
   int threads = 0;
+  bool flows = true;          // per-job max-min fair throughput (sar/flows.h)
+  bool schedules = false;     // alltoall jobs exchange in their published FORS phases
+  std::string schedules_of;   // ... published beside this mapping instead of --jobs
+  std::string baseline_lfts;  // per-job comparison against these tables
+  std::string baseline_name = "baseline";
 };
 
 // Which LID of each destination every source sends to, as engine `name` chooses it
@@ -125,7 +131,9 @@ int RunEval(const EvalArgs& a) {
   Json timing;
   sar::Fabric f;
   std::vector<sar::LftSet> tables;
-  sar::Status s = LoadFabricAndLfts(a.fabric, {a.lfts}, &f, &tables);
+  std::vector<std::string> lft_paths = {a.lfts};
+  if (!a.baseline_lfts.empty()) lft_paths.push_back(a.baseline_lfts);
+  sar::Status s = LoadFabricAndLfts(a.fabric, lft_paths, &f, &tables);
   if (!s.ok()) return Fail(s);
   const sar::LftSet& lfts = tables[0];
   std::vector<sar::ResolvedJob> jobs;
@@ -187,6 +195,30 @@ int RunEval(const EvalArgs& a) {
   const sar::Status obl_status = sar::ComputeObliviousRatio(f, lfts, oo, &obl);
   timing["oblivious_ms"] = watch.Lap();
 
+  // What the jobs feel: each job's slowest flow with every job sending at once.
+  sar::FlowReport flows, base_flows;
+  sar::FlowComparison vs;
+  std::vector<std::string> flow_notes;
+  const bool want_flows = a.flows && !jobs.empty();
+  const bool want_baseline = want_flows && !a.baseline_lfts.empty();
+  if (want_flows) {
+    const std::vector<sar::FlowJob> flow_jobs =
+        FlowJobsFor(f, jobs, a.schedules_of.empty() ? a.jobs : a.schedules_of,
+                    a.schedules || !a.schedules_of.empty(), &flow_notes);
+    sar::FlowOptions fo;
+    fo.source_lid_offset = &offsets;
+    fo.threads = a.threads;
+    s = sar::ComputeJobFlows(f, lfts, flow_jobs, fo, &flows);
+    if (!s.ok()) return Fail(s);
+    if (want_baseline) {
+      // The baseline's tables carry no FORS schedule of ours: its jobs send all-to-all.
+      s = sar::ComputeJobFlows(f, tables[1], sar::AllToAllFlowJobs(jobs), fo, &base_flows);
+      if (!s.ok()) return Fail(s);
+      vs = sar::CompareJobFlows(flows, base_flows);
+    }
+    timing["flows_ms"] = watch.Lap();
+  }
+
   Json j;
   j["valid"] = valid;
   j["source_lids"] = a.source_lids.empty() ? Json(nullptr) : Json(a.source_lids);
@@ -230,6 +262,13 @@ int RunEval(const EvalArgs& a) {
                          {"channels", jm.channels}});
   }
   j["jobs"] = std::move(jobs_json);
+  if (want_flows) {
+    j["flows"] = FlowsJson(flows, want_baseline ? &vs : nullptr, a.baseline_name);
+    j["flows"]["notes"] = flow_notes;
+    if (want_baseline) {
+      j["flows"]["baseline_summary"] = FlowsJson(base_flows, nullptr, "")["summary"];
+    }
+  }
   if (!traffic.empty()) {
     Json t = Json::array();
     for (size_t i = 0; i < traffic.size(); ++i) {
@@ -333,6 +372,10 @@ int RunEval(const EvalArgs& a) {
                     static_cast<unsigned long long>(jm.efi_max), jm.channels);
       }
     }
+    if (want_flows) {
+      PrintFlows(flows, want_baseline ? &vs : nullptr, a.baseline_name);
+      for (const std::string& n : flow_notes) std::printf("note: %s\n", n.c_str());
+    }
     for (size_t i = 0; i < traffic.size(); ++i) {
       std::printf("traffic %-12s %llu flows, max link load %llu, mean %.2f\n", a.traffic[i].c_str(),
                   static_cast<unsigned long long>(loads[i].flows),
@@ -368,6 +411,19 @@ std::function<int()> SetupEval(CLI::App* c) {
                 "ENGINE has each source send to (one LID per source group), recomputed from the "
                 "fabric; without it every source sends to base LIDs");
   c->add_option("--threads", e.threads, "worker threads (0 = all cores)");
+  c->add_flag("!--no-flows", e.flows,
+              "skip the per-job throughput (each job's slowest flow, every job sending at once, "
+              "max-min fair)");
+  c->add_flag("--schedules", e.schedules,
+              "alltoall jobs with a published FORS schedule (<jobs>.fors.<job>) exchange in its "
+              "phases in the per-job throughput");
+  c->add_option("--schedules-of", e.schedules_of,
+                "like --schedules, with the schedules published beside this mapping "
+                "(MAPPING.fors.<job>: sar-filterd's mapping file)");
+  c->add_option("--baseline-lfts", e.baseline_lfts,
+                "compare every job's slowest flow with these tables' (e.g. OpenSM's minhop read "
+                "back from the switches)");
+  c->add_option("--baseline-name", e.baseline_name, "what to call the baseline in the report");
   c->add_flag("--json", e.json, "print one JSON object");
   c->add_flag("--per-channel", e.per_channel, "with --json: EFI of every channel");
   return [a] { return RunEval(*a); };

@@ -39,6 +39,8 @@ struct ReplayArgs {
   std::string progress = "auto";
   bool delta = false;
   bool no_stable_jobs = false;
+  bool no_flows = false;
+  std::string baseline;
 };
 
 Json SummaryJson(const sar::ReplaySummary& s) {
@@ -58,21 +60,31 @@ Json SummaryJson(const sar::ReplaySummary& s) {
           {"lft_blocks_changed_mean", s.lft_blocks_changed_mean},
           {"lft_blocks_changed_median", s.lft_blocks_changed_median},
           {"jobs_rerouted_share_mean", s.jobs_rerouted_share_mean},
-          {"jobs_rerouted_share_median", s.jobs_rerouted_share_median}};
+          {"jobs_rerouted_share_median", s.jobs_rerouted_share_median},
+          {"job_time_median_mean", s.job_time_median_mean},
+          {"job_time_max", s.job_time_max},
+          {"jobs_faster", s.jobs_faster},
+          {"jobs_slower", s.jobs_slower},
+          {"jobs_slower_over_2pct", s.jobs_slower_2pct},
+          {"events_with_slower_jobs", s.events_with_slower},
+          {"speedup_median", s.speedup_median}};
 }
 
 std::string Csv(const sar::ReplayResult& r) {
   std::string out =
       "event,time_s,running,busy_hosts,multi_leaf_jobs,engine,engine_used,effective_efi_max,"
       "dark_fiber,worst_job_efi,efi_max,rerouted,reroute_ms,lft_changed,"
-      "stale_effective_efi_max,lft_blocks_changed,jobs_continuing,jobs_rerouted\n";
+      "stale_effective_efi_max,lft_blocks_changed,jobs_continuing,jobs_rerouted,"
+      "job_time_median,job_time_max,slowest_median,slowest_min,jobs_faster,jobs_slower,"
+      "jobs_slower_2pct,speedup_median\n";
   char buf[512];
   for (size_t e = 0; e < r.engines.size(); ++e) {
     for (size_t k = 0; k < r.events.size(); ++k) {
       const sar::ReplayEvent& ev = r.events[k];
       const sar::ReplaySample& s = r.samples[e][k];
       std::snprintf(buf, sizeof buf,
-                    "%zu,%.0f,%d,%d,%zu,%s,%s,%llu,%.6f,%llu,%llu,%d,%.3f,%llu,%llu,%llu,%d,%d\n",
+                    "%zu,%.0f,%d,%d,%zu,%s,%s,%llu,%.6f,%llu,%llu,%d,%.3f,%llu,%llu,%llu,%d,%d,"
+                    "%.6g,%.6g,%.6g,%.6g,%d,%d,%d,%.6g\n",
                     k, ev.time_s, ev.running, ev.busy_hosts, ev.jobs.size(), r.engines[e].c_str(),
                     s.engine_used.c_str(), static_cast<unsigned long long>(s.effective_efi_max),
                     s.dark_fiber, static_cast<unsigned long long>(s.worst_job_efi),
@@ -80,7 +92,9 @@ std::string Csv(const sar::ReplayResult& r) {
                     static_cast<unsigned long long>(s.lft_changed),
                     static_cast<unsigned long long>(s.stale_effective_efi_max),
                     static_cast<unsigned long long>(s.lft_blocks_changed), s.jobs_continuing,
-                    s.jobs_rerouted);
+                    s.jobs_rerouted, s.job_time_median, s.job_time_max, s.slowest_median,
+                    s.slowest_min, s.jobs_faster, s.jobs_slower, s.jobs_slower_2pct,
+                    s.speedup_median);
       out += buf;
     }
   }
@@ -109,6 +123,8 @@ int RunReplay(const ReplayArgs& a) {
   o.scale = !a.no_scale;
   o.delta = a.delta;
   o.delta_stable = !a.no_stable_jobs;
+  o.flows = !a.no_flows;
+  o.flow_baseline = a.baseline;
   o.from_s = a.from_days * 86400.0;
   if (a.days > 0) o.to_s = o.from_s + a.days * 86400.0;
   const bool bar = a.progress == "on" || (a.progress == "auto" && isatty(STDERR_FILENO));
@@ -204,6 +220,7 @@ int RunReplay(const ReplayArgs& a) {
     engines.push_back(std::move(j));
   }
   out["engines"] = std::move(engines);
+  out["flow_baseline"] = r.flow_baseline.empty() ? Json(nullptr) : Json(r.flow_baseline);
   if (a.json) {
     std::cout << out.dump(2) << "\n";
     return kOk;
@@ -227,6 +244,20 @@ int RunReplay(const ReplayArgs& a) {
         100 * x.dark_p95, x.worst_job_efi_mean, static_cast<unsigned long long>(x.efi_max),
         x.reroutes, x.reroute_ms_mean, x.reroute_ms_p95, x.lft_changed_mean,
         x.lft_blocks_changed_median, 100 * x.jobs_rerouted_share_median);
+  }
+  if (!r.flow_baseline.empty()) {
+    std::printf(
+        "per-job throughput (each job all-to-all, alltoall jobs in their FORS phases, every job "
+        "at once, max-min fair; time in message/line rate), against %s at the same event:\n",
+        r.flow_baseline.c_str());
+    std::printf("%-10s %12s %10s %8s %8s %12s %14s %10s\n", "engine", "jobTmedMean", "jobTmax",
+                "faster", "slower", "slower>2%", "eventsSlower", "speedupMed");
+    for (size_t e = 0; e < r.engines.size(); ++e) {
+      const sar::ReplaySummary x = sar::SummarizeReplay(r, e);
+      std::printf("%-10s %12.1f %10.1f %8d %8d %12d %14d %9.2fx\n", r.engines[e].c_str(),
+                  x.job_time_median_mean, x.job_time_max, x.jobs_faster, x.jobs_slower,
+                  x.jobs_slower_2pct, x.events_with_slower, x.speedup_median);
+    }
   }
   return kOk;
 }
@@ -264,6 +295,11 @@ std::function<int()> SetupReplay(CLI::App* c) {
   c->add_flag("--no-stable-jobs", a->no_stable_jobs,
               "with --delta: do not give each reroute the previous event's job set (route "
               "--previous-jobs), so running jobs' routes are not pinned");
+  c->add_flag("--no-flows", a->no_flows,
+              "skip the per-job throughput (each job's slowest flow) at every event");
+  c->add_option("--baseline", a->baseline,
+                "engine the per-job throughput is compared with (default dfsssp if replayed, "
+                "else the first engine)");
   c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   return [a] { return RunReplay(*a); };

@@ -10,6 +10,8 @@
 
 #include "sar/analysis.h"
 #include "sar/engine.h"
+#include "sar/flows.h"
+#include "sar/fors_job.h"
 #include "sar/host_allocator.h"
 #include "sar/lids.h"
 #include "sar/routing_pass.h"
@@ -220,7 +222,8 @@ std::string EventName(const ReplayResult& r, int event) {
 // One routing pass at `event`; *analysis gets the metrics of the validating sweep.
 Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
                const std::string& engine, int event, RoutingInputs* inputs, RoutingOutput* out,
-               AnalysisResult* analysis, const LftSet* previous = nullptr) {
+               AnalysisResult* analysis, const LftSet* previous = nullptr,
+               std::vector<ForsJobPlan>* fors = nullptr) {
   SAR_RETURN_IF_ERROR(LoadRoutingInputs(f, RoutingFor(o, engine), MappingAt(r, event), inputs));
   if (previous != nullptr && o.delta) {
     inputs->previous = *previous;
@@ -232,7 +235,7 @@ Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
   also.what = kAnalyseMetrics;
   also.jobs = &inputs->jobs;
   ValidationReport report;
-  const Status s = RunRoutingPass(*inputs, out, &report, also, analysis);
+  const Status s = RunRoutingPass(*inputs, out, &report, also, analysis, fors);
   if (s.code() == Status::Code::kFailed) {
     return Status::Failed(engine + " at " + EventName(r, event) + ": " + s.message());
   }
@@ -251,6 +254,34 @@ Status MeasureAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
   ao.threads = o.threads;
   ao.source_lid_offset = &offsets;
   return AnalyseRouting(f, lfts, ao, analysis);
+}
+
+// The per-job throughput of `lfts` at one event: every job all-to-all, a job with a FORS plan
+// of the pass that made the tables in its phases.
+Status FlowsAt(const Fabric& f, const std::vector<ResolvedJob>& jobs, const LftSet& lfts,
+               const std::vector<uint8_t>& offsets, const std::vector<ForsJobPlan>& fors,
+               int threads, ReplaySample* s) {
+  std::vector<FlowJob> flow_jobs = AllToAllFlowJobs(jobs);
+  for (FlowJob& j : flow_jobs) {
+    for (const ForsJobPlan& p : fors) {
+      if (p.job_id == j.id) j = ForsFlowJob(p);
+    }
+  }
+  FlowOptions fo;
+  fo.source_lid_offset = &offsets;
+  fo.threads = threads;
+  fo.alone = false;
+  FlowReport r;
+  SAR_RETURN_IF_ERROR(ComputeJobFlows(f, lfts, flow_jobs, fo, &r));
+  s->job_time_median = r.summary.median_time;
+  s->job_time_max = r.summary.max_time;
+  s->slowest_median = r.summary.median_slowest;
+  s->slowest_min = r.summary.min_slowest;
+  s->job_time.clear();
+  for (const JobFlows& j : r.jobs) {
+    if (j.flows > 0) s->job_time.push_back({j.id, j.shared.time});
+  }
+  return Status::OK();
 }
 
 void Fill(const Metrics& m, ReplaySample* s) {
@@ -320,6 +351,36 @@ void CountStability(const Fabric& f, const ReplayResult& r, int k, const LftSet&
   }
 }
 
+// Per event, every engine's jobs against the baseline engine's (ReplayOptions::flow_baseline).
+void CompareWithBaseline(const ReplayOptions& o, ReplayResult* r) {
+  const std::string want = o.flow_baseline.empty() ? "dfsssp" : o.flow_baseline;
+  int base = -1;
+  for (size_t e = 0; e < r->engines.size(); ++e) {
+    if (base < 0 && r->engines[e] == want) base = static_cast<int>(e);
+  }
+  if (base < 0 && o.flow_baseline.empty() && !r->engines.empty()) base = 0;
+  if (base < 0) return;
+  r->flow_baseline = r->engines[base];
+  for (size_t k = 0; k < r->events.size(); ++k) {
+    const ReplaySample& b = r->samples[base][k];
+    for (size_t e = 0; e < r->engines.size(); ++e) {
+      ReplaySample& s = r->samples[e][k];
+      std::vector<double> speedup;
+      for (const auto& [id, time] : s.job_time) {
+        for (const auto& [bid, btime] : b.job_time) {
+          if (bid != id || time <= 0) continue;
+          const double x = btime / time;
+          speedup.push_back(x);
+          s.jobs_faster += x > 1 + 1e-9;
+          s.jobs_slower += x < 1 - 1e-9;
+          s.jobs_slower_2pct += time > btime * 1.02;
+        }
+      }
+      s.speedup_median = FlowQuantile(speedup, 0.5);
+    }
+  }
+}
+
 }  // namespace
 
 Status PlanReplay(const Fabric& fabric, const JobHistory& history, const ReplayOptions& options,
@@ -340,6 +401,11 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
                                      "'; known engines: " + RoutingEngineList());
     }
   }
+  if (!o.flow_baseline.empty() &&
+      std::find(o.engines.begin(), o.engines.end(), o.flow_baseline) == o.engines.end()) {
+    return Status::InvalidArgument("flow baseline '" + o.flow_baseline +
+                                   "' is not one of the replayed engines");
+  }
   SAR_RETURN_IF_ERROR(PlanReplay(f, history, o, out));
   const int events = static_cast<int>(out->events.size());
   const size_t total = o.engines.size() * events;
@@ -356,10 +422,15 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
         RoutingInputs inputs;
         RoutingOutput routed;
         AnalysisResult analysis;
+        std::vector<ForsJobPlan> fors;
         const auto t0 = std::chrono::steady_clock::now();
         SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &inputs, &routed, &analysis,
-                                    k == 0 ? nullptr : &previous));
+                                    k == 0 ? nullptr : &previous, &fors));
         s.reroute_ms = MsSince(t0);
+        if (o.flows) {
+          SAR_RETURN_IF_ERROR(
+              FlowsAt(f, inputs.jobs, routed.lfts, routed.source_lid_offset, fors, o.threads, &s));
+        }
         s.rerouted = true;
         s.engine_used = inputs.engine;
         Fill(analysis.metrics, &s);
@@ -381,6 +452,10 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
       } else {
         AnalysisResult analysis;
         SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, previous_offsets, &analysis));
+        if (o.flows) {
+          SAR_RETURN_IF_ERROR(FlowsAt(f, ResolveJobs(f, MappingAt(*out, k)), previous,
+                                      previous_offsets, {}, o.threads, &s));
+        }
         CountStability(f, *out, k, previous, previous, previous_offsets, &s);
         Fill(analysis.metrics, &s);
         s.stale_effective_efi_max = s.effective_efi_max;
@@ -389,6 +464,7 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
       if (o.progress) o.progress(++done, total);
     }
   }
+  if (o.flows) CompareWithBaseline(o, out);
   return Status::OK();
 }
 
@@ -451,6 +527,19 @@ ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
   s.lft_blocks_changed_median = Median(blocks);
   s.jobs_rerouted_share_mean = Mean(moved);
   s.jobs_rerouted_share_median = Median(moved);
+  std::vector<double> tmed, speed;
+  for (const ReplaySample& x : r.samples[engine]) {
+    if (x.job_time.empty()) continue;
+    tmed.push_back(x.job_time_median);
+    s.job_time_max = std::max(s.job_time_max, x.job_time_max);
+    s.jobs_slower += x.jobs_slower;
+    s.jobs_slower_2pct += x.jobs_slower_2pct;
+    s.jobs_faster += x.jobs_faster;
+    s.events_with_slower += x.jobs_slower > 0;
+    speed.push_back(x.speedup_median);
+  }
+  s.job_time_median_mean = Mean(tmed);
+  s.speedup_median = Median(speed);
   return s;
 }
 

@@ -327,10 +327,40 @@ std::string ReplayReportHtml(const ReplayReportInput& in) {
          Num(x.reroute_ms_mean, 1), Num(x.lft_changed_mean, 0)});
   }
   s += Table(summary);
+  if (!r.flow_baseline.empty()) {
+    ReportTable jobs;
+    jobs.caption =
+        "What jobs feel: each job's slowest flow with every job sending at once (max-min fair), "
+        "against " +
+        r.flow_baseline + " at the same event";
+    jobs.header = {
+        "engine",      "median job's time, mean", "slowest job's time, max",  "jobs faster",
+        "jobs slower", "slower by more than 2%",  "events with a slower job", "median speedup"};
+    for (size_t e = 0; e < r.engines.size(); ++e) {
+      const ReplaySummary x = SummarizeReplay(r, e);
+      jobs.rows.push_back({r.engines[e], Num(x.job_time_median_mean, 1), Num(x.job_time_max, 1),
+                           std::to_string(x.jobs_faster), std::to_string(x.jobs_slower),
+                           std::to_string(x.jobs_slower_2pct), std::to_string(x.events_with_slower),
+                           Num(x.speedup_median, 2) + "x"});
+    }
+    s += Table(jobs);
+    s += "<p>A job's time is that of an all-to-all exchange of equal messages, in units of one "
+         "message at line rate: it ends when the job's slowest flow does. Max effective EFI "
+         "counts routes on the busiest channel; the per-job time is what a job waits for.</p>\n";
+  }
   s += "<h2>Over time</h2>\n";
   s += Chart(r, "Max effective EFI per event", "max effective EFI", [&](size_t e, size_t k) {
     return static_cast<double>(r.samples[e][k].effective_efi_max);
   });
+  if (!r.flow_baseline.empty()) {
+    s += Chart(r, "Slowest job's exchange time per event", "time (message / line rate)",
+               [&](size_t e, size_t k) { return r.samples[e][k].job_time_max; });
+    s += Chart(r, "Median job's exchange time per event", "time (message / line rate)",
+               [&](size_t e, size_t k) { return r.samples[e][k].job_time_median; });
+    s +=
+        Chart(r, "Jobs slower than under " + r.flow_baseline + " per event", "jobs",
+              [&](size_t e, size_t k) { return static_cast<double>(r.samples[e][k].jobs_slower); });
+  }
   s += Chart(r, "Dark fiber per event", "dark fiber (share of channels)",
              [&](size_t e, size_t k) { return r.samples[e][k].dark_fiber; });
   s += Chart(r, "Multi-leaf jobs running", "jobs",

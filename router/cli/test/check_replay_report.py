@@ -47,10 +47,24 @@ def main():
         assert max(int(r["effective_efi_max"]) for r in mine) == s["effective_efi_max_max"]
         assert sum(int(r["rerouted"]) for r in mine) == s["reroutes"]
     assert summary["engines"][1]["reroutes"] == 1  # dfsssp ignores jobs: routed once
+    # Per-job throughput: the CSV's per-event figures add up to the JSON's, against dfsssp (the
+    # default baseline), which is never slower than itself.
+    assert summary["flow_baseline"] == "dfsssp", summary
+    for e, s in zip(engines, summary["engines"]):
+        mine = [r for r in rows if r["engine"] == e]
+        for r in mine:  # an event without multi-leaf jobs has no job to time
+            busy = int(r["multi_leaf_jobs"]) > 0
+            assert (float(r["job_time_max"]) >= float(r["job_time_median"]) > 0) == busy, r
+        assert abs(max(float(r["job_time_max"]) for r in mine) - s["job_time_max"]) <= \
+            1e-5 * s["job_time_max"], (e, s)
+        assert sum(int(r["jobs_slower"]) for r in mine) == s["jobs_slower"], (e, s)
+        assert sum(int(r["jobs_faster"]) for r in mine) == s["jobs_faster"], (e, s)
+        if e == "dfsssp":
+            assert s["jobs_slower"] == 0 and s["jobs_faster"] == 0, s
 
     root = ET.parse(html).getroot()  # raises on anything not well-formed
     charts = [s for s in root.iter(SVG + "svg") if s.get("class") == "chart"]
-    assert len(charts) == 3, len(charts)
+    assert len(charts) == 6, len(charts)  # 3 of what jobs feel, 3 of the fabric
     for chart in charts:
         lines = [p for p in chart.iter(SVG + "polyline") if p.get("class") == "series"]
         assert [p.get("data-engine") for p in lines] == engines
@@ -84,6 +98,26 @@ def main():
             [sar_route, "replay", "-t", topo, flag, path, "-e", "sar", "--json", "--threads", "1"],
             check=True, capture_output=True, text=True).stdout)
         assert (r["placed"], r["multi_leaf_jobs"], r["events"]) == (3, 2, 5), (flag, r)
+    # The same event, the same per-job figures: replay's event with b and c running (t = 20)
+    # against compare and eval on a mapping of b and c, for every engine.
+    tcsv = os.path.join(work, "t.csv")
+    subprocess.run([sar_route, "replay", "-t", topo, "--trace", trace, "-e", "sar,dfsssp,minhop",
+                    "--csv", tcsv, "--threads", "1", "--progress", "off"], check=True,
+                   capture_output=True)
+    at20 = {r["engine"]: r for r in csv.DictReader(open(tcsv)) if r["time_s"] == "20"}
+    bc = os.path.join(work, "bc.map")
+    with open(bc, "w") as f:
+        f.write("h00001 b\nh00004 b\nh00000 c\nh00004 c\nh00008 c\n")
+    cmp = json.loads(subprocess.run(
+        [sar_route, "compare", "-t", topo, "--jobs", bc, "-e", "sar,dfsssp,minhop", "--file-order",
+         "--threads", "1", "--json"], check=True, capture_output=True, text=True).stdout)
+    for row in cmp["engines"]:
+        want = at20[row["engine"]]
+        got = row["flows"]["summary"]
+        for key in ("job_time_max", "job_time_median"):
+            mine = got["max_time" if key == "job_time_max" else "median_time"]
+            assert abs(float(want[key]) - mine) <= 1e-5 * mine, (row["engine"], key, want, got)
+        assert int(want["jobs_slower"]) == row["flows"]["vs_baseline"]["slower"], (want, row)
 
     # compare --html on the same tree with 2 leaf-spine cables cut: the same table and heat-map
     # pieces, one map per engine, 22 cabled cells and 2 grey ones.

@@ -26,6 +26,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sar/fabric.h"
@@ -53,6 +54,12 @@ struct ReplayOptions {
   /// (RoutingInputs::previous_jobs), so jobs running across the event keep their own routes.
   /// False: the previous tables only (the stage as it was before the stability rule).
   bool delta_stable = true;
+  /// Per-job max-min fair throughput at every event (sar/flows.h: each multi-leaf job sending
+  /// all-to-all, alltoall jobs in their FORS phases where the routing pass gave them FORS), and
+  /// per event how many jobs are slower than under `flow_baseline` ("" = dfsssp if it is one of
+  /// the engines, else the first).
+  bool flows = true;
+  std::string flow_baseline;
   /// Called after each (engine, event) with done and total; may be empty.
   std::function<void(size_t done, size_t total)> progress;
 };
@@ -92,6 +99,15 @@ struct ReplaySample {
   /// event would see without the reroute (= effective_efi_max when not rerouted, and at 0).
   uint64_t stale_effective_efi_max = 0;
   bool rerouted = false;
+  /// Per-job throughput (ReplayOptions::flows): exchange time (message / line rate) of the
+  /// median and the slowest job, the median and the lowest job's slowest flow (line rate).
+  double job_time_median = 0, job_time_max = 0;
+  double slowest_median = 0, slowest_min = 0;
+  /// Against the baseline engine at the same event: jobs faster / slower (and by more than 2%),
+  /// and the median of baseline time / time over the jobs.
+  int jobs_faster = 0, jobs_slower = 0, jobs_slower_2pct = 0;
+  double speedup_median = 0;
+  std::vector<std::pair<std::string, double>> job_time;  // (job id, exchange time) per job
   std::string engine_used;  // "dfsssp" for "sar" without multi-leaf jobs (the empty-mapping rule)
 };
 
@@ -107,6 +123,7 @@ struct ReplayResult {
   int unknown_hosts = 0;  // host lists: hosts not in the fabric (each occurrence)
   double scale = 1;       // size-only: fabric hosts / machine nodes (1 = not scaled)
   int fabric_hosts = 0;
+  std::string flow_baseline;  // the engine the per-job throughput is compared with ("" = none)
 };
 
 /// Steps 1 and 2 (placement and events) only.
@@ -133,6 +150,12 @@ struct ReplaySummary {
   /// Over events after the first with continuing jobs: median and mean share (0..1) of them
   /// whose own routes changed.
   double jobs_rerouted_share_median = 0, jobs_rerouted_share_mean = 0;
+  /// Per-job throughput over the events: mean of the median job's and max of the slowest job's
+  /// exchange time; jobs (summed over events) slower than the baseline, by more than 2%, and
+  /// events with any; the median over events of the median speedup.
+  double job_time_median_mean = 0, job_time_max = 0;
+  int jobs_slower = 0, jobs_slower_2pct = 0, jobs_faster = 0, events_with_slower = 0;
+  double speedup_median = 0;
 };
 ReplaySummary SummarizeReplay(const ReplayResult& result, size_t engine);
 
