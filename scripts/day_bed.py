@@ -605,14 +605,32 @@ class DayBed(StartStop):
         p = run([self.sar_route, "diff-lfts", "--topology", self.topology, a, b], check=False)
         return p.returncode == 0, p.stdout
 
-    def evaluate(self, lfts, mapping):
-        """`sar-route eval` of tables read from the switches, for a job mapping."""
-        p = run([self.sar_route, "eval", "--topology", self.topology, "--lids", self.guid2lid,
-                 "--lfts", lfts, "--jobs", mapping, "--json"], check=False)
+    def evaluate(self, lfts, mapping, schedules=False, baseline=None):
+        """`sar-route eval` of tables read from the switches, for a job mapping: max effective
+        EFI, dark fiber, worst per-job EFI, and what the jobs feel (each job's exchange time:
+        its slowest flow with every job sending at once, max-min fair). schedules: alltoall jobs
+        exchange in the FORS phases published beside sar-filterd's mapping; baseline: tables
+        whose per-job times each job is compared with (minhop's)."""
+        cmd = [self.sar_route, "eval", "--topology", self.topology, "--lids", self.guid2lid,
+               "--lfts", lfts, "--jobs", mapping, "--json"]
+        if schedules:
+            cmd += ["--schedules-of", self.mapping_file]
+        if baseline:
+            cmd += ["--baseline-lfts", baseline, "--baseline-name", "minhop"]
+        p = run(cmd, check=False)
         if p.returncode not in (0, 1):
             raise DayError(f"sar-route eval {lfts}: exit {p.returncode}\n{p.stderr[-2000:]}")
         j = json.loads(p.stdout)
         multi = [x for x in j["jobs"] if x["leaf_switches"] > 1]
+        flows = j.get("flows") or {}
+        summary = flows.get("summary") or {}
+        times = {x["id"]: x["time"] for x in flows.get("jobs", []) if x.get("flows")}
+        vs = flows.get("vs_baseline") or {}
         return dict(valid=j["valid"], max_eff_efi=j["effective_efi"]["max"],
                     dark=j["dark_fiber"],
-                    worst_job_efi=max((x["efi_max"] for x in multi), default=0))
+                    worst_job_efi=max((x["efi_max"] for x in multi), default=0),
+                    job_time=times, worst_time=summary.get("max_time", 0),
+                    median_time=summary.get("median_time", 0),
+                    phased=[x["id"] for x in flows.get("jobs", []) if x.get("phases")],
+                    slower=vs.get("slower"), slower_2pct=vs.get("slower_over_2pct"),
+                    flow_notes=flows.get("notes", []))

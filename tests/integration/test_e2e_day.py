@@ -90,7 +90,21 @@ def body(args):
                      f"event {row['n']} ({row['title']}): latency {lat}")
         for row in quiet:  # read back after the event: the same tables as before it
             it.check(row["same"] is True, f"event {row['n']}: switches changed without reroute")
-        # The day's page, drawn by sar-route replay from the day's multi-leaf jobs.
+        # What the jobs feel, from the read-back tables: every multi-leaf job running after a
+        # reroute has an exchange time under sar and under minhop, and the comparison counts
+        # exactly the jobs whose time is longer under sar.
+        for row in rerouted:
+            a, m = row["after"], row["minhop"]
+            it.check(set(row["multi_leaf_jobs"]) <= set(a["job_time"]) and
+                     set(row["multi_leaf_jobs"]) <= set(m["job_time"]),
+                     f"event {row['n']}: per-job times {a['job_time']} / {m['job_time']}")
+            slower = sum(1 for j, t in a["job_time"].items()
+                         if j in m["job_time"] and m["job_time"][j] / t < 1 - 1e-9)
+            it.check(a["slower"] == slower, f"event {row['n']}: {a['slower']} jobs slower than "
+                     f"under minhop, the times say {slower}")
+            it.check(a["worst_time"] == max(a["job_time"].values()),
+                     f"event {row['n']}: slowest job's time {a['worst_time']}")
+        # The day's page, drawn from what the switches held: its series are the rows' figures.
         html = os.path.join(args.workdir, "day.html")
         day_demo.write_day_report(bed, day, html, out=print)
         svg = "{http://www.w3.org/2000/svg}"
@@ -98,6 +112,11 @@ def body(args):
         series = [e for e in root.iter(f"{svg}polyline") if e.get("class") == "series"]
         it.check({e.get("data-engine") for e in series} == {"sar", "minhop"},
                  f"day report series: {[e.get('data-engine') for e in series]}")
+        drawn = [float(v) for v in series[0].get("data-values").split()]
+        held = [r["after"]["worst_time"] for r in day.rows]
+        it.check(len(drawn) == len(held) and
+                 all(abs(d - h) <= 1e-5 * max(1.0, h) for d, h in zip(drawn, held)),
+                 f"day report draws {drawn}, the switches held {held}")
         multi = {j for r in day.rows for j in r["multi_leaf_jobs"]}
         with open(os.path.join(bed.workdir, "day.trace")) as f:
             traced = [ln for ln in f if ln.strip() and not ln.startswith("#")]
