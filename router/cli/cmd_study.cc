@@ -121,9 +121,14 @@ int RunStudy(const StudyArgs& a) {
       } else {
         Json cells = Json::array();
         for (const sar::StudyCell& c : pt.cells) {
-          Json jc = {{"routed", c.routed},       {"disconnected_before", c.disconnected_before},
-                     {"alltoall", c.alltoall},   {"exchange", c.exchange},
-                     {"clustered", c.clustered}, {"route_ms", c.route_ms}};
+          Json jc = {{"routed", c.routed},
+                     {"disconnected_before", c.disconnected_before},
+                     {"alltoall", c.alltoall},
+                     {"exchange", c.exchange},
+                     {"clustered", c.clustered},
+                     {"route_ms", c.route_ms},
+                     {"cluster_time_max", c.cluster_time_max},
+                     {"cluster_time_median", c.cluster_time_median}};
           if (!c.routed) jc["error"] = c.error;
           cells.push_back(std::move(jc));
         }
@@ -159,6 +164,27 @@ int RunStudy(const StudyArgs& a) {
       std::printf("  %s: intact fabric not routed: %s\n", r.engines[e].c_str(),
                   r.intact_error[e].c_str());
     }
+  }
+  // What jobs feel: clusters as jobs, all at once; the slowest cluster's exchange time.
+  std::printf(
+      "slowest cluster's exchange time (clusters as jobs sending at once, max-min fair; message / "
+      "line rate), mean over the routed draws:\n%-10s",
+      "engine");
+  for (int c : r.cluster_sizes) std::printf("   c%-5d", c);
+  std::printf("\n");
+  for (size_t e = 0; e < r.engines.size(); ++e) {
+    std::printf("%-10s", r.engines[e].c_str());
+    for (size_t c = 0; c < r.cluster_sizes.size(); ++c) {
+      double sum = 0;
+      int n = 0;
+      for (const sar::StudyPoint& pt : r.points) {
+        if (!pt.drawn || !pt.cells[e].routed || c >= pt.cells[e].cluster_time_max.size()) continue;
+        sum += pt.cells[e].cluster_time_max[c];
+        ++n;
+      }
+      std::printf("   %7.1f", n ? sum / n : 0.0);
+    }
+    std::printf("\n");
   }
   return kOk;
 }

@@ -11,6 +11,7 @@
 
 #include "sar/engine.h"
 #include "sar/failures.h"
+#include "sar/flows.h"
 #include "sar/lids.h"
 #include "sar/report_html.h"
 #include "sar/routing_pass.h"
@@ -151,18 +152,25 @@ std::vector<Flow> AllToAllFlows(size_t n) {
   return flows;
 }
 
-std::vector<Flow> ClusteredFlows(size_t n, int size, uint64_t seed) {
+std::vector<std::vector<uint32_t>> ClusterGroups(size_t n, int size, uint64_t seed) {
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(seed);
   std::shuffle(order.begin(), order.end(), rng);
-  std::vector<Flow> flows;
+  std::vector<std::vector<uint32_t>> groups;
   const size_t k = static_cast<size_t>(std::max(size, 1));
   for (size_t b = 0; b < n; b += k) {
-    const size_t e = std::min(n, b + k);
-    for (size_t i = b; i < e; ++i) {
-      for (size_t j = b; j < e; ++j) {
-        if (i != j) flows.push_back({order[i], order[j]});
+    groups.emplace_back(order.begin() + b, order.begin() + std::min(n, b + k));
+  }
+  return groups;
+}
+
+std::vector<Flow> ClusteredFlows(size_t n, int size, uint64_t seed) {
+  std::vector<Flow> flows;
+  for (const std::vector<uint32_t>& g : ClusterGroups(n, size, seed)) {
+    for (uint32_t a : g) {
+      for (uint32_t b : g) {
+        if (a != b) flows.push_back({a, b});
       }
     }
   }
@@ -327,6 +335,23 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
             uint64_t l = 0;
             cell.clustered.push_back(Throughput(degraded, routed, flows, &l));
             lost += l;
+          }
+          for (int size : o.cluster_sizes) {
+            // Clusters as jobs: each one's slowest flow, all sending at once.
+            const std::vector<PortRef> ends = degraded.Endpoints();
+            std::vector<FlowJob> jobs;
+            for (const std::vector<uint32_t>& g : ClusterGroups(r.endpoints, size, o.seed)) {
+              jobs.push_back({"c" + std::to_string(jobs.size()), {}, {}});
+              for (uint32_t i : g) jobs.back().endpoints.push_back(ends[i]);
+            }
+            FlowOptions fo;
+            fo.source_lid_offset = &routed.source_lid_offset;
+            fo.threads = o.threads;
+            fo.alone = false;
+            FlowReport fr;
+            const Status fs = ComputeJobFlows(degraded, routed.lfts, jobs, fo, &fr);
+            cell.cluster_time_max.push_back(fs.ok() ? fr.summary.max_time : 0);
+            cell.cluster_time_median.push_back(fs.ok() ? fr.summary.median_time : 0);
           }
           if (lost > 0) {  // validated tables deliver everything; keep the study honest anyway
             cell.routed = false;

@@ -3,6 +3,7 @@
 // fabric, and a small study end to end.
 #include "sar/study.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <regex>
@@ -178,6 +179,33 @@ TEST(Study, SmallStudyEndToEnd) {
   }
   EXPECT_EQ(r.fit_alltoall[0].n, 3);
   EXPECT_EQ(r.fit_alltoall[1].n, 1);
+  // What jobs feel, clusters as jobs: the slowest cluster's time from the study's own
+  // flow-by-flow rates (MaxMinFairRates on the traced clustered flows, every channel 1) on the
+  // intact tree, routed again here with dfsssp.
+  {
+    RoutingInput in;
+    in.fabric = &f;
+    RoutingOutput out;
+    ASSERT_TRUE(MakeRoutingEngine("dfsssp")->Route(in, &out).ok());
+    const std::vector<Flow> flows = ClusteredFlows(f.Endpoints().size(), 4, o.seed);
+    std::vector<std::vector<int32_t>> paths;
+    uint64_t lost = 0;
+    TraceFlows(f, out.lfts, out.source_lid_offset, flows, &paths, &lost);
+    ASSERT_EQ(lost, 0u);
+    const std::vector<double> rates = MaxMinFairRates(paths, f.num_port_slots());
+    const auto groups = ClusterGroups(f.Endpoints().size(), 4, o.seed);
+    double worst = 0;
+    for (const auto& g : groups) {
+      double low = 1e300;
+      for (size_t i = 0; i < flows.size(); ++i) {
+        if (std::find(g.begin(), g.end(), flows[i].src) != g.end()) low = std::min(low, rates[i]);
+      }
+      worst = std::max(worst, 1 / low);
+    }
+    ASSERT_EQ(r.points[0].cells[0].cluster_time_max.size(), 1u);
+    EXPECT_NEAR(r.points[0].cells[0].cluster_time_max[0], worst, 1e-9 * worst);
+    EXPECT_GE(worst, 3.0);  // 4 hosts: 3 flows leave each host link
+  }
   const std::string html = StudyReportHtml("t", r);
   // One point per routed draw and chart (all-to-all, exchange, clusters of 4): (3 + 1) * 3.
   const std::regex point("class=\"point\"");

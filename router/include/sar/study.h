@@ -56,6 +56,8 @@ void TraceFlows(const Fabric& fabric, const LftSet& lfts,
 /// All ordered pairs; and random clusters of `size` endpoints (the last one smaller if needed)
 /// with all ordered pairs inside each, drawn from `seed`.
 std::vector<Flow> AllToAllFlows(size_t endpoints);
+/// The clusters ClusteredFlows draws: endpoint indices per cluster.
+std::vector<std::vector<uint32_t>> ClusterGroups(size_t endpoints, int size, uint64_t seed);
 std::vector<Flow> ClusteredFlows(size_t endpoints, int size, uint64_t seed);
 
 /// Ordered endpoint pairs of `intact` whose route along `lfts` crosses a cable or switch that
@@ -90,6 +92,9 @@ struct StudyCell {  // one engine at one (step, draw)
   /// leaf; this one is set by the busiest channel, as an exchange's runtime is.
   double exchange = 0;
   std::vector<double> clustered;  // per cluster size
+  /// What jobs feel (sar/flows.h), clusters as jobs all sending at once: per cluster size the
+  /// slowest and the median cluster's exchange time (message / line rate; its slowest flow).
+  std::vector<double> cluster_time_max, cluster_time_median;
   double route_ms = 0;
 };
 
