@@ -292,6 +292,65 @@ TEST_F(SarRouteCli, EvalFollowsOsrmSourceGroupsAsCompareDoes) {
       << unknown.err;
 }
 
+// What jobs feel, as eval and compare show it: the same tables give every job the same figures
+// in both; eval compares with a baseline's tables job by job; a job none of whose hosts is in
+// the fabric is listed with no flows (and its host named on stderr), never dropped.
+TEST_F(SarRouteCli, EvalAndCompareGiveEveryJobTheSameThroughput) {
+  const std::string topo = " -t " + Path("f.topo");
+  ASSERT_EQ(SarRoute("gen -f ft2:4,8 --fail-links 2 --seed 2 -o " + Path("f.topo")).exit_code, 0);
+  ASSERT_EQ(
+      SarRoute("jobmix" + topo + " --run-length 2 --max-size 12 -o " + Path("jobs")).exit_code, 0);
+  {
+    std::ofstream add(Path("jobs"), std::ios::app);
+    add << "nohost ghost\n";
+  }
+  const std::string jobs = " -j " + Path("jobs");
+  ASSERT_EQ(SarRoute("route -e dfsssp" + topo + jobs + " -o " + Path("d.lfts")).exit_code, 0);
+  ASSERT_EQ(SarRoute("route -e minhop" + topo + jobs + " -o " + Path("m.lfts")).exit_code, 0);
+  const Outcome cmp = SarRoute("compare --json -e dfsssp,minhop --baseline minhop" + topo + jobs);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const nlohmann::json c = nlohmann::json::parse(cmp.out);
+  EXPECT_EQ(c["baseline"], "minhop");
+  const Outcome ev = SarRoute("eval --json" + topo + jobs + " -l " + Path("d.lfts") +
+                              " --baseline-lfts " + Path("m.lfts") + " --baseline-name minhop");
+  ASSERT_EQ(ev.exit_code, 0) << ev.err;
+  EXPECT_NE(ev.err.find("nohost"), std::string::npos) << ev.err;
+  const nlohmann::json e = nlohmann::json::parse(ev.out)["flows"];
+  const nlohmann::json& row = c["engines"][0]["flows"];
+  ASSERT_EQ(e["jobs"].size(), row["jobs"].size());
+  bool ghost = false;
+  int multi = 0;
+  for (size_t i = 0; i < e["jobs"].size(); ++i) {
+    const nlohmann::json& a = e["jobs"][i];
+    const nlohmann::json& b = row["jobs"][i];
+    ASSERT_EQ(a["id"], b["id"]);
+    EXPECT_EQ(a["flows"], b["flows"]);
+    if (a["id"] == "ghost") {
+      ghost = true;
+      EXPECT_EQ(a["endpoints"], 0);
+      EXPECT_EQ(a["flows"], 0);
+      continue;
+    }
+    if (a["flows"].get<uint64_t>() == 0) continue;
+    multi += a["leaf_switches"].get<int>() > 1;
+    EXPECT_NEAR(a["time"].get<double>(), b["time"].get<double>(), 1e-9) << a["id"];
+    EXPECT_NEAR(a["speedup_vs_baseline"].get<double>(), b["speedup_vs_baseline"].get<double>(),
+                1e-9)
+        << a["id"];
+  }
+  EXPECT_TRUE(ghost);
+  EXPECT_GT(multi, 0);
+  for (const char* k : {"faster", "equal", "slower", "slower_over_2pct"}) {
+    EXPECT_EQ(e["vs_baseline"][k], row["vs_baseline"][k]) << k;
+  }
+  // The minhop row against itself: every job equal.
+  const nlohmann::json& self = c["engines"][1]["flows"]["vs_baseline"];
+  EXPECT_EQ(self["equal"], self["jobs"]);
+  const Outcome text = SarRoute("eval" + topo + jobs + " -l " + Path("d.lfts"));
+  EXPECT_NE(text.out.find("no flows: no host of this job is in the fabric"), std::string::npos)
+      << text.out;
+}
+
 // route --previous-jobs reaches the pass: a job ends, the others keep running, and the stable
 // delta keeps every running job's entries (the note counts them) and changes none of the
 // tables; without --previous it is a usage error.
