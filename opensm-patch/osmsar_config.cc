@@ -71,6 +71,7 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
   if (key == "migration") return bool_value(&c->migration);
   if (key == "delta") return bool_value(&c->delta);
   if (key == "sar_refine") return bool_value(&c->sar_refine);
+  if (key == "sar_no_regret") return bool_value(&c->sar_no_regret);
   if (key == "sar_all_pairs_budget") {
     char* end = nullptr;
     errno = 0;
@@ -149,6 +150,7 @@ void OsmsarConfigInit(OsmsarConfig* config) {
   config->repath_timeout_ms = 2000;
   config->exclude_after = 3;
   config->sar_refine = 1;
+  config->sar_no_regret = 0;
   config->sar_all_pairs_budget = 1.25;
   config->sar_refine_work = sar::kDefaultSarRefineWork;
 }
@@ -181,6 +183,7 @@ sar_options_t* OsmsarOptions(const OsmsarConfig* c) {
   sar_options_set_delta(o, c->delta);
   sar_options_set_sar_refine(o, c->sar_refine, c->sar_all_pairs_budget);
   sar_options_set_sar_refine_work(o, c->sar_refine_work);
+  sar_options_set_sar_no_regret(o, c->sar_no_regret);
   return o;
 }
 

@@ -85,8 +85,9 @@ struct SarKnobs {
   bool refine = true;
   double all_pairs_budget = 1.25;
   uint64_t refine_work = sar::kDefaultSarRefineWork;
+  bool no_regret = false;
 };
-/// --no-sar-refine, --sar-all-pairs-budget, --sar-refine-work.
+/// --no-sar-refine, --sar-all-pairs-budget, --sar-refine-work, --sar-no-regret.
 void AddSarOptions(CLI::App* cmd, SarKnobs* knobs);
 
 /// Reads the topology and settles its LIDs: a guid2lid file wins, then LIDs carried by the

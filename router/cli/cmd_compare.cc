@@ -208,6 +208,7 @@ void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
   in.sar_refine = a.sar.refine;
   in.sar_all_pairs_budget = a.sar.all_pairs_budget;
   in.sar_refine_work = a.sar.refine_work;
+  in.sar_no_regret = a.sar.no_regret;
   sar::RoutingOutput out;
   Stopwatch watch;
   const sar::Status s = e->Route(in, &out);

@@ -41,6 +41,7 @@ struct ReplayArgs {
   bool no_stable_jobs = false;
   bool no_flows = false;
   std::string baseline;
+  bool sar_no_regret = false;
 };
 
 Json SummaryJson(const sar::ReplaySummary& s) {
@@ -125,6 +126,7 @@ int RunReplay(const ReplayArgs& a) {
   o.delta_stable = !a.no_stable_jobs;
   o.flows = !a.no_flows;
   o.flow_baseline = a.baseline;
+  o.sar_no_regret = a.sar_no_regret;
   o.from_s = a.from_days * 86400.0;
   if (a.days > 0) o.to_s = o.from_s + a.days * 86400.0;
   const bool bar = a.progress == "on" || (a.progress == "auto" && isatty(STDERR_FILENO));
@@ -297,6 +299,8 @@ std::function<int()> SetupReplay(CLI::App* c) {
               "--previous-jobs), so running jobs' routes are not pinned");
   c->add_flag("--no-flows", a->no_flows,
               "skip the per-job throughput (each job's slowest flow) at every event");
+  c->add_flag("--sar-no-regret", a->sar_no_regret,
+              "sar: the no-regret stage (route --sar-no-regret) at every reroute");
   c->add_option("--baseline", a->baseline,
                 "engine the per-job throughput is compared with (default dfsssp if replayed, "
                 "else the first engine)");

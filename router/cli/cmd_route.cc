@@ -83,6 +83,7 @@ int RunRoute(const RouteArgs& a) {
   ro.sar_refine = a.sar.refine;
   ro.sar_all_pairs_budget = a.sar.all_pairs_budget;
   ro.sar_refine_work = a.sar.refine_work;
+  ro.sar_no_regret = a.sar.no_regret;
   sar::RoutingInputs in;
   s = sar::LoadRoutingInputs(f, ro, &in);
   for (const std::string& note : in.notes) {

@@ -249,6 +249,7 @@ void sar_options_set_sar_refine_work(sar_options_t* o, uint64_t steps) {
   o->options.sar_refine_work =
       steps == 0 ? sar::kDefaultSarRefineWork : std::min(steps, sar::kMaxSarRefineWork);
 }
+void sar_options_set_sar_no_regret(sar_options_t* o, int on) { o->options.sar_no_regret = on != 0; }
 void sar_options_set_migration(sar_options_t* o, int on) { o->options.migration = on != 0; }
 void sar_options_set_delta(sar_options_t* o, int on) { o->options.delta = on != 0; }
 

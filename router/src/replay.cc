@@ -210,6 +210,7 @@ RoutingOptions RoutingFor(const ReplayOptions& o, const std::string& engine) {
   ro.engine = engine;
   ro.num_vls = o.num_vls;
   ro.threads = o.threads;
+  ro.sar_no_regret = o.sar_no_regret;
   return ro;
 }
 

@@ -358,6 +358,7 @@ RoutingInput RoutingInputs::EngineInput() const {
   in.sar_refine = options.sar_refine;
   in.sar_all_pairs_budget = options.sar_all_pairs_budget;
   in.sar_refine_work = options.sar_refine_work;
+  in.sar_no_regret = options.sar_no_regret;
   return in;
 }
 

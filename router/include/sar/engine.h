@@ -77,7 +77,20 @@ struct RoutingInput {
   /// tables offline and in the plugin. Fewer steps: faster, a higher all-pairs max
   /// (docs/dfsssp-sar.md). Default kDefaultSarRefineWork.
   uint64_t sar_refine_work = kDefaultSarRefineWork;
+  /// SAR only (opt-in): no job regrets SAR. After the refinement, every multi-switch job's exchange
+  /// time (its slowest flow with every such job sending all-to-all at once, max-min fair:
+  /// sar/flows.h) is compared with the same job's under dfsssp's paths for the same fabric; a job
+  /// that would be slower keeps dfsssp's routes (its members' base-LID entries), repeated until no
+  /// job is slower (docs/dfsssp-sar.md, "No job regrets"). Skipped, with a note, when the jobs have
+  /// more than kSarNoRegretMaxFlows flows. Off by default: taking a job back can raise the max
+  /// effective EFI above the refinement's and the all-pairs load above its budget (both stay
+  /// the engine's promises when off), and a delta reroute starting from tables it made can give
+  /// other tables than a full recompute. False: SAR's tables as the refinement leaves them.
+  bool sar_no_regret = false;
 };
+
+/// The no-regret stage's budget (RoutingInput::sar_no_regret): flows of one solve.
+inline constexpr uint64_t kSarNoRegretMaxFlows = uint64_t{4} << 20;
 
 struct RoutingOutput {
   LftSet lfts;

@@ -60,6 +60,8 @@ struct ReplayOptions {
   /// the engines, else the first).
   bool flows = true;
   std::string flow_baseline;
+  /// sar's no-regret stage (RoutingOptions::sar_no_regret).
+  bool sar_no_regret = false;
   /// Called after each (engine, event) with done and total; may be empty.
   std::function<void(size_t done, size_t total)> progress;
 };

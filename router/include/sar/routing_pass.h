@@ -75,6 +75,7 @@ struct RoutingOptions {
   bool sar_refine = true;
   double sar_all_pairs_budget = 1.25;
   uint64_t sar_refine_work = kDefaultSarRefineWork;
+  bool sar_no_regret = false;  // RoutingInput::sar_no_regret
   /// Migration mode, for the baseLID/highLID update protocol (SAR paper Sec. 3.3): every
   /// endpoint port has LMC 1. Its base LID is routed by `engine` on layers 0..n-2, its highLID
   /// (base + 1) by Up*/Down* on layer n-1, n = min(num_vls, max_layers) >= 2. The highLID

@@ -6,7 +6,6 @@
 #include "engines/sssp_core.h"
 
 namespace sar::internal {
-namespace {
 
 void PlanDfsssp(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* steps) {
   const SwitchGraph& g = router->graph();
@@ -29,6 +28,8 @@ void PlanDfsssp(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep
     steps->push_back({e, 0, false});
   }
 }
+
+namespace {
 
 class DfssspEngine : public RoutingEngine {
  public:

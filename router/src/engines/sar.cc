@@ -17,7 +17,9 @@
 #include "engines/engines.h"
 #include "engines/sar_refine.h"
 #include "engines/sssp_core.h"
+#include "sar/flows.h"
 #include "sar/lower_bound.h"
+#include "sar/study.h"
 
 namespace sar::internal {
 namespace {
@@ -93,6 +95,122 @@ std::string RefineNote(const RefineStats& st) {
          std::to_string(st.all_after) + (st.work_limited ? " (stopped at the work limit)" : "");
 }
 
+// No job regrets SAR (RoutingInput::sar_no_regret): a multi-switch job whose exchange time
+// (sar/flows.h: its slowest flow, every such job all-to-all at once) would be longer on `lfts`
+// than on dfsssp's paths for the same fabric gets dfsssp's entries for its members' base LIDs,
+// the LIDs its own traffic uses. Taking a job's routes back changes what the others share, so
+// it repeats until no job is slower; a job once taken back stays so. A job taken back that is
+// still slower is held back by other jobs' routes: every job sharing a channel with it comes
+// back too (every job, if those all are). With every job taken back, every intra-job route is
+// dfsssp's and every time equal to dfsssp's, so the loop ends; after 16 rounds every remaining
+// slower-or-not job is taken back at once. Each destination's entries
+// come whole from one table, so every route stays delivered and loop-free; the virtual layers
+// are assigned afterwards on the final tables.
+void KeepNoJobSlower(const RoutingInput& in, const SsspRouter& router, LftSet* lfts,
+                     std::vector<std::string>* notes) {
+  if (!in.sar_no_regret || in.jobs == nullptr) return;
+  const Fabric& f = *in.fabric;
+  std::vector<FlowJob> jobs;
+  uint64_t flows = 0;
+  for (const ResolvedJob& j : *in.jobs) {
+    if (j.num_leaf_switches < 2) continue;
+    jobs.push_back({j.id, j.endpoints, {}});
+    flows += static_cast<uint64_t>(j.endpoints.size()) * j.endpoints.size();
+  }
+  if (jobs.empty()) return;
+  if (flows > kSarNoRegretMaxFlows) {
+    notes->push_back("no-regret check skipped: " + std::to_string(flows) + " flows over its " +
+                     std::to_string(kSarNoRegretMaxFlows) + " budget");
+    return;
+  }
+  SsspRouter reference(f);
+  std::vector<SsspStep> steps;
+  PlanDfsssp(in, &reference, &steps);
+  for (const SsspStep& step : steps) reference.Run(step);
+  const LftSet base = reference.TakeLfts();
+  FlowOptions fo;
+  fo.alone = false;
+  fo.threads = in.threads;
+  FlowReport want;
+  if (!ComputeJobFlows(f, base, jobs, fo, &want).ok()) return;
+  std::vector<char> back(jobs.size(), 0);
+  auto take_back = [&](size_t j) {
+    back[j] = 1;
+    for (const PortRef& e : jobs[j].endpoints) {
+      const Lid lid = f.base_lid(e);
+      for (int s = 0; s < lfts->num_switches(); ++s) lfts->set_port(s, lid, base.port(s, lid));
+    }
+  };
+  // The channels each job's own routes cross on the current tables (HCA links included).
+  std::vector<int> endpoint_of(f.num_port_slots(), -1);
+  {
+    const std::vector<PortRef> ends = f.Endpoints();
+    for (size_t i = 0; i < ends.size(); ++i) endpoint_of[f.port_id(ends[i])] = static_cast<int>(i);
+  }
+  auto channels_of = [&](size_t j) {
+    std::vector<Flow> pairs;
+    for (const PortRef& a : jobs[j].endpoints) {
+      for (const PortRef& b : jobs[j].endpoints) {
+        if (a.node == b.node) continue;
+        pairs.push_back({static_cast<uint32_t>(endpoint_of[f.port_id(a)]),
+                         static_cast<uint32_t>(endpoint_of[f.port_id(b)])});
+      }
+    }
+    std::vector<std::vector<int32_t>> paths;
+    uint64_t lost = 0;
+    TraceFlows(f, *lfts, {}, pairs, &paths, &lost);
+    std::vector<int32_t> out;
+    for (const std::vector<int32_t>& p : paths) out.insert(out.end(), p.begin(), p.end());
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  int rounds = 0;
+  for (bool changed = true; changed; ++rounds) {
+    changed = false;
+    FlowReport now;
+    if (!ComputeJobFlows(f, *lfts, jobs, fo, &now).ok()) return;
+    std::vector<size_t> stuck;  // taken back, yet slower: others' routes hold them back
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      if (now.jobs[j].flows == 0) continue;
+      const bool slower = now.jobs[j].shared.time > want.jobs[j].shared.time * (1 + 1e-9);
+      if (back[j]) {
+        if (slower) stuck.push_back(j);
+      } else if (slower || rounds >= 16) {
+        take_back(j);
+        changed = true;
+      }
+    }
+    if (changed || stuck.empty()) continue;
+    // Take back every job that shares a channel with a stuck one; if they all are back
+    // already, every job (then every intra-job route is dfsssp's).
+    std::vector<char> hot(f.num_port_slots(), 0);
+    for (size_t j : stuck) {
+      for (int32_t c : channels_of(j)) hot[c] = 1;
+    }
+    for (size_t k = 0; k < jobs.size(); ++k) {
+      if (back[k]) continue;
+      for (int32_t c : channels_of(k)) {
+        if (!hot[c]) continue;
+        take_back(k);
+        changed = true;
+        break;
+      }
+    }
+    for (size_t k = 0; k < jobs.size() && !changed; ++k) {
+      if (back[k]) continue;
+      take_back(k);
+      changed = true;
+    }
+  }
+  int taken = 0;
+  for (char b : back) taken += b;
+  notes->push_back("no job regrets: " + std::to_string(taken) + " of " +
+                   std::to_string(jobs.size()) + " multi-switch jobs keep dfsssp's routes (" +
+                   std::to_string(rounds) + " rounds)");
+  (void)router;
+}
+
 class SarEngine : public RoutingEngine {
  public:
   std::string_view name() const override { return "sar"; }
@@ -100,7 +218,12 @@ class SarEngine : public RoutingEngine {
 
  protected:
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
-    if (!in.sar_refine) return RouteSssp(in, PlanSar, out);
+    if (!in.sar_refine) {
+      return RouteSssp(
+          in, PlanSar, out,
+          [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
+                const std::vector<uint8_t>*) { KeepNoJobSlower(in, router, lfts, notes); });
+    }
     return RouteSssp(
         in, PlanSar, out,
         [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
@@ -117,6 +240,7 @@ class SarEngine : public RoutingEngine {
           RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), options, lfts,
                           &st);
           notes->push_back(RefineNote(st));
+          KeepNoJobSlower(in, router, lfts, notes);
         });
   }
 };

@@ -6,6 +6,7 @@
 #include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
 #include "sar/failures.h"
+#include "sar/flows.h"
 #include "sar/generate.h"
 #include "sar/lids.h"
 #include "sar/lower_bound.h"
@@ -120,6 +121,62 @@ TEST(Sar, DegradedTreeWithJobsAndLmc) {
     ASSERT_TRUE(st.ok()) << st.ToString();
     ExpectValid(f, out, 8, true);
   }
+}
+
+// No job regrets SAR (RoutingInput::sar_no_regret): on degraded 2- and 3-level trees with
+// random job mixes, no multi-switch job's exchange time (sar/flows.h, every such job all-to-all
+// at once) is longer under SAR than under dfsssp, and the tables stay valid. Without the stage
+// some job is slower on these cases (else the property would say nothing).
+TEST(SarNoRegret, NoJobSlowerThanUnderDfssspOnDegradedTrees) {
+  int regrets_without = 0;
+  for (const char* text : {"pgft:2;8,6;1,6;1,1", "pgft:3;4,4,3;1,4,4;1,1,1"}) {
+    PgftSpec spec;
+    ASSERT_TRUE(ParsePgftSpec(text, &spec).ok());
+    Fabric base;
+    ASSERT_TRUE(GeneratePgft(spec, GenerateOptions{}, &base).ok());
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      SCOPED_TRACE(std::string(text) + " seed " + std::to_string(seed));
+      Fabric f;
+      ASSERT_TRUE(enginetest::Degrade(base, static_cast<int>(seed % 4), 0, seed, &f));
+      ASSERT_TRUE(AssignLids(LidOptions{}, &f).ok());
+      const std::vector<ResolvedJob> jobs = RandomJobs(f, seed, 12);
+      std::vector<FlowJob> flow_jobs;
+      for (const ResolvedJob& j : jobs) {
+        if (j.num_leaf_switches >= 2) flow_jobs.push_back({j.id, j.endpoints, {}});
+      }
+      RoutingOutput dfsssp;
+      ASSERT_TRUE(Route("dfsssp", f, &dfsssp, &jobs).ok());
+      FlowOptions fo;
+      fo.alone = false;
+      FlowReport want;
+      ASSERT_TRUE(ComputeJobFlows(f, dfsssp.lfts, flow_jobs, fo, &want).ok());
+      for (bool stage : {false, true}) {
+        RoutingInput in;
+        in.fabric = &f;
+        in.jobs = &jobs;
+        in.sar_no_regret = stage;
+        RoutingOutput out;
+        ASSERT_TRUE(MakeRoutingEngine("sar")->Route(in, &out).ok());
+        ExpectValid(f, out, 8, true);
+        FlowReport got;
+        ASSERT_TRUE(ComputeJobFlows(f, out.lfts, flow_jobs, fo, &got).ok());
+        int slower = 0;
+        for (size_t j = 0; j < flow_jobs.size(); ++j) {
+          slower += got.jobs[j].shared.time > want.jobs[j].shared.time * (1 + 1e-9);
+        }
+        if (stage) {
+          EXPECT_EQ(slower, 0);
+
+          bool noted = false;
+          for (const std::string& n : out.notes) noted |= n.rfind("no job regrets:", 0) == 0;
+          EXPECT_EQ(noted, !flow_jobs.empty());
+        } else {
+          regrets_without += slower;
+        }
+      }
+    }
+  }
+  EXPECT_GT(regrets_without, 0);
 }
 
 Status RouteSar(const Fabric& f, const std::vector<ResolvedJob>& jobs, bool refine, double budget,

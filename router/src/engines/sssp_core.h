@@ -176,6 +176,10 @@ class SsspRouter {
 using SsspPlanner =
     std::function<void(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* steps)>;
 
+/// DFSSSP's plan (dfsssp.cc): every base LID by node class, then the extra LMC LIDs, then the
+/// switches. SAR's no-regret stage routes it for reference.
+void PlanDfsssp(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* steps);
+
 /// Optional stage between the paths and the virtual layers: may change the tables (keeping every
 /// route delivered and loop-free; the layers and the engine's checks come after) and add notes.
 /// `pinned` (may be null): entries it must not change ([endpoint dest * switches + switch], the
