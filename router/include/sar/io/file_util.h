@@ -49,10 +49,22 @@ Status ReadFileToString(const std::string& path, const ReadOptions& options, std
                         FileInfo* info = nullptr);
 /// Writes `data` to a temporary file beside `path`, fsyncs it, and renames it over `path`, so a
 /// reader sees either the old file or the whole new one. On failure `path` is untouched. The new
-/// file keeps the mode of the one it replaces (0644 if there was none). A symbolic link at
-/// `path` is replaced, not followed. A character device (`-o /dev/null`) is written in place:
-/// renaming over it would, as root, replace the device node itself. A FIFO, socket, directory
-/// or block device is refused (IOError naming what it is) and left alone.
+/// file keeps the mode of the regular file it replaces (0644 if there was none). A symbolic link
+/// at `path` is replaced, not followed (and its target's mode is not copied: 0644). A character
+/// device (`-o /dev/null`) is written in place: renaming over it would, as root, replace the device
+/// node itself. A FIFO, socket, directory or block device is refused (IOError naming what it is)
+/// and left alone.
 Status WriteFileAtomic(const std::string& path, std::string_view data);
+
+/// How WriteFileAtomic sets up the file it creates.
+struct WriteOptions {
+  /// Permission bits of the new file; -1: those of the regular file it replaces (else 0644).
+  int mode = -1;
+  /// Group of the new file; -1: the writer's. Group and mode are set before the data is written
+  /// and the file renamed, so the file is never visible with other rights than these.
+  gid_t group = static_cast<gid_t>(-1);
+};
+/// The same, under `options` (ignored for a character device, which is written in place).
+Status WriteFileAtomic(const std::string& path, std::string_view data, const WriteOptions& options);
 
 }  // namespace sar
