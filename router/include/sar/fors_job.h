@@ -16,6 +16,7 @@
 // Thread-safety: plain values and pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -116,8 +117,12 @@ uint64_t ForsScheduleGenerationOf(const ForsJobPlan& plan, const std::string& ro
 std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& rows,
                                    uint64_t epoch);
 
-/// Writes the file atomically unless it already holds this generation (then it is left alone,
-/// epoch included). *written says which.
+/// Writes the file atomically, mode 0644, unless it already holds exactly this schedule (then it
+/// is left alone, epoch included). *written says which. The old file is only kept if it is a
+/// regular file (not a symbolic link) of the writer's, writable by no one else; it is looked at
+/// without blocking and read no further than the new file's length, so a FIFO, a device or a
+/// huge file at `path` costs the caller (OpenSM's sweep, under its lock) no wait. A FIFO, socket
+/// or directory at `path` is refused as WriteFileAtomic refuses it; a symbolic link is replaced.
 Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
                          uint64_t epoch, bool* written);
 /// Removes "<mapping path>.fors.*" files whose job is not in `keep`.
@@ -137,7 +142,12 @@ struct ForsScheduleFile {
   int64_t lower_bound = 0;
   std::vector<ForsScheduleRow> rows;
 };
-/// Parses a schedule file; errors name "path:line".
+/// The largest schedule file ReadForsSchedule reads (a 1152-host job with long host names is
+/// about 200 MiB).
+inline constexpr size_t kMaxForsScheduleBytes = size_t{1} << 30;
+/// Parses a schedule file; errors name "path:line". The file must be a regular file (a FIFO or a
+/// device is refused without blocking), not a symbolic link, at most kMaxForsScheduleBytes, and
+/// not writable by every user.
 Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out);
 
 }  // namespace sar

@@ -1,6 +1,7 @@
 // The per-job FORS schedule file (docs/formats.md, "FORS schedule"): written beside the mapping,
 // read by the job (sar-route fors-schedule).
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +25,10 @@ std::string Hex(uint64_t v) {
   std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
   return buf;
 }
+
+Status ParseForsSchedule(const std::string& text, const std::string& path, ForsScheduleFile* out);
+bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
+                       size_t new_size);
 
 }  // namespace
 
@@ -81,12 +86,13 @@ std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& r
 Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
                          uint64_t epoch, bool* written) {
   *written = false;
-  ForsScheduleFile old;
-  if (::access(path.c_str(), F_OK) == 0 && ReadForsSchedule(path, &old).ok() &&
-      old.generation == ForsScheduleGenerationOf(plan, rows) && old.job_id == plan.job_id) {
+  const std::string text = FormatForsScheduleFile(plan, rows, epoch);
+  if (ScheduleIsCurrent(path, plan, rows, text.size())) {
     return Status::OK();  // same routes, same schedule: the job keeps reading what it has
   }
-  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, FormatForsScheduleFile(plan, rows, epoch)));
+  WriteOptions options;
+  options.mode = 0644;  // never the mode of a file someone else put there
+  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, text, options));
   *written = true;
   return Status::OK();
 }
@@ -124,7 +130,22 @@ Status RemoveStaleForsSchedules(const std::string& mapping_path,
 
 Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out) {
   std::string text;
-  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
+  FileInfo info;
+  SAR_RETURN_IF_ERROR(
+      ReadFileToString(path, UntrustedInputOptions(kMaxForsScheduleBytes), &text, &info));
+  if ((info.mode & S_IWOTH) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.mode & 07777));
+    return Status::IOError("cannot read '" + path + "': mode " + mode +
+                           ", writable by every user (refused: anyone could have changed its "
+                           "rows)");
+  }
+  return ParseForsSchedule(text, path, out);
+}
+
+namespace {
+
+Status ParseForsSchedule(const std::string& text, const std::string& path, ForsScheduleFile* out) {
   ForsScheduleFile f;
   size_t pos = 0;
   int line_no = 0;
@@ -188,4 +209,26 @@ Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out) {
   return Status::OK();
 }
 
+bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
+                       size_t new_size) {
+  // The OpenSM plugin calls this as root with the SM lock held, on every pass: it must never
+  // block or read without end (issue 34: a FIFO here blocked the sweep thread in open(), a link
+  // to /dev/zero read for 10 s into unbounded memory). So: a regular file, not a symbolic link,
+  // no longer than the file we would write (only the epoch's digits may differ), or it is
+  // replaced.
+  std::string text;
+  FileInfo info;
+  if (!ReadFileToString(path, UntrustedInputOptions(new_size + 20), &text, &info).ok()) {
+    return false;
+  }
+  // Ours and writable by no one else, or someone else may have changed it since.
+  if (info.owner != ::geteuid() || (info.mode & (S_IWGRP | S_IWOTH)) != 0) return false;
+  ForsScheduleFile old;
+  if (!ParseForsSchedule(text, path, &old).ok() || old.job_id != plan.job_id) return false;
+  // Byte for byte what we would write with its epoch: a matching generation line alone does
+  // not prove that the rows below it are ours.
+  return text == FormatForsScheduleFile(plan, rows, old.epoch);
+}
+
+}  // namespace
 }  // namespace sar
