@@ -123,6 +123,15 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"settle_s", num(&c.settle_s, true, kDay)},
       {"min_reroute_interval_s", num(&c.min_reroute_interval_s, true, kDay)},
       {"mapping_file", str(&c.mapping_file)},
+      {"mapping_group", Setter([&source, &c](const YAML::Node& n, const std::string& k) {
+         SAR_RETURN_IF_ERROR(Get(n, k, source, &c.mapping_group));
+         c.mapping_gid = static_cast<gid_t>(-1);
+         if (c.mapping_group.empty()) return Status::OK();
+         const Status s = LookUpGroup(c.mapping_group, &c.mapping_gid);
+         if (!s.ok())
+           return Status::Corruption(Where(source, n.Mark()) + "'" + k + "': " + s.message());
+         return Status::OK();
+       })},
       {"trigger", Setter([&source, f = &c.trigger](const YAML::Node& n, const std::string& k) {
          std::string name;
          SAR_RETURN_IF_ERROR(Get(n, k, source, &name));

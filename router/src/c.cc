@@ -331,7 +331,8 @@ const char* sar_result_note(const sar_result_t* r, int i) {
 
 int sar_result_num_fors_jobs(const sar_result_t* r) { return static_cast<int>(r->fors.size()); }
 
-int sar_result_publish_fors_schedules(const sar_result_t* r, uint64_t epoch, char** errptr) {
+int sar_result_publish_fors_schedules(const sar_result_t* r, uint64_t epoch, long group,
+                                      char** errptr) {
   int current = 0;
   const bool ok = Guarded(errptr, [&] {
     if (r == nullptr)
@@ -346,7 +347,8 @@ int sar_result_publish_fors_schedules(const sar_result_t* r, uint64_t epoch, cha
       bool written = false;
       // One job's path that cannot be written (a FIFO put there) does not cost the others theirs.
       const sar::Status s = sar::WriteForsSchedule(
-          sar::ForsSchedulePath(r->mapping_path, f.plan.job_id), f.plan, f.rows, epoch, &written);
+          sar::ForsSchedulePath(r->mapping_path, f.plan.job_id), f.plan, f.rows, epoch, &written,
+          group < 0 ? static_cast<gid_t>(-1) : static_cast<gid_t>(group));
       if (s.ok()) {
         ++current;
       } else if (first_error.ok()) {

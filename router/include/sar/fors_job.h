@@ -16,6 +16,8 @@
 // Thread-safety: plain values and pure functions.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -117,14 +119,15 @@ uint64_t ForsScheduleGenerationOf(const ForsJobPlan& plan, const std::string& ro
 std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& rows,
                                    uint64_t epoch);
 
-/// Writes the file atomically, mode 0644, unless it already holds exactly this schedule (then it
-/// is left alone, epoch included). *written says which. The old file is only kept if it is a
-/// regular file (not a symbolic link) of the writer's, writable by no one else; it is looked at
+/// Writes the file atomically, mode kJobPlacementFileMode (0640) and group `group` (-1: the
+/// writer's), unless it already holds exactly this schedule (then it is left alone, epoch
+/// included). *written says which. The old file is only kept if it is a regular file (not a
+/// symbolic link) of the writer's with that mode (and group); it is looked at
 /// without blocking and read no further than the new file's length, so a FIFO, a device or a
 /// huge file at `path` costs the caller (OpenSM's sweep, under its lock) no wait. A FIFO, socket
 /// or directory at `path` is refused as WriteFileAtomic refuses it; a symbolic link is replaced.
 Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
-                         uint64_t epoch, bool* written);
+                         uint64_t epoch, bool* written, gid_t group = static_cast<gid_t>(-1));
 /// Removes "<mapping path>.fors.*" files whose job is not in `keep`.
 Status RemoveStaleForsSchedules(const std::string& mapping_path,
                                 const std::vector<std::string>& keep);

@@ -433,7 +433,7 @@ TEST(ForsJob, ScheduleWriterReplacesForgedRowsAndOthersFiles) {
     struct stat st {};
     ASSERT_EQ(::lstat(x.path.c_str(), &st), 0);
     EXPECT_TRUE(S_ISREG(st.st_mode));
-    EXPECT_EQ(st.st_mode & 07777, 0644u);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
     ForsScheduleFile file;
     ASSERT_TRUE(ReadForsSchedule(x.path, &file).ok());
     EXPECT_EQ(file.epoch, 6u);
@@ -465,6 +465,33 @@ TEST(ForsJob, ScheduleWriterReplacesForgedRowsAndOthersFiles) {
   // An unchanged file of ours is still left alone.
   ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 7, &written).ok());
   EXPECT_FALSE(written);
+}
+
+// Issue 34: job placement is private. Schedules are 0640 with the configured group, and one
+// left by an older version (0644) or of another group is rewritten, not kept.
+TEST(ForsJob, ScheduleIsWrittenForOwnerAndGroupOnly) {
+  ScheduleFixture x;
+  const gid_t mine = ::getegid();
+  const gid_t other = ::geteuid() == 0 ? (mine == 1 ? 2 : 1) : mine;  // root may give any group
+  bool written = false;
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 5, &written, other).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(x.path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_gid, other);
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 6, &written, other).ok());
+  EXPECT_FALSE(written);
+  if (other != mine) {
+    ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 7, &written, mine).ok());
+    EXPECT_TRUE(written);
+    ASSERT_EQ(::stat(x.path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_gid, mine);
+  }
+  ASSERT_EQ(::chmod(x.path.c_str(), 0644), 0);
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 8, &written).ok());
+  EXPECT_TRUE(written);
+  ASSERT_EQ(::stat(x.path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
 }
 
 }  // namespace

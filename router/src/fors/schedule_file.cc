@@ -28,7 +28,7 @@ std::string Hex(uint64_t v) {
 
 Status ParseForsSchedule(const std::string& text, const std::string& path, ForsScheduleFile* out);
 bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
-                       size_t new_size);
+                       size_t new_size, gid_t group);
 
 }  // namespace
 
@@ -84,15 +84,14 @@ std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& r
 }
 
 Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
-                         uint64_t epoch, bool* written) {
+                         uint64_t epoch, bool* written, gid_t group) {
   *written = false;
   const std::string text = FormatForsScheduleFile(plan, rows, epoch);
-  if (ScheduleIsCurrent(path, plan, rows, text.size())) {
+  if (ScheduleIsCurrent(path, plan, rows, text.size(), group)) {
     return Status::OK();  // same routes, same schedule: the job keeps reading what it has
   }
-  WriteOptions options;
-  options.mode = 0644;  // never the mode of a file someone else put there
-  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, text, options));
+  // Never the mode of a file someone else put there.
+  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, text, JobPlacementFileOptions(group)));
   *written = true;
   return Status::OK();
 }
@@ -210,7 +209,7 @@ Status ParseForsSchedule(const std::string& text, const std::string& path, ForsS
 }
 
 bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
-                       size_t new_size) {
+                       size_t new_size, gid_t group) {
   // The OpenSM plugin calls this as root with the SM lock held, on every pass: it must never
   // block or read without end (issue 34: a FIFO here blocked the sweep thread in open(), a link
   // to /dev/zero read for 10 s into unbounded memory). So: a regular file, not a symbolic link,
@@ -221,8 +220,12 @@ bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const s
   if (!ReadFileToString(path, UntrustedInputOptions(new_size + 20), &text, &info).ok()) {
     return false;
   }
-  // Ours and writable by no one else, or someone else may have changed it since.
-  if (info.owner != ::geteuid() || (info.mode & (S_IWGRP | S_IWOTH)) != 0) return false;
+  // Ours, with the rights we would give it (so writable by no one else, or someone else may have
+  // changed it since; and a changed group or an older file's 0644 is put right).
+  if (info.owner != ::geteuid() || (info.mode & 07777) != kJobPlacementFileMode ||
+      (group != static_cast<gid_t>(-1) && info.group != group)) {
+    return false;
+  }
   ForsScheduleFile old;
   if (!ParseForsSchedule(text, path, &old).ok() || old.job_id != plan.job_id) return false;
   // Byte for byte what we would write with its epoch: a matching generation line alone does

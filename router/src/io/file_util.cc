@@ -1,15 +1,18 @@
 #include "sar/io/file_util.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace sar {
 
@@ -153,6 +156,7 @@ Status ReadFileToString(const std::string& path, const ReadOptions& options, std
   }
   if (info != nullptr) {
     info->owner = st.st_uid;
+    info->group = st.st_gid;
     info->mode = st.st_mode;
   }
   return Status::OK();
@@ -219,6 +223,39 @@ Status WriteFileAtomic(const std::string& path, std::string_view data,
     ::unlink(tmp.c_str());
     return PosixError("cannot rename temporary file over", path, err);
   }
+  return Status::OK();
+}
+
+WriteOptions JobPlacementFileOptions(gid_t group) {
+  WriteOptions o;
+  o.mode = kJobPlacementFileMode;
+  o.group = group;
+  return o;
+}
+
+Status LookUpGroup(const std::string& name, gid_t* out) {
+  if (name.empty()) return Status::InvalidArgument("empty group name");
+  if (name.find_first_not_of("0123456789") == std::string::npos) {
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(name.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || v >= static_cast<gid_t>(-1)) {
+      return Status::InvalidArgument("group id '" + name + "' out of range");
+    }
+    *out = static_cast<gid_t>(v);
+    return Status::OK();
+  }
+  struct group gr {};
+  struct group* found = nullptr;
+  std::vector<char> buf(16384);
+  int err = 0;
+  while ((err = ::getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &found)) == ERANGE &&
+         buf.size() < (size_t{1} << 24)) {
+    buf.resize(buf.size() * 2);
+  }
+  if (err != 0) return PosixError("cannot look up group", name, err);
+  if (found == nullptr) return Status::NotFound("no group '" + name + "' on this host");
+  *out = gr.gr_gid;
   return Status::OK();
 }
 

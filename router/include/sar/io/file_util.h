@@ -39,6 +39,8 @@ struct FileInfo {
   /// quotes a root-owned file that others cannot read, so a file such as /etc/shadow that ends
   /// up under a mapping path is never echoed into a world-readable log.
   bool may_quote() const;
+  /// The file's group (after owner and mode, which `FileInfo{owner, mode}` sets).
+  gid_t group = 0;
 };
 
 /// Reads all of `path` into *out. Follows symlinks and reads pipes (`-t <(ibnetdiscover)`); no
@@ -66,5 +68,14 @@ struct WriteOptions {
 };
 /// The same, under `options` (ignored for a character device, which is written in place).
 Status WriteFileAtomic(const std::string& path, std::string_view data, const WriteOptions& options);
+
+/// Mode of the files that say where jobs run (the job mapping, the FORS schedules): job placement
+/// is not for every local user. Their readers get the group (sar-filterd's `mapping_group`, the
+/// plugin's `fors_schedule_group`).
+inline constexpr int kJobPlacementFileMode = 0640;
+/// WriteOptions for such a file: kJobPlacementFileMode, group `group` (-1: the writer's).
+WriteOptions JobPlacementFileOptions(gid_t group);
+/// The id of the group `name` (a name, or a number of digits); NotFound naming it otherwise.
+Status LookUpGroup(const std::string& name, gid_t* out);
 
 }  // namespace sar
