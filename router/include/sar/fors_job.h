@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sar/fabric.h"
@@ -145,6 +146,12 @@ struct ForsScheduleFile {
   int64_t lower_bound = 0;
   std::vector<ForsScheduleRow> rows;
 };
+/// Line 1 of a schedule file, and the column line.
+inline constexpr char kForsScheduleMagic[] = "# sar-fors-schedule 1";
+inline constexpr char kForsScheduleColumns[] = "phase,src,dst,dlid";
+/// Parses a schedule's text (what ReadForsSchedule reads); errors name "source:line". `phase`
+/// and `dlid` are plain decimal digits, `dlid` 1..kMaxUnicastLid; `src` and `dst` non-empty.
+Status ParseForsSchedule(std::string_view text, const std::string& source, ForsScheduleFile* out);
 /// The largest schedule file ReadForsSchedule reads (a 1152-host job with long host names is
 /// about 200 MiB).
 inline constexpr size_t kMaxForsScheduleBytes = size_t{1} << 30;

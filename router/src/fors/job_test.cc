@@ -494,5 +494,41 @@ TEST(ForsJob, ScheduleIsWrittenForOwnerAndGroupOnly) {
   EXPECT_EQ(st.st_mode & 07777, 0640u);
 }
 
+// Found while adding the fuzz target: strtoll/strtoul took an empty phase (",a,b,5" was phase
+// 0), blanks and signs, and stopped at a NUL byte, so trailing bytes after one were accepted.
+TEST(ForsJob, ScheduleParserTakesPlainDigitsOnly) {
+  const std::string head =
+      "# sar-fors-schedule 1\n# job 7 epoch 1 generation 0 phases 1 lower_bound 1 hosts 2\n"
+      "phase,src,dst,dlid\n";
+  ForsScheduleFile file;
+  ASSERT_TRUE(ParseForsSchedule(head + "0,a,b,5\n12,b,a,49151\n", "s", &file).ok());
+  ASSERT_EQ(file.rows.size(), 2u);
+  EXPECT_EQ(file.rows[1].phase, 12);
+  EXPECT_EQ(file.rows[1].dlid, 49151);
+  const struct {
+    std::string row, what;
+  } cases[] = {
+      {",a,b,5", "s:4: bad phase"},
+      {" 1,a,b,5", "s:4: bad phase"},
+      {"+1,a,b,5", "s:4: bad phase"},
+      {"-0,a,b,5", "s:4: bad phase"},
+      {"0,a,b, 5", "s:4: bad row"},
+      {"0,a,b,+5", "s:4: bad row"},
+      {"0,a,b,", "s:4: bad row"},
+      {"0,a,b,49152", "s:4: bad row"},
+      {"0,a,b,0", "s:4: bad row"},
+      {std::string("0,a,b,5\0x", 9), "s:4: bad row"},
+      {"0,,b,5", "s:4: bad row"},
+      {"0,a,b", "s:4: expected 'phase,src,dst,dlid'"},
+      {"0,a,b,5,6", "s:4: expected 'phase,src,dst,dlid'"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.row);
+    const Status s = ParseForsSchedule(head + c.row + "\n", "s", &file);
+    EXPECT_EQ(s.code(), Status::Code::kCorruption);
+    EXPECT_NE(s.message().find(c.what), std::string::npos) << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace sar

@@ -17,16 +17,12 @@
 namespace sar {
 namespace {
 
-constexpr char kMagic[] = "# sar-fors-schedule 1";
-constexpr char kColumns[] = "phase,src,dst,dlid";
-
 std::string Hex(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
   return buf;
 }
 
-Status ParseForsSchedule(const std::string& text, const std::string& path, ForsScheduleFile* out);
 bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
                        size_t new_size, gid_t group);
 
@@ -71,13 +67,13 @@ std::string FormatForsScheduleRows(const Fabric& fabric, const ForsJobPlan& plan
 
 std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& rows,
                                    uint64_t epoch) {
-  std::string out = kMagic;
+  std::string out = kForsScheduleMagic;
   out += "\n# job " + plan.job_id + " epoch " + std::to_string(epoch) + " generation " +
          Hex(ForsScheduleGenerationOf(plan, rows)) + " phases " +
          std::to_string(plan.stats.phases) + " lower_bound " +
          std::to_string(plan.stats.lower_bound) + " hosts " + std::to_string(plan.hosts.size()) +
          "\n";
-  out += kColumns;
+  out += kForsScheduleColumns;
   out += '\n';
   out += rows;
   return out;
@@ -143,70 +139,6 @@ Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out) {
 }
 
 namespace {
-
-Status ParseForsSchedule(const std::string& text, const std::string& path, ForsScheduleFile* out) {
-  ForsScheduleFile f;
-  size_t pos = 0;
-  int line_no = 0;
-  bool header = false, columns = false;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    const std::string where = path + ":" + std::to_string(line_no) + ": ";
-    if (line_no == 1) {
-      if (line != kMagic) return Status::Corruption(where + "not a sar FORS schedule");
-      continue;
-    }
-    if (line.rfind("# job ", 0) == 0) {
-      char job[72], gen[24];
-      unsigned long long epoch = 0;
-      long long phases = 0, bound = 0, hosts = 0;
-      if (std::sscanf(line.c_str(),
-                      "# job %71s epoch %llu generation %20s phases %lld lower_bound %lld hosts "
-                      "%lld",
-                      job, &epoch, gen, &phases, &bound, &hosts) != 6) {
-        return Status::Corruption(where + "bad header line");
-      }
-      f.job_id = job;
-      f.epoch = epoch;
-      f.generation = std::strtoull(gen, nullptr, 16);
-      f.phases = phases;
-      f.lower_bound = bound;
-      header = true;
-      continue;
-    }
-    if (line.empty() || line[0] == '#') continue;
-    if (!columns) {
-      if (line != kColumns) return Status::Corruption(where + "expected '" + kColumns + "'");
-      columns = true;
-      continue;
-    }
-    ForsScheduleRow row;
-    const size_t c1 = line.find(','), c2 = line.find(',', c1 + 1),
-                 c3 = line.find(',', c2 == std::string::npos ? c2 : c2 + 1);
-    if (c1 == std::string::npos || c2 == std::string::npos || c3 == std::string::npos ||
-        line.find(',', c3 + 1) != std::string::npos) {
-      return Status::Corruption(where + "expected 'phase,src,dst,dlid'");
-    }
-    char* e = nullptr;
-    row.phase = std::strtoll(line.c_str(), &e, 10);
-    if (e != line.c_str() + c1 || row.phase < 0) return Status::Corruption(where + "bad phase");
-    row.src = line.substr(c1 + 1, c2 - c1 - 1);
-    row.dst = line.substr(c2 + 1, c3 - c2 - 1);
-    const unsigned long lid = std::strtoul(line.c_str() + c3 + 1, &e, 10);
-    if (*e != '\0' || lid == 0 || lid > kMaxUnicastLid || row.src.empty() || row.dst.empty()) {
-      return Status::Corruption(where + "bad row");
-    }
-    row.dlid = static_cast<Lid>(lid);
-    f.rows.push_back(std::move(row));
-  }
-  if (!header || !columns) return Status::Corruption(path + ": missing header");
-  *out = std::move(f);
-  return Status::OK();
-}
 
 bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
                        size_t new_size, gid_t group) {
