@@ -14,6 +14,9 @@ double Seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+std::unique_ptr<Action> MakeActionFor(const Config& config, bool dry_run,
+                                      std::unique_ptr<RoutePlanner> planner);
+
 }  // namespace
 
 Status Action::Apply(const ActionRequest& request) {
@@ -24,7 +27,7 @@ Status Action::Apply(const ActionRequest& request) {
                  mapping_file_, name());
     s = DoApply(request);
   } else if (!mapping_file_.empty() &&
-             !(s = WriteJobMapping(mapping_file_, request.mapping)).ok()) {
+             !(s = WriteJobMapping(mapping_file_, request.mapping, mapping_group_)).ok()) {
     // The mapping must be whole on disk before the subnet manager is told to read it.
     ++stats_.mapping_write_failed;
     spdlog::error("reroute: mapping not written, not triggering: {}", s.ToString());
@@ -46,6 +49,15 @@ Status Action::Apply(const ActionRequest& request) {
 
 std::unique_ptr<Action> MakeAction(const Config& config, bool dry_run,
                                    std::unique_ptr<RoutePlanner> planner) {
+  std::unique_ptr<Action> action = MakeActionFor(config, dry_run, std::move(planner));
+  action->set_mapping_group(config.mapping_gid);
+  return action;
+}
+
+namespace {
+
+std::unique_ptr<Action> MakeActionFor(const Config& config, bool dry_run,
+                                      std::unique_ptr<RoutePlanner> planner) {
   if (dry_run) return MakeDryRunAction(config.mapping_file, config.trigger, std::move(planner));
   switch (config.trigger) {
     case Trigger::kSignal:
@@ -66,4 +78,5 @@ std::unique_ptr<Action> MakeAction(const Config& config, bool dry_run,
   return MakeNullAction(config.mapping_file);
 }
 
+}  // namespace
 }  // namespace sar::filterd

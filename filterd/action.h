@@ -59,6 +59,9 @@ class Action {
   bool dry_run() const { return dry_run_; }
   const ActionStats& stats() const { return stats_; }
   const std::string& mapping_file() const { return mapping_file_; }
+  /// Group the mapping is written with (mode 0640; -1: the daemon's group).
+  gid_t mapping_group() const { return mapping_group_; }
+  void set_mapping_group(gid_t group) { mapping_group_ = group; }
 
  protected:
   /// `mapping_file` empty: the action writes no mapping (tests).
@@ -70,6 +73,7 @@ class Action {
 
  private:
   std::string mapping_file_;
+  gid_t mapping_group_ = static_cast<gid_t>(-1);
   bool dry_run_;
   ActionStats stats_;
 };

@@ -172,6 +172,29 @@ TEST(Action, ApplyWritesTheMappingFirstAndCounts) {
   EXPECT_NE(stat(dir.Join("dry.map").c_str(), &st), 0);
 }
 
+// Issue 34: the mapping says where every job runs; it was written 0644 for every local user.
+TEST(Action, TheMappingIsWrittenForOwnerAndMappingGroupOnly) {
+  TempDir dir;
+  const std::vector<MultiSwitchJob> set = {{"7", {"h0", "h2"}, 2, JobPattern::kAllToAll}};
+  const std::vector<MultiSwitchJob> none;
+  Config config;
+  config.trigger = Trigger::kNone;
+  config.mapping_file = dir.Join("jobs.map");
+  // Any group for root; else our own (the group is then only checked to be ours).
+  const gid_t group = geteuid() == 0 ? (getegid() == 1 ? 2 : 1) : getegid();
+  ASSERT_TRUE(ParseConfig("fabric: f\nmapping_file: " + config.mapping_file +
+                              "\nmapping_group: " + std::to_string(group) + "\n",
+                          "x.yaml", &config)
+                  .ok());
+  EXPECT_EQ(config.mapping_gid, group);
+  auto action = MakeAction(config, false, nullptr);
+  ASSERT_TRUE(action->Apply({set, ToJobMapping(set), none}).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(config.mapping_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_gid, group);
+}
+
 TEST(Action, TheFactoryMakesOneActionPerTrigger) {
   Config config;
   config.mapping_file = "/nonexistent/jobs.map";

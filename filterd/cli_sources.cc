@@ -36,8 +36,10 @@ Status ReadFailed(const std::string& who, IoEnd end, size_t got) {
                          " bytes read)");
 }
 
-// Reaps our child `pid` by the deadline, killing it (by its pid) if it is still running then:
-// a child that closed its stdout but keeps running must not hold the poll (issue 19, defect 4).
+// Reaps our child `pid` by the deadline, killing it if it is still running then: a child that
+// closed its stdout but keeps running must not hold the poll (issue 19, defect 4). The child
+// leads its own process group (spawned with POSIX_SPAWN_SETPGROUP), and the whole group is
+// killed: squeue as a wrapper script leaves its own children running otherwise (issue 34).
 // Returns the wait status; *killed tells whether we had to kill it.
 int ReapBy(pid_t pid, IoClock::time_point deadline, bool* killed) {
   int status = 0;
@@ -46,7 +48,7 @@ int ReapBy(pid_t pid, IoClock::time_point deadline, bool* killed) {
     const pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid || (r < 0 && errno != EINTR)) return status;
     if (r == 0 && IoClock::now() >= deadline) {
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       *killed = true;
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
@@ -81,8 +83,14 @@ class SqueueSource : public JobSource {
     envp.push_back(nullptr);
     std::string arg0 = squeue_, arg1 = "--json";
     char* argv[] = {arg0.data(), arg1.data(), nullptr};
+    // Its own process group (pgid = its pid), so that a timeout kills what it started too.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, squeue_.c_str(), &actions, nullptr, argv, envp.data());
+    const int rc = posix_spawnp(&pid, squeue_.c_str(), &actions, &attr, argv, envp.data());
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     close(pipe_fds[1]);
     if (rc != 0) {
@@ -95,6 +103,10 @@ class SqueueSource : public JobSource {
     close(pipe_fds[0]);
     bool killed = false;
     const int status = ReapBy(pid, end == IoEnd::kComplete ? deadline : IoClock::now(), &killed);
+    // A reply that did not end (or ended too large): whatever of the group is left holds the
+    // pipe or runs on, though squeue itself may be gone. The group id stays taken while any of
+    // it lives, so this reaches nobody else.
+    if (end != IoEnd::kComplete) kill(-pid, SIGKILL);
     if (end != IoEnd::kComplete) return ReadFailed("squeue", end, text.size());
     if (killed) return Status::IOError("squeue: still running at the timeout (killed)");
     if (WIFSIGNALED(status)) {

@@ -4,6 +4,7 @@
 #include "cli_sources.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -45,6 +46,37 @@ TEST_F(SqueueChild, AChildThatClosesStdoutButRunsOnIsKilledAtTheTimeout) {
   EXPECT_LT(Since(t0), 2.0) << "waited for the child past the timeout";
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("killed"), std::string::npos) << s.message();
+}
+
+// True once `pid` has exited (gone, or a zombie waiting for whoever adopted it).
+bool Exited(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && line.size() > paren + 2 && line[paren + 2] == 'Z';
+}
+
+// Issue 34: at the timeout only squeue itself was killed; what it had started (a wrapper
+// script's children) ran on.
+TEST_F(SqueueChild, TheTimeoutKillsTheChildsWholeProcessGroup) {
+  const std::string pid_file = dir_.Join("grandchild.pid");
+  auto source = MakeSqueueSource(
+      Script("sleep 30 >/dev/null 2>&1 & echo $! > " + pid_file + "\nexec sleep 30"), "", 0.5);
+  std::vector<SourceJob> jobs;
+  const IoClock::time_point t0 = IoClock::now();
+  Status s = source->Poll(&jobs);
+  EXPECT_LT(Since(t0), 2.0) << "waited for the child past the timeout";
+  EXPECT_FALSE(s.ok());
+  pid_t grandchild = 0;
+  std::ifstream(pid_file) >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  bool exited = false;
+  for (int i = 0; i < 100 && !(exited = Exited(grandchild)); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!exited) kill(grandchild, SIGKILL);  // not left behind by the test either
+  EXPECT_TRUE(exited) << "squeue's child " << grandchild << " outlived the timeout";
 }
 
 TEST_F(SqueueChild, AChildKilledByASignalIsAFailureNotExitZero) {

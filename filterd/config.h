@@ -2,6 +2,8 @@
 // config/sar-filterd.yaml; this struct mirrors it one to one.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -47,6 +49,10 @@ struct Config {
 
   // action
   std::string mapping_file = "/var/lib/sar/jobs.map";
+  // The mapping is written 0640 (job placement is private) with this group; empty: the daemon's.
+  // Resolved when the config is read (an unknown group is an error naming its line).
+  std::string mapping_group;
+  gid_t mapping_gid = static_cast<gid_t>(-1);
   Trigger trigger = Trigger::kSignal;  // parsed once here; the daemon holds its Action
   // One pid file, or several (a master and standby OpenSMs on this host): each is signalled,
   // a standby ignores the reroute and reads the mapping when it takes over (docs/operations.md).

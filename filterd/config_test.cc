@@ -95,6 +95,13 @@ TEST(Config, ErrorsCarryFileAndLine) {
       {"fabric: f.topo\n\npoll_interval_s: 2147484\n",
        "x.yaml:3: 'poll_interval_s' must be > 0 and <= 86400"},
       {"fabric: f.topo\npoll_interval_s: .inf\n", "x.yaml:2:"},
+      // Issue 34: 1e-9 s ran squeue about 250 times a second.
+      {"fabric: f.topo\n\npoll_interval_s: 1e-9\n",
+       "x.yaml:3: 'poll_interval_s' must be >= 0.1 (each poll asks SLURM for every job; not "
+       "'1e-09')"},
+      {"fabric: f.topo\npoll_interval_s: 0.09\n", "x.yaml:2: 'poll_interval_s' must be >= 0.1"},
+      {"fabric: f.topo\n\nmapping_group: no-such-group-34\n",
+       "x.yaml:3: 'mapping_group': no group 'no-such-group-34'"},
       {"fabric: f.topo\nsettle_s: .nan\n", "x.yaml:2:"},
       {"fabric: f.topo\nmin_reroute_interval_s: 1e300\n", "x.yaml:2:"},
       {"fabric: f.topo\nevent_coalesce_ms: 1e12\n", "x.yaml:2:"},

@@ -110,7 +110,8 @@ void Daemon::CheckMappingOnDisk() {
 }
 
 void Daemon::RestoreMapping() {
-  const Status s = WriteJobMapping(action_->mapping_file(), ToJobMapping(state_.router_set));
+  const Status s = WriteJobMapping(action_->mapping_file(), ToJobMapping(state_.router_set),
+                                   action_->mapping_group());
   if (s.ok()) {
     mapping_stale_ = false;
     spdlog::info("mapping: {} holds the router's {} jobs again", action_->mapping_file(),

@@ -108,6 +108,19 @@ bool MayChownToGroup(uid_t euid, gid_t egid, const std::vector<gid_t>& groups, g
   return euid == 0 || egid == gid || std::find(groups.begin(), groups.end(), gid) != groups.end();
 }
 
+namespace {
+
+// This process's supplementary groups.
+std::vector<gid_t> OurGroups() {
+  std::vector<gid_t> groups(static_cast<size_t>(std::max(getgroups(0, nullptr), 0)));
+  if (!groups.empty())
+    groups.resize(static_cast<size_t>(
+        std::max(getgroups(static_cast<int>(groups.size()), groups.data()), 0)));
+  return groups;
+}
+
+}  // namespace
+
 std::vector<PreflightItem> RunPreflight(const Config& config, const SmProcessCheck& check) {
   std::vector<PreflightItem> items;
   auto add = [&](std::string what, std::string detail, Status s) {
@@ -134,6 +147,18 @@ std::vector<PreflightItem> RunPreflight(const Config& config, const SmProcessChe
   }
   add("mapping_file", config.mapping_file + " can be written",
       CheckWritableDirOf(config.mapping_file));
+  if (!config.mapping_group.empty()) {
+    // The mapping is written 0640 with this group (resolved when the config was read): only
+    // root or a member may give a file that group, else every mapping write fails.
+    Status s;
+    if (!MayChownToGroup(geteuid(), getegid(), OurGroups(), config.mapping_gid)) {
+      s = Status::InvalidArgument("mapping_group '" + config.mapping_group +
+                                  "': this user is not a member, so it cannot give the mapping "
+                                  "that group (adduser <sar-filterd's user> " +
+                                  config.mapping_group + ")");
+    }
+    add("mapping_group", "the mapping can be given group " + config.mapping_group, s);
+  }
   if (config.trigger == Trigger::kFile) {
     add("lft_file", config.lft_file + " can be written", CheckWritableDirOf(config.lft_file));
   }
@@ -150,10 +175,7 @@ std::vector<PreflightItem> RunPreflight(const Config& config, const SmProcessChe
     std::string detail = "socket directory " + DirOf(config.control_socket) + " is writable";
     if (s.ok() && !config.control_socket_group.empty()) {
       const group* gr = getgrnam(config.control_socket_group.c_str());
-      std::vector<gid_t> groups(static_cast<size_t>(std::max(getgroups(0, nullptr), 0)));
-      if (!groups.empty())
-        groups.resize(static_cast<size_t>(
-            std::max(getgroups(static_cast<int>(groups.size()), groups.data()), 0)));
+      const std::vector<gid_t> groups = OurGroups();
       if (gr == nullptr) {
         s = Status::InvalidArgument("control_socket_group '" + config.control_socket_group +
                                     "' does not exist (hooks run by SlurmUser would get EACCES)");

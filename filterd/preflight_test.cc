@@ -5,6 +5,7 @@
 #include "preflight.h"
 
 #include <arpa/inet.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -99,6 +100,42 @@ TEST(Preflight, SocketGroupNeedsMembershipUnlessRoot) {
   EXPECT_TRUE(MayChownToGroup(998, 64, {}, 64));        // its primary group
   EXPECT_TRUE(MayChownToGroup(998, 998, {5, 64}, 64));  // a supplementary group
   EXPECT_FALSE(MayChownToGroup(998, 998, {5, 7}, 64));  // not a member: chown would fail
+}
+
+// Issue 34: the mapping is written 0640 with mapping_group; a daemon that may not give files
+// that group fails every mapping write, so --check says so. Run as a user who is not a member
+// (as root: a child that becomes nobody).
+TEST(Preflight, MappingGroupNeedsMembershipUnlessRoot) {
+  TempDir dir;
+  Config c = GoodConfig(dir);
+  c.mapping_group = "0";
+  c.mapping_gid = 0;
+  auto failed_for_non_member = [&c] {
+    const std::vector<PreflightItem> items = RunPreflight(c, AcceptAll());
+    const PreflightItem* t = Find(items, "mapping_group");
+    return t != nullptr && !t->status.ok() &&
+           t->status.message().find("mapping_group '0': this user is not a member") !=
+               std::string::npos;
+  };
+  if (geteuid() != 0) {
+    if (getegid() == 0) GTEST_SKIP() << "needs a user outside group 0";
+    EXPECT_TRUE(failed_for_non_member());
+    return;
+  }
+  const std::vector<PreflightItem> as_root = RunPreflight(c, AcceptAll());
+  const PreflightItem* t = Find(as_root, "mapping_group");
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->status.ok()) << t->status.ToString();  // root may give any group
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const bool dropped = setgroups(0, nullptr) == 0 && setgid(65534) == 0 && setuid(65534) == 0;
+    _exit(dropped && failed_for_non_member() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "as nobody, --check did not fail on mapping_group";
 }
 
 TEST(Preflight, UnbindableMetricsAddressFails) {

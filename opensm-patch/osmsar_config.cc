@@ -110,6 +110,17 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
     return sar::Status::OK();
   }
   if (key == "status_file") return path_value(c->status_file);
+  if (key == "fors_schedule_group") {
+    gid_t gid = 0;
+    const sar::Status s = sar::LookUpGroup(value, &gid);
+    if (!s.ok()) return sar::Status::Corruption(where + ": " + key + ": " + s.message());
+    if (!CopyString(value, c->fors_schedule_group, sizeof c->fors_schedule_group)) {
+      return bad("must be a group name of at most " +
+                 std::to_string(sizeof c->fors_schedule_group - 1) + " bytes");
+    }
+    c->fors_schedule_gid = static_cast<long>(gid);
+    return sar::Status::OK();
+  }
   return sar::Status::Corruption(where + ": unknown key '" + key + "'");
 }
 
@@ -153,6 +164,7 @@ void OsmsarConfigInit(OsmsarConfig* config) {
   config->sar_no_regret = 0;
   config->sar_all_pairs_budget = 1.25;
   config->sar_refine_work = sar::kDefaultSarRefineWork;
+  config->fors_schedule_gid = -1;
 }
 
 int OsmsarReadConfig(const char* path, OsmsarConfig* config, char** errptr) {

@@ -36,6 +36,10 @@ typedef struct OsmsarConfig {
   int ack_scope_changed;             /* 0: every subscriber acks (default); 1: only the
                                         ports of routes that change */
   char status_file[OSMSAR_PATH_MAX]; /* migration status, one JSON line; "" = none */
+  /* FORS schedules are written 0640 (job placement is private) with this group, so that the
+   * jobs' users may read them; "" = OpenSM's own group (-1). */
+  char fors_schedule_group[64];
+  long fors_schedule_gid;
 } OsmsarConfig;
 
 /* The defaults. */

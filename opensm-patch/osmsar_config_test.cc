@@ -66,6 +66,24 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
   EXPECT_EQ(c.ack_scope_changed, 0);
 }
 
+// Issue 34: FORS schedules are 0640; the group that may read them is a config key, checked at
+// load.
+TEST(OsmsarConfig, ForsScheduleGroupKey) {
+  OsmsarConfig c;
+  OsmsarConfigInit(&c);
+  EXPECT_EQ(c.fors_schedule_gid, -1);
+  EXPECT_STREQ(c.fors_schedule_group, "");
+  ASSERT_EQ(Read(TempFile("group.conf", "fors_schedule_group root\n"), &c), "");
+  EXPECT_STREQ(c.fors_schedule_group, "root");
+  EXPECT_EQ(c.fors_schedule_gid, 0);
+  ASSERT_EQ(Read(TempFile("gid.conf", "fors_schedule_group 4242\n"), &c), "");
+  EXPECT_EQ(c.fors_schedule_gid, 4242);
+  const std::string path = TempFile("nogroup.conf", "\nfors_schedule_group no-such-group-34\n");
+  EXPECT_NE(Read(path, &c).find(path + ":2: fors_schedule_group: no group 'no-such-group-34'"),
+            std::string::npos)
+      << Read(path, &c);
+}
+
 TEST(OsmsarConfig, DeltaKey) {
   OsmsarConfig c;
   OsmsarConfigInit(&c);

@@ -654,7 +654,8 @@ static int osmsar_build_fwd_tables(void* context) {
   flat_free(&flat);
   /* FORS schedules of the alltoall jobs beside the mapping (docs/fors.md); epoch: time of the
    * pass. A schedule that did not change is left as it is. */
-  if (sar_result_publish_fors_schedules(result, (uint64_t)time(NULL), &err) < 0) {
+  if (sar_result_publish_fors_schedules(result, (uint64_t)time(NULL), p->config.fors_schedule_gid,
+                                        &err) < 0) {
     OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: FORS schedules not written: %s\n", err);
     sar_free(err);
     err = NULL;

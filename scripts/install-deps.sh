@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package sar needs to build, test and run its test bed. Idempotent: does
 # nothing (and needs no network) when all are present. Run as root, or with sudo available.
+# Starts no service (see policy-rc.d below): the packages' daemons stay stopped.
 set -euo pipefail
 
 PACKAGES=(
@@ -43,6 +44,33 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+
+# No package may start a service while it is installed: opensm, slurmctld, slurmd and munge
+# would otherwise start on this host (which may be a real cluster host, whose SM and SLURM
+# must not be touched). Debian's maintainer scripts ask /usr/sbin/policy-rc.d before starting
+# anything (invoke-rc.d, deb-systemd-invoke); exit 101 means "not allowed". It is in place only
+# while apt-get installs, and removed (or the one that was there put back) on every way out.
+# Nothing is stopped or disabled: services that run already keep running. POLICY_RC_D is for
+# the test (tests/install/check_install_deps.py).
+policy="${POLICY_RC_D:-/usr/sbin/policy-rc.d}"
+policy_backup=""
+restore_policy() {
+  if [ -n "$policy_backup" ]; then
+    $SUDO mv -f "$policy_backup" "$policy"
+  else
+    $SUDO rm -f "$policy"
+  fi
+}
+if [ -e "$policy" ] || [ -L "$policy" ]; then
+  policy_backup="$policy.install-deps.$$"
+  $SUDO mv "$policy" "$policy_backup"
+fi
+trap restore_policy EXIT
+trap 'exit 130' INT TERM HUP
+printf '#!/bin/sh\n# Written by sar scripts/install-deps.sh while it installs packages: start no service.\nexit 101\n' |
+  $SUDO tee "$policy" >/dev/null
+$SUDO chmod 0755 "$policy"
+
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "install-deps: done"
+echo "install-deps: done (no service was started; see README.md)"

@@ -332,23 +332,32 @@ const char* sar_result_note(const sar_result_t* r, int i) {
 
 int sar_result_num_fors_jobs(const sar_result_t* r) { return static_cast<int>(r->fors.size()); }
 
-int sar_result_publish_fors_schedules(const sar_result_t* r, uint64_t epoch, char** errptr) {
+int sar_result_publish_fors_schedules(const sar_result_t* r, uint64_t epoch, long group,
+                                      char** errptr) {
   int current = 0;
   const bool ok = Guarded(errptr, [&] {
     if (r == nullptr)
       return sar::Status::InvalidArgument("sar_result_publish_fors_schedules: null");
     if (r->mapping_path.empty()) return sar::Status::OK();
     std::vector<std::string> keep;
+    sar::Status first_error;
     for (const sar_result_t::Fors& f : r->fors) {
       // A job id that cannot name a file gets no schedule (the mapping allows more than files).
       if (!sar::ForsJobIdIsFileSafe(f.plan.job_id)) continue;
-      bool written = false;
-      SAR_RETURN_IF_ERROR(sar::WriteForsSchedule(
-          sar::ForsSchedulePath(r->mapping_path, f.plan.job_id), f.plan, f.rows, epoch, &written));
       keep.push_back(f.plan.job_id);
-      ++current;
+      bool written = false;
+      // One job's path that cannot be written (a FIFO put there) does not cost the others theirs.
+      const sar::Status s = sar::WriteForsSchedule(
+          sar::ForsSchedulePath(r->mapping_path, f.plan.job_id), f.plan, f.rows, epoch, &written,
+          group < 0 ? static_cast<gid_t>(-1) : static_cast<gid_t>(group));
+      if (s.ok()) {
+        ++current;
+      } else if (first_error.ok()) {
+        first_error = s;
+      }
     }
-    return sar::RemoveStaleForsSchedules(r->mapping_path, keep);
+    const sar::Status removed = sar::RemoveStaleForsSchedules(r->mapping_path, keep);
+    return first_error.ok() ? removed : first_error;
   });
   return ok ? current : -1;
 }

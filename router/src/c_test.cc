@@ -3,6 +3,7 @@
 // needs, and the routing pass's one verdict on invalid tables.
 #include "sar/c.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -152,6 +153,46 @@ std::vector<NodeId> Identity(const Fabric& f) {
   std::vector<NodeId> order(f.num_nodes());
   for (NodeId n = 0; n < f.num_nodes(); ++n) order[n] = n;
   return order;
+}
+
+// Issue 34: a FIFO put at one job's schedule path made publishing stop there, every pass: the
+// jobs after it got no schedule and stale schedules stayed. Now that path is an error (named),
+// and the rest is still done.
+TEST(SarCApi, OneUnwritableSchedulePathDoesNotStopTheOthers) {
+  sar::PgftSpec spec;
+  ASSERT_TRUE(sar::ParsePgftSpec("pgft:2;4,4;1,4;1,1", &spec).ok());
+  Fabric f;
+  ASSERT_TRUE(sar::GeneratePgft(spec, {}, &f).ok());
+  ASSERT_TRUE(sar::AssignLids({}, &f).ok());
+  const auto& h = f.hcas();
+  ASSERT_EQ(h.size(), 16u);
+  std::string text;
+  for (int i : {0, 1, 4, 9, 13}) text += std::string(f.hostname(h[i])) + " 11 alltoall\n";
+  for (int i : {2, 6, 10}) text += std::string(f.hostname(h[i])) + " 12 alltoall\n";
+  const std::string mapping = TempFile("jobs_fors_fifo", text);
+  Routed routed;
+  RouteFlat(Flatten(f, Identity(f)), Options("sar", mapping), &routed);
+  ASSERT_NE(routed.r, nullptr) << routed.err;
+  ASSERT_EQ(sar_result_num_fors_jobs(routed.r), 2);
+  for (const char* job : {"11", "12"}) {  // each job's path a FIFO in turn
+    SCOPED_TRACE(job);
+    const std::string fifo = mapping + ".fors." + job;
+    const std::string other = mapping + ".fors." + (job == std::string("11") ? "12" : "11");
+    const std::string stale = mapping + ".fors.999";
+    ::unlink(fifo.c_str());
+    ::unlink(other.c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::ofstream(stale) << "# sar-fors-schedule 1\n";
+    char* err = nullptr;
+    EXPECT_EQ(sar_result_publish_fors_schedules(routed.r, 7, -1, &err), -1);
+    ASSERT_NE(err, nullptr);
+    EXPECT_NE(std::string(err).find("'" + fifo + "': a FIFO"), std::string::npos) << err;
+    sar_free(err);
+    EXPECT_EQ(::access(other.c_str(), F_OK), 0) << "the other job got no schedule";
+    EXPECT_NE(::access(stale.c_str(), F_OK), 0) << "the stale schedule was not removed";
+    EXPECT_EQ(::access(fifo.c_str(), F_OK), 0);  // left as it is
+    ::unlink(fifo.c_str());
+  }
 }
 
 // The refinement's work limit reaches the sar engine through the options the plugin sets: one

@@ -76,21 +76,44 @@ std::string Where(const std::string& source, int line) {
   return source + ":" + std::to_string(line) + ": ";
 }
 
-// sacct's "2024-03-01T10:00:00" as seconds (UTC; only differences matter to a replay).
+// sacct's "2024-03-01T10:00:00" as seconds (UTC; only differences matter to a replay). Exactly
+// that shape, digits only, and a real calendar time: timegm would turn 2026-13-45T99:99:99 into
+// some day of 2027 without a word (issue 34).
 bool ParseSlurmTime(std::string_view s, double* v) {
-  std::tm tm{};
-  int n = 0;
-  const std::string str(s);
-  if (std::sscanf(str.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
-      n != static_cast<int>(str.size())) {
+  static constexpr char kShape[] = "dddd-dd-ddTdd:dd:dd";
+  if (s.size() != sizeof kShape - 1) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const bool digit = s[i] >= '0' && s[i] <= '9';
+    if (kShape[i] == 'd' ? !digit : s[i] != kShape[i]) return false;
+  }
+  auto num = [&](size_t pos, size_t len) {
+    int n = 0;
+    for (size_t i = pos; i < pos + len; ++i) n = n * 10 + (s[i] - '0');
+    return n;
+  };
+  const int year = num(0, 4), month = num(5, 2), day = num(8, 2);
+  const int hour = num(11, 2), minute = num(14, 2), second = num(17, 2);
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (year < 1970 || month < 1 || month > 12 || day < 1 ||
+      day > kDays[month - 1] + (month == 2 && leap) || hour > 23 || minute > 59 || second > 59) {
     return false;
   }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
   *v = static_cast<double>(timegm(&tm));
   return true;
 }
+
+// sacct's words for a time that did not happen (not started, not ended).
+bool NoSlurmTime(std::string_view s) { return s == "Unknown" || s == "None"; }
+
+constexpr char kSlurmTimeShape[] = " (expected YYYY-MM-DDTHH:MM:SS, a real UTC time)";
 
 }  // namespace
 
@@ -160,15 +183,20 @@ Status ParseSacct(std::string_view text, const std::string& source, JobHistory* 
     HistoryJob j;
     j.id = std::string(f[id_f]);
     // Pending, cancelled before start: "Unknown" / "None" start, or no nodes.
-    if (!ParseSlurmTime(f[start_f], &j.start_s) || f[nodes_f].empty() ||
-        f[nodes_f] == "None assigned") {
+    if (NoSlurmTime(f[start_f]) || f[nodes_f].empty() || f[nodes_f] == "None assigned") {
       ++out->skipped;
       return Status::OK();
     }
-    if (f[end_f] == "Unknown" || f[end_f] == "None") {
+    if (!ParseSlurmTime(f[start_f], &j.start_s)) {
+      return Status::Corruption(where + "bad Start " + io::Quote(f[start_f]) + kSlurmTimeShape);
+    }
+    if (NoSlurmTime(f[end_f])) {
       j.end_s = kNever;  // still running
-    } else if (!ParseSlurmTime(f[end_f], &j.end_s) || j.end_s < j.start_s) {
-      return Status::Corruption(where + "bad End " + io::Quote(f[end_f]));
+    } else if (!ParseSlurmTime(f[end_f], &j.end_s)) {
+      return Status::Corruption(where + "bad End " + io::Quote(f[end_f]) + kSlurmTimeShape);
+    } else if (j.end_s < j.start_s) {
+      return Status::Corruption(where + "End " + io::Quote(f[end_f]) + " before Start " +
+                                io::Quote(f[start_f]));
     }
     const Status s = ExpandHostlist(f[nodes_f], &j.hosts);
     if (!s.ok()) return Status::Corruption(where + s.message());

@@ -394,6 +394,38 @@ TEST(JobHistory, SacctParsable2KeepsJobsSkipsStepsAndPending) {
   EXPECT_NE(s.message().find("s.txt:2:"), std::string::npos) << s.message();
 }
 
+// Issue 34: timegm normalised 2026-13-45T99:99:99 into a day of 2027 and the replay went on.
+TEST(JobHistory, SacctImpossibleTimesAreRejectedWithFileAndLine) {
+  const std::string header =
+      "JobID|Start|End|NodeList\n1|2024-01-01T00:00:00|2024-01-01T01:00:00|n1\n";
+  const struct {
+    std::string start, end, what;
+  } cases[] = {
+      {"2026-13-45T99:99:99", "Unknown", "bad Start '2026-13-45T99:99:99'"},
+      {"2026-02-29T00:00:00", "Unknown", "bad Start '2026-02-29T00:00:00'"},  // not a leap year
+      {"2024-04-31T00:00:00", "Unknown", "bad Start"},
+      {"2024-01-01T24:00:00", "Unknown", "bad Start"},
+      {"2024-01-01T00:60:00", "Unknown", "bad Start"},
+      {"2024-01-01T00:00:60", "Unknown", "bad Start"},
+      {"2024-1-01T00:00:00", "Unknown", "bad Start"},   // sscanf's %2d took one digit
+      {"2024-+1-01T00:00:00", "Unknown", "bad Start"},  // and a sign
+      {"2024-01-01T00:00:00", "2024-00-10T00:00:00", "bad End '2024-00-10T00:00:00'"},
+      {"2024-01-02T00:00:00", "2024-01-01T00:00:00", "End '2024-01-01T00:00:00' before Start"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.start + " " + c.end);
+    JobHistory h;
+    const Status s = ParseSacct(header + "2|" + c.start + "|" + c.end + "|n2\n", "s.txt", &h);
+    EXPECT_EQ(s.code(), Status::Code::kCorruption);
+    EXPECT_NE(s.message().find("s.txt:3: " + c.what), std::string::npos) << s.message();
+  }
+  // Leap days and the last second of a day are real.
+  JobHistory h;
+  ASSERT_TRUE(
+      ParseSacct(header + "2|2000-02-29T23:59:59|2024-02-29T00:00:00|n2\n", "s.txt", &h).ok());
+  EXPECT_EQ(h.jobs.size(), 2u);
+}
+
 TEST(JobHistory, MalformedInputNamesFileAndLine) {
   JobHistory h;
   Status s = ParseSwf("; MaxNodes: 4\n1 2 3\n", "a.swf", &h);

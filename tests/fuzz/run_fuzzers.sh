@@ -9,7 +9,7 @@ build=${SAR_FUZZ_BUILD:-$root/build-fuzz}
 data=$root/tests/data
 
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DSAR_FUZZ=ON -DSAR_BENCH=OFF >/dev/null
-fuzzers=(topology lft_dump guid2lid job_file layers_file)
+fuzzers=(topology lft_dump guid2lid job_file layers_file fors_schedule)
 make -C "$build" -j2 "${fuzzers[@]/%/_fuzz}" >/dev/null
 
 seeds_for() {
@@ -19,6 +19,7 @@ seeds_for() {
     guid2lid) ls "$data"/*.guid2lid ;;
     job_file) ls "$data"/*.jobs ;;
     layers_file) ls "$data"/*.layers ;;
+    fors_schedule) ls "$data"/*.fors-schedule ;;
   esac
 }
 

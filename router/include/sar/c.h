@@ -166,12 +166,15 @@ const char* sar_result_note(const sar_result_t* result, int i); /* NULL if out o
 
 /* Alltoall jobs the pass gave FORS routes (sar/fors_job.h). */
 int sar_result_num_fors_jobs(const sar_result_t* result);
-/* Writes each such job's schedule to "<mapping file>.fors.<job id>" atomically, leaves a file that
- * already holds the same generation (same schedule, same routes) as it is, and removes the
- * schedules of jobs no longer planned. `epoch` is recorded in the files it writes. Call once the
- * tables are handed over. Returns the number of schedules now current (0 without a mapping
- * file), -1 on error (*errptr). */
-int sar_result_publish_fors_schedules(const sar_result_t* result, uint64_t epoch, char** errptr);
+/* Writes each such job's schedule to "<mapping file>.fors.<job id>" atomically, mode 0640 and
+ * group `group` (-1: the caller's), leaves a file that already holds exactly this schedule as it
+ * is, and removes the schedules of jobs no longer planned. `epoch` is recorded in the files it
+ * writes. Never blocks on what it finds at a schedule's path (a FIFO is refused, a symbolic link
+ * replaced; sar/fors_job.h). Call once the tables are handed over. A job whose schedule cannot be
+ * written does not stop the others. Returns the number of schedules now current (0 without a
+ * mapping file), -1 on error (*errptr: the first one). */
+int sar_result_publish_fors_schedules(const sar_result_t* result, uint64_t epoch, long group,
+                                      char** errptr);
 
 /* --- Checking given tables --------------------------------------------------------------- */
 

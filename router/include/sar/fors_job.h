@@ -16,8 +16,12 @@
 // Thread-safety: plain values and pure functions.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sar/fabric.h"
@@ -116,10 +120,15 @@ uint64_t ForsScheduleGenerationOf(const ForsJobPlan& plan, const std::string& ro
 std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& rows,
                                    uint64_t epoch);
 
-/// Writes the file atomically unless it already holds this generation (then it is left alone,
-/// epoch included). *written says which.
+/// Writes the file atomically, mode kJobPlacementFileMode (0640) and group `group` (-1: the
+/// writer's), unless it already holds exactly this schedule (then it is left alone, epoch
+/// included). *written says which. The old file is only kept if it is a regular file (not a
+/// symbolic link) of the writer's with that mode (and group); it is looked at
+/// without blocking and read no further than the new file's length, so a FIFO, a device or a
+/// huge file at `path` costs the caller (OpenSM's sweep, under its lock) no wait. A FIFO, socket
+/// or directory at `path` is refused as WriteFileAtomic refuses it; a symbolic link is replaced.
 Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
-                         uint64_t epoch, bool* written);
+                         uint64_t epoch, bool* written, gid_t group = static_cast<gid_t>(-1));
 /// Removes "<mapping path>.fors.*" files whose job is not in `keep`.
 Status RemoveStaleForsSchedules(const std::string& mapping_path,
                                 const std::vector<std::string>& keep);
@@ -137,7 +146,18 @@ struct ForsScheduleFile {
   int64_t lower_bound = 0;
   std::vector<ForsScheduleRow> rows;
 };
-/// Parses a schedule file; errors name "path:line".
+/// Line 1 of a schedule file, and the column line.
+inline constexpr char kForsScheduleMagic[] = "# sar-fors-schedule 1";
+inline constexpr char kForsScheduleColumns[] = "phase,src,dst,dlid";
+/// Parses a schedule's text (what ReadForsSchedule reads); errors name "source:line". `phase`
+/// and `dlid` are plain decimal digits, `dlid` 1..kMaxUnicastLid; `src` and `dst` non-empty.
+Status ParseForsSchedule(std::string_view text, const std::string& source, ForsScheduleFile* out);
+/// The largest schedule file ReadForsSchedule reads (a 1152-host job with long host names is
+/// about 200 MiB).
+inline constexpr size_t kMaxForsScheduleBytes = size_t{1} << 30;
+/// Parses a schedule file; errors name "path:line". The file must be a regular file (a FIFO or a
+/// device is refused without blocking), not a symbolic link, at most kMaxForsScheduleBytes, and
+/// not writable by every user.
 Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out);
 
 }  // namespace sar

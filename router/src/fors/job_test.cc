@@ -1,13 +1,18 @@
 // Per-job FORS: the intact-tree construction is conflict-free (exhaustively on small trees), and
 // on random degraded trees every plan, walked through the tables it wrote (not the planner's
 // own spine choices), covers every pair once and uses no link twice within a phase.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <random>
 
 #include "sar/fors_job.h"
+#include "sar/io/file_util.h"
 #include "sar/routing_pass.h"
 #include "test_fabrics.h"
 
@@ -323,6 +328,206 @@ TEST(ForsJob, ScheduleFileRoundTripAndStableGeneration) {
                          "lower_bound 1 hosts 2\nphase,src,dst,dlid\n0,a,b\n";
   const Status s = ReadForsSchedule(path, &file);
   EXPECT_NE(s.message().find(path + ":4"), std::string::npos) << s.ToString();
+}
+
+// Issue 34, the schedule path as the OpenSM plugin meets it (root, SM lock held, every pass).
+struct ScheduleFixture {
+  Fabric f = Ft2(3, 3);
+  ForsJobPlan plan;
+  std::string rows, dir, mapping, path;
+  ScheduleFixture() {
+    Ft2Topology topo;
+    EXPECT_TRUE(DetectFatTree2(f, &topo).ok());
+    ResolvedJob job = JobOf(f, {0, 1, 4, 7, 8});
+    job.id = "4711";
+    EXPECT_TRUE(PlanForsJob(f, topo, job, 1, &plan).ok());
+    rows = FormatForsScheduleRows(f, plan);
+    dir = TempDir();
+    mapping = dir + "/mapping";
+    path = ForsSchedulePath(mapping, "4711");
+  }
+};
+
+// Runs `call` on another thread; if it has not returned after 5 s it is blocked in open() or
+// read() of the FIFO at `fifo`: a writer that opens and closes lets it return, so the test fails
+// instead of hanging. False if it blocked.
+bool ReturnsWithoutBlocking(const std::string& fifo, std::future<Status>* result) {
+  if (result->wait_for(std::chrono::seconds(5)) == std::future_status::ready) return true;
+  const int w = ::open(fifo.c_str(), O_WRONLY);
+  if (w >= 0) ::close(w);
+  result->wait();
+  return false;
+}
+
+TEST(ForsJob, ScheduleAtAFifoIsRefusedWithoutBlocking) {
+  ScheduleFixture x;
+  ASSERT_EQ(::mkfifo(x.path.c_str(), 0600), 0);
+  bool written = true;
+  auto write = std::async(std::launch::async,
+                          [&] { return WriteForsSchedule(x.path, x.plan, x.rows, 5, &written); });
+  ASSERT_TRUE(ReturnsWithoutBlocking(x.path, &write)) << "WriteForsSchedule blocked on a FIFO";
+  Status s = write.get();
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find(x.path), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("a FIFO"), std::string::npos) << s.message();
+  EXPECT_FALSE(written);
+  // The job's reader refuses it too, without blocking.
+  ForsScheduleFile file;
+  auto read = std::async(std::launch::async, [&] { return ReadForsSchedule(x.path, &file); });
+  ASSERT_TRUE(ReturnsWithoutBlocking(x.path, &read)) << "ReadForsSchedule blocked on a FIFO";
+  s = read.get();
+  EXPECT_NE(s.message().find("'" + x.path + "': a FIFO, not a regular file"), std::string::npos)
+      << s.message();
+}
+
+TEST(ForsJob, ScheduleReaderRefusesLinksDevicesHugeAndWorldWritableFiles) {
+  ScheduleFixture x;
+  bool written = false;
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 5, &written).ok());
+  ForsScheduleFile file;
+  // A link to /dev/zero: read for ever into unbounded memory before the fix.
+  const std::string zero = x.dir + "/zero";
+  ASSERT_EQ(::symlink("/dev/zero", zero.c_str()), 0);
+  Status s = ReadForsSchedule(zero, &file);
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find("'" + zero + "': a symbolic link"), std::string::npos) << s.message();
+  // A link to a good schedule is refused as well: name the file itself.
+  const std::string link = x.dir + "/link";
+  ASSERT_EQ(::symlink(x.path.c_str(), link.c_str()), 0);
+  s = ReadForsSchedule(link, &file);
+  EXPECT_NE(s.message().find("'" + link + "': a symbolic link"), std::string::npos) << s.message();
+  s = ReadForsSchedule("/dev/zero", &file);
+  EXPECT_NE(s.message().find("'/dev/zero': a character device"), std::string::npos) << s.message();
+  // Larger than the cap: refused from its size, before anything is read (sparse, so cheap).
+  const std::string huge = x.dir + "/huge";
+  const int fd = ::open(huge.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(kMaxForsScheduleBytes) + 1), 0);
+  ::close(fd);
+  s = ReadForsSchedule(huge, &file);
+  EXPECT_NE(s.message().find("more than the limit of " + std::to_string(kMaxForsScheduleBytes)),
+            std::string::npos)
+      << s.message();
+  // Writable by every user: anyone may have rewritten the rows.
+  ASSERT_EQ(::chmod(x.path.c_str(), 0666), 0);
+  s = ReadForsSchedule(x.path, &file);
+  EXPECT_NE(s.message().find("'" + x.path + "': mode 0666, writable by every user"),
+            std::string::npos)
+      << s.message();
+}
+
+// The incident: the schedule had become 0666, a user rewrote its rows under the plugin's own
+// header line (same generation), and the plugin, seeing that generation, left the forged file
+// in place on every later pass.
+TEST(ForsJob, ScheduleWriterReplacesForgedRowsAndOthersFiles) {
+  ScheduleFixture x;
+  bool written = false;
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 5, &written).ok());
+  std::string good;
+  ASSERT_TRUE(ReadFileToString(x.path, &good).ok());
+  auto expect_restored = [&](const char* what) {
+    SCOPED_TRACE(what);
+    bool w = false;
+    ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 6, &w).ok());
+    EXPECT_TRUE(w);
+    struct stat st {};
+    ASSERT_EQ(::lstat(x.path.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+    ForsScheduleFile file;
+    ASSERT_TRUE(ReadForsSchedule(x.path, &file).ok());
+    EXPECT_EQ(file.epoch, 6u);
+    std::string now;
+    ASSERT_TRUE(ReadFileToString(x.path, &now).ok());
+    EXPECT_EQ(now.substr(now.find("phase,")), good.substr(good.find("phase,")));
+  };
+  // Same header, other rows (the first transfer's destination LID changed).
+  std::string forged = good;
+  const size_t row = forged.find('\n', forged.find("phase,")) + 1;
+  const size_t end = forged.find('\n', row);
+  forged.replace(forged.rfind(',', end) + 1, end - forged.rfind(',', end) - 1, "1");
+  ASSERT_NE(forged, good);
+  ASSERT_TRUE(WriteFileAtomic(x.path, forged).ok());
+  expect_restored("forged rows");
+  // The plugin's own bytes, but writable by others: replaced (and not left 0666).
+  ASSERT_EQ(::chmod(x.path.c_str(), 0666), 0);
+  expect_restored("mode 0666");
+  // A symbolic link to a file with exactly the right bytes, which its owner may change at will.
+  const std::string theirs = x.dir + "/theirs";
+  ASSERT_TRUE(WriteFileAtomic(theirs, good).ok());
+  ASSERT_EQ(::unlink(x.path.c_str()), 0);
+  ASSERT_EQ(::symlink(theirs.c_str(), x.path.c_str()), 0);
+  expect_restored("symbolic link");
+  // A link to /dev/zero is replaced at once (read for 10 s into unbounded memory before).
+  ASSERT_EQ(::unlink(x.path.c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/zero", x.path.c_str()), 0);
+  expect_restored("link to /dev/zero");
+  // An unchanged file of ours is still left alone.
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 7, &written).ok());
+  EXPECT_FALSE(written);
+}
+
+// Issue 34: job placement is private. Schedules are 0640 with the configured group, and one
+// left by an older version (0644) or of another group is rewritten, not kept.
+TEST(ForsJob, ScheduleIsWrittenForOwnerAndGroupOnly) {
+  ScheduleFixture x;
+  const gid_t mine = ::getegid();
+  const gid_t other = ::geteuid() == 0 ? (mine == 1 ? 2 : 1) : mine;  // root may give any group
+  bool written = false;
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 5, &written, other).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(x.path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_gid, other);
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 6, &written, other).ok());
+  EXPECT_FALSE(written);
+  if (other != mine) {
+    ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 7, &written, mine).ok());
+    EXPECT_TRUE(written);
+    ASSERT_EQ(::stat(x.path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_gid, mine);
+  }
+  ASSERT_EQ(::chmod(x.path.c_str(), 0644), 0);
+  ASSERT_TRUE(WriteForsSchedule(x.path, x.plan, x.rows, 8, &written).ok());
+  EXPECT_TRUE(written);
+  ASSERT_EQ(::stat(x.path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+// Found while adding the fuzz target: strtoll/strtoul took an empty phase (",a,b,5" was phase
+// 0), blanks and signs, and stopped at a NUL byte, so trailing bytes after one were accepted.
+TEST(ForsJob, ScheduleParserTakesPlainDigitsOnly) {
+  const std::string head =
+      "# sar-fors-schedule 1\n# job 7 epoch 1 generation 0 phases 1 lower_bound 1 hosts 2\n"
+      "phase,src,dst,dlid\n";
+  ForsScheduleFile file;
+  ASSERT_TRUE(ParseForsSchedule(head + "0,a,b,5\n12,b,a,49151\n", "s", &file).ok());
+  ASSERT_EQ(file.rows.size(), 2u);
+  EXPECT_EQ(file.rows[1].phase, 12);
+  EXPECT_EQ(file.rows[1].dlid, 49151);
+  const struct {
+    std::string row, what;
+  } cases[] = {
+      {",a,b,5", "s:4: bad phase"},
+      {" 1,a,b,5", "s:4: bad phase"},
+      {"+1,a,b,5", "s:4: bad phase"},
+      {"-0,a,b,5", "s:4: bad phase"},
+      {"0,a,b, 5", "s:4: bad row"},
+      {"0,a,b,+5", "s:4: bad row"},
+      {"0,a,b,", "s:4: bad row"},
+      {"0,a,b,49152", "s:4: bad row"},
+      {"0,a,b,0", "s:4: bad row"},
+      {std::string("0,a,b,5\0x", 9), "s:4: bad row"},
+      {"0,,b,5", "s:4: bad row"},
+      {"0,a,b", "s:4: expected 'phase,src,dst,dlid'"},
+      {"0,a,b,5,6", "s:4: expected 'phase,src,dst,dlid'"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.row);
+    const Status s = ParseForsSchedule(head + c.row + "\n", "s", &file);
+    EXPECT_EQ(s.code(), Status::Code::kCorruption);
+    EXPECT_NE(s.message().find(c.what), std::string::npos) << s.message();
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The per-job FORS schedule file (docs/formats.md, "FORS schedule"): written beside the mapping,
 // read by the job (sar-route fors-schedule).
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,14 +17,14 @@
 namespace sar {
 namespace {
 
-constexpr char kMagic[] = "# sar-fors-schedule 1";
-constexpr char kColumns[] = "phase,src,dst,dlid";
-
 std::string Hex(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
   return buf;
 }
+
+bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
+                       size_t new_size, gid_t group);
 
 }  // namespace
 
@@ -66,27 +67,27 @@ std::string FormatForsScheduleRows(const Fabric& fabric, const ForsJobPlan& plan
 
 std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& rows,
                                    uint64_t epoch) {
-  std::string out = kMagic;
+  std::string out = kForsScheduleMagic;
   out += "\n# job " + plan.job_id + " epoch " + std::to_string(epoch) + " generation " +
          Hex(ForsScheduleGenerationOf(plan, rows)) + " phases " +
          std::to_string(plan.stats.phases) + " lower_bound " +
          std::to_string(plan.stats.lower_bound) + " hosts " + std::to_string(plan.hosts.size()) +
          "\n";
-  out += kColumns;
+  out += kForsScheduleColumns;
   out += '\n';
   out += rows;
   return out;
 }
 
 Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
-                         uint64_t epoch, bool* written) {
+                         uint64_t epoch, bool* written, gid_t group) {
   *written = false;
-  ForsScheduleFile old;
-  if (::access(path.c_str(), F_OK) == 0 && ReadForsSchedule(path, &old).ok() &&
-      old.generation == ForsScheduleGenerationOf(plan, rows) && old.job_id == plan.job_id) {
+  const std::string text = FormatForsScheduleFile(plan, rows, epoch);
+  if (ScheduleIsCurrent(path, plan, rows, text.size(), group)) {
     return Status::OK();  // same routes, same schedule: the job keeps reading what it has
   }
-  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, FormatForsScheduleFile(plan, rows, epoch)));
+  // Never the mode of a file someone else put there.
+  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, text, JobPlacementFileOptions(group)));
   *written = true;
   return Status::OK();
 }
@@ -124,68 +125,45 @@ Status RemoveStaleForsSchedules(const std::string& mapping_path,
 
 Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out) {
   std::string text;
-  SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
-  ForsScheduleFile f;
-  size_t pos = 0;
-  int line_no = 0;
-  bool header = false, columns = false;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_no;
-    const std::string where = path + ":" + std::to_string(line_no) + ": ";
-    if (line_no == 1) {
-      if (line != kMagic) return Status::Corruption(where + "not a sar FORS schedule");
-      continue;
-    }
-    if (line.rfind("# job ", 0) == 0) {
-      char job[72], gen[24];
-      unsigned long long epoch = 0;
-      long long phases = 0, bound = 0, hosts = 0;
-      if (std::sscanf(line.c_str(),
-                      "# job %71s epoch %llu generation %20s phases %lld lower_bound %lld hosts "
-                      "%lld",
-                      job, &epoch, gen, &phases, &bound, &hosts) != 6) {
-        return Status::Corruption(where + "bad header line");
-      }
-      f.job_id = job;
-      f.epoch = epoch;
-      f.generation = std::strtoull(gen, nullptr, 16);
-      f.phases = phases;
-      f.lower_bound = bound;
-      header = true;
-      continue;
-    }
-    if (line.empty() || line[0] == '#') continue;
-    if (!columns) {
-      if (line != kColumns) return Status::Corruption(where + "expected '" + kColumns + "'");
-      columns = true;
-      continue;
-    }
-    ForsScheduleRow row;
-    const size_t c1 = line.find(','), c2 = line.find(',', c1 + 1),
-                 c3 = line.find(',', c2 == std::string::npos ? c2 : c2 + 1);
-    if (c1 == std::string::npos || c2 == std::string::npos || c3 == std::string::npos ||
-        line.find(',', c3 + 1) != std::string::npos) {
-      return Status::Corruption(where + "expected 'phase,src,dst,dlid'");
-    }
-    char* e = nullptr;
-    row.phase = std::strtoll(line.c_str(), &e, 10);
-    if (e != line.c_str() + c1 || row.phase < 0) return Status::Corruption(where + "bad phase");
-    row.src = line.substr(c1 + 1, c2 - c1 - 1);
-    row.dst = line.substr(c2 + 1, c3 - c2 - 1);
-    const unsigned long lid = std::strtoul(line.c_str() + c3 + 1, &e, 10);
-    if (*e != '\0' || lid == 0 || lid > kMaxUnicastLid || row.src.empty() || row.dst.empty()) {
-      return Status::Corruption(where + "bad row");
-    }
-    row.dlid = static_cast<Lid>(lid);
-    f.rows.push_back(std::move(row));
+  FileInfo info;
+  SAR_RETURN_IF_ERROR(
+      ReadFileToString(path, UntrustedInputOptions(kMaxForsScheduleBytes), &text, &info));
+  if ((info.mode & S_IWOTH) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.mode & 07777));
+    return Status::IOError("cannot read '" + path + "': mode " + mode +
+                           ", writable by every user (refused: anyone could have changed its "
+                           "rows)");
   }
-  if (!header || !columns) return Status::Corruption(path + ": missing header");
-  *out = std::move(f);
-  return Status::OK();
+  return ParseForsSchedule(text, path, out);
 }
 
+namespace {
+
+bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
+                       size_t new_size, gid_t group) {
+  // The OpenSM plugin calls this as root with the SM lock held, on every pass: it must never
+  // block or read without end (issue 34: a FIFO here blocked the sweep thread in open(), a link
+  // to /dev/zero read for 10 s into unbounded memory). So: a regular file, not a symbolic link,
+  // no longer than the file we would write (only the epoch's digits may differ), or it is
+  // replaced.
+  std::string text;
+  FileInfo info;
+  if (!ReadFileToString(path, UntrustedInputOptions(new_size + 20), &text, &info).ok()) {
+    return false;
+  }
+  // Ours, with the rights we would give it (so writable by no one else, or someone else may have
+  // changed it since; and a changed group or an older file's 0644 is put right).
+  if (info.owner != ::geteuid() || (info.mode & 07777) != kJobPlacementFileMode ||
+      (group != static_cast<gid_t>(-1) && info.group != group)) {
+    return false;
+  }
+  ForsScheduleFile old;
+  if (!ParseForsSchedule(text, path, &old).ok() || old.job_id != plan.job_id) return false;
+  // Byte for byte what we would write with its epoch: a matching generation line alone does
+  // not prove that the rows below it are ours.
+  return text == FormatForsScheduleFile(plan, rows, old.epoch);
+}
+
+}  // namespace
 }  // namespace sar

@@ -1,15 +1,18 @@
 #include "sar/io/file_util.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace sar {
 
@@ -153,15 +156,21 @@ Status ReadFileToString(const std::string& path, const ReadOptions& options, std
   }
   if (info != nullptr) {
     info->owner = st.st_uid;
+    info->group = st.st_gid;
     info->mode = st.st_mode;
   }
   return Status::OK();
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
+  return WriteFileAtomic(path, data, WriteOptions{});
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view data,
+                       const WriteOptions& options) {
   struct stat existing {};
-  if (::lstat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) &&
-      !S_ISLNK(existing.st_mode)) {
+  const bool have_existing = ::lstat(path.c_str(), &existing) == 0;
+  if (have_existing && !S_ISREG(existing.st_mode) && !S_ISLNK(existing.st_mode)) {
     if (!S_ISCHR(existing.st_mode)) {
       const char* what = S_ISFIFO(existing.st_mode)   ? "a FIFO"
                          : S_ISSOCK(existing.st_mode) ? "a socket"
@@ -188,10 +197,19 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
     ::unlink(tmp.c_str());
     return PosixError(what, path, err);
   };
-  // mkstemp creates the file 0600. Keep the mode of the file we replace, else use the usual
-  // 0644. (Reading the umask would need umask(), which changes it for every thread.)
-  struct stat old {};
-  const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : 0644;
+  // mkstemp creates the file 0600. Keep the mode of the regular file we replace, else use the
+  // usual 0644. Never the mode of a symbolic link's target: a link at `path` to a file others
+  // may write (a root-owned schedule linked to a 0666 file) would hand them the new file too.
+  // `existing` is from lstat above. (Reading the umask would need umask(), which changes it for
+  // every thread.)
+  const mode_t mode = options.mode >= 0                            ? (options.mode & 07777)
+                      : have_existing && S_ISREG(existing.st_mode) ? (existing.st_mode & 07777)
+                                                                   : 0644;
+  // The group first: chown may clear set-id bits that fchmod then sets.
+  if (options.group != static_cast<gid_t>(-1) &&
+      ::fchown(fd, static_cast<uid_t>(-1), options.group) != 0) {
+    return fail("cannot set group of temporary file for");
+  }
   if (::fchmod(fd, mode) != 0) return fail("cannot set mode of temporary file for");
   if (!WriteAll(fd, data)) return fail("cannot write temporary file for");
   if (::fsync(fd) != 0) return fail("cannot fsync temporary file for");
@@ -205,6 +223,39 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
     ::unlink(tmp.c_str());
     return PosixError("cannot rename temporary file over", path, err);
   }
+  return Status::OK();
+}
+
+WriteOptions JobPlacementFileOptions(gid_t group) {
+  WriteOptions o;
+  o.mode = kJobPlacementFileMode;
+  o.group = group;
+  return o;
+}
+
+Status LookUpGroup(const std::string& name, gid_t* out) {
+  if (name.empty()) return Status::InvalidArgument("empty group name");
+  if (name.find_first_not_of("0123456789") == std::string::npos) {
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(name.c_str(), &end, 10);
+    if (errno != 0 || *end != '\0' || v >= static_cast<gid_t>(-1)) {
+      return Status::InvalidArgument("group id '" + name + "' out of range");
+    }
+    *out = static_cast<gid_t>(v);
+    return Status::OK();
+  }
+  struct group gr {};
+  struct group* found = nullptr;
+  std::vector<char> buf(16384);
+  int err = 0;
+  while ((err = ::getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &found)) == ERANGE &&
+         buf.size() < (size_t{1} << 24)) {
+    buf.resize(buf.size() * 2);
+  }
+  if (err != 0) return PosixError("cannot look up group", name, err);
+  if (found == nullptr) return Status::NotFound("no group '" + name + "' on this host");
+  *out = gr.gr_gid;
   return Status::OK();
 }
 

@@ -44,6 +44,25 @@ TEST(FileUtilTest, WriteThenReadBack) {
   EXPECT_EQ(st.st_mode & 0777, 0640u);  // a replaced file keeps its mode
 }
 
+// Issue 34: a symlink at the path took its target's mode. A root-owned schedule linked to a
+// 0666 file became 0666 itself, and any user could rewrite what the plugin served.
+TEST(FileUtilTest, ASymlinkIsReplacedWithTheDefaultModeNotItsTargets) {
+  const std::string dir = io::testing::MakeTempDir();
+  const std::string target = dir + "/open-to-all";
+  const std::string path = dir + "/schedule";
+  ASSERT_TRUE(WriteFileAtomic(target, "theirs\n").ok());
+  ASSERT_EQ(::chmod(target.c_str(), 0666), 0);
+  ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomic(path, "ours\n").ok());
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));  // the link is replaced, not followed
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  std::string back;
+  ASSERT_TRUE(ReadFileToString(target, &back).ok());
+  EXPECT_EQ(back, "theirs\n");  // the target is untouched
+}
+
 TEST(FileUtilTest, ErrorsNameTheFileAndReason) {
   std::string out = "old";
   Status s = ReadFileToString("/nonexistent-dir/x", &out);

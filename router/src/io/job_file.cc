@@ -126,8 +126,8 @@ std::string FormatJobMapping(const JobMapping& mapping) {
   return out;
 }
 
-Status WriteJobMapping(const std::string& path, const JobMapping& mapping) {
-  return WriteFileAtomic(path, FormatJobMapping(mapping));
+Status WriteJobMapping(const std::string& path, const JobMapping& mapping, gid_t group) {
+  return WriteFileAtomic(path, FormatJobMapping(mapping), JobPlacementFileOptions(group));
 }
 
 }  // namespace sar

@@ -1,10 +1,15 @@
 #include "sar/io/job_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "io/test_util.h"
+#include "sar/io/file_util.h"
 
 namespace sar {
 namespace {
@@ -48,6 +53,34 @@ TEST(JobFileTest, WriteReadRoundTrip) {
   JobMapping back;
   const Status s = ReadJobMapping(path, &back);
   ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(SameMapping(m, back));
+}
+
+// Issue 34: the mapping says where every job runs, and was world-readable (0644, or whatever
+// the file it replaced had).
+TEST(JobFileTest, MappingIsWrittenForOwnerAndGroupOnly) {
+  JobMapping m;
+  m.jobs = {{"1001", {"a", "b"}}};
+  const std::string path = io::testing::MakeTempDir() + "/jobs";
+  ASSERT_TRUE(WriteFileAtomic(path, "old 1\n").ok());
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  ASSERT_TRUE(WriteJobMapping(path, m).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_gid, ::getegid());
+  // A group of ours other than the primary one, if there is one (any group for root).
+  gid_t other = ::getegid();
+  std::vector<gid_t> groups(static_cast<size_t>(std::max(::getgroups(0, nullptr), 0)));
+  if (!groups.empty()) groups.resize(std::max(::getgroups(groups.size(), groups.data()), 0));
+  for (gid_t g : groups) other = g != ::getegid() ? g : other;
+  if (::geteuid() == 0) other = ::getegid() == 1 ? 2 : 1;
+  ASSERT_TRUE(WriteJobMapping(path, m, other).ok());
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_gid, other);
+  JobMapping back;
+  ASSERT_TRUE(ReadJobMapping(path, &back).ok());
   EXPECT_TRUE(SameMapping(m, back));
 }
 

@@ -3,6 +3,8 @@
 // "alltoall") must be the same on every line of a job. See docs/formats.md.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -26,6 +28,9 @@ inline constexpr size_t kMaxJobMappingBytes = size_t{64} << 20;
 Status ReadJobMapping(const std::string& path, JobMapping* out,
                       size_t max_bytes = kMaxJobMappingBytes);
 std::string FormatJobMapping(const JobMapping& mapping);
-Status WriteJobMapping(const std::string& path, const JobMapping& mapping);
+/// Writes the mapping atomically, mode kJobPlacementFileMode (0640: where jobs run is not for
+/// every user; sar/io/file_util.h), group `group` (-1: the writer's).
+Status WriteJobMapping(const std::string& path, const JobMapping& mapping,
+                       gid_t group = static_cast<gid_t>(-1));
 
 }  // namespace sar
