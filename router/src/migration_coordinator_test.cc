@@ -283,6 +283,44 @@ TEST(MigrationCoordinator, DuplicateRePathAckDoesNotEndTheEpochTheDeadlineDoes) 
   EXPECT_EQ(AckOf(&c, 61, kB, 4), AckResult::kWrongPhase);
 }
 
+// Second tests of the epoch checks on the caller's answers: a plan of the aborted epoch that
+// arrives after the next epoch started planning (a slow planner) is dropped, and so is a
+// routing-done for an earlier epoch's tables in phase 3. And phase 4 ignores strangers and
+// non-acks like phase 2 does.
+TEST(MigrationCoordinator, AnswersForAnEarlierEpochAreIgnored) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA});
+  Drain(&c);
+  c.Tick(100);  // no ack: aborted, RePath stay
+  EXPECT_EQ(AckOf(&c, 101, kA, 4), AckResult::kCounted);
+  ASSERT_EQ(c.Status().last_outcome, "aborted-timeout");
+  c.Request(200);
+  Drain(&c);
+  ASSERT_EQ(c.phase(), MigPhase::kPlan);
+  c.Planned(201, 1, true, true, {kA, kB});  // epoch 1's plan, late
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_EQ(c.phase(), MigPhase::kPlan);
+  c.Planned(202, 2, true, true, {kA});
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendUnpath});
+  EXPECT_EQ(c.Status().expected, 1u);
+  EXPECT_EQ(AckOf(&c, 203, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kRelease});
+  c.RoutingDone(204, 1);  // a pass that installed epoch 1's tables: not ours
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_EQ(c.phase(), MigPhase::kPush);
+  c.RoutingDone(205, 2);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendRepath});
+  EXPECT_EQ(c.Ack(206, kStranger, SAR_MIG_ACK, 4, 2), AckResult::kUnexpected);
+  EXPECT_EQ(c.Ack(207, kA, SAR_MIG_REPATH, 4, 2), AckResult::kMalformed);
+  EXPECT_EQ(c.phase(), MigPhase::kRepath);
+  EXPECT_EQ(AckOf(&c, 208, kA, 4), AckResult::kCounted);
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().last_outcome, "released");
+  EXPECT_EQ(c.Status().last_timings.push_ms, 2u);
+}
+
 TEST(MigrationCoordinator, RequestStormMergesIntoOneNextEpoch) {
   MigrationCoordinator c(Config());
   c.Request(0);
