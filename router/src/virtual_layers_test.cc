@@ -217,6 +217,37 @@ TEST(VirtualLayers, MaxLayersAtTheEndsOfTheRangeIsValid) {
   }
 }
 
+// The layer-count check at its edge, on fabrics that need 2 or more layers (rings of 5 to 8
+// switches and random irregular ones with min-hop tables): exactly the layers needed succeed,
+// deadlock-free by CheckDeadlock; one fewer fails naming the count.
+TEST(VirtualLayers, ExactlyTheLayersNeededSucceedOneFewerFails) {
+  int checked = 0;
+  for (uint64_t seed = 0; seed < 40 && checked < 6; ++seed) {
+    const Fabric f = seed < 4 ? testfab::Ring(5 + static_cast<int>(seed), 2)
+                              : testfab::RandomIrregular(seed, 6, 12);
+    std::mt19937_64 rng(seed);
+    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    VirtualLayers layers;
+    LayerOptions opts;
+    opts.max_layers = 15;
+    LayerStats stats;
+    ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok()) << seed;
+    if (stats.layers_needed < 2) continue;
+    ++checked;
+    opts.max_layers = stats.layers_needed;
+    ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers).ok()) << seed;
+    DeadlockReport report;
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report).ok());
+    EXPECT_TRUE(report.deadlock_free) << seed;
+    EXPECT_LE(layers.num_layers(), stats.layers_needed) << seed;
+    opts.max_layers = stats.layers_needed - 1;
+    const Status st = AssignVirtualLayers(f, lfts, opts, &layers);
+    EXPECT_EQ(st.code(), Status::Code::kFailed) << seed;
+    EXPECT_NE(st.message().find("virtual layers"), std::string::npos) << st.message();
+  }
+  EXPECT_GE(checked, 4);
+}
+
 // LIDs with holes: some endpoints get none (LID 0), gaps of unowned LIDs between the others,
 // switch LIDs after them with a few left out.
 void AssignGappyLids(std::mt19937_64* rng, int lmc, Fabric* f) {
