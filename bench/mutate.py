@@ -15,8 +15,9 @@ for it with a timeout, and prints per mutant whether a test failed (killed) or a
 The scratch tree (default build-mutate/tree, ignored by git) is a detached `git worktree` of
 --rev (default HEAD: commit what you want to test) with its own build directory tree/build,
 configured like the project's build with ccache. With ccache's base_dir at or above both trees
-and hash_dir false (what scripts/install-deps.sh's ccache.conf sets), its first build is mostly
-cache hits of your own build; else it is one full build, reused by later runs.
+and hash_dir false (`ccache -o base_dir=/work -o hash_dir=false`, if the trees are under /work),
+its first build is mostly cache hits of your own build; else it is one full build, reused by
+later runs.
 
 Before any mutant, the tests of every selected mutant run on the unmutated tree: a test that
 already fails there proves nothing, and its mutants are reported "baseline-fails". A mutant that
