@@ -183,6 +183,43 @@ TEST(MigrationCoordinator, MissingAckAbortsKeepsOldTablesAndExcludesAfterN) {
   EXPECT_TRUE(c.Status().excluded.empty());
 }
 
+// Exclusion counts missed deadlines in a row: an ack in between starts the count again. With
+// exclude_after 2, B misses epochs 1 and 3 (acking 2) and stays waited for; missing 4 too
+// excludes it.
+TEST(MigrationCoordinator, ExclusionCountsMissedDeadlinesInARowOnly) {
+  MigrationCoordinator c(Config());
+  auto epoch = [&c](uint64_t t0, bool b_acks) {
+    c.Request(t0);
+    Drain(&c);
+    c.Planned(t0, c.epoch(), true, true, {kA, kB});
+    Drain(&c);
+    EXPECT_EQ(AckOf(&c, t0 + 1, kA, 2), AckResult::kCounted);
+    if (b_acks) {
+      EXPECT_EQ(AckOf(&c, t0 + 2, kB, 2), AckResult::kCounted);
+      c.RoutingDone(t0 + 3, c.epoch());
+    } else {
+      c.Tick(t0 + 100);  // B late: aborted
+    }
+    AckOf(&c, t0 + 110, kA, 4);
+    AckOf(&c, t0 + 111, kB, 4);
+    EXPECT_EQ(c.phase(), MigPhase::kIdle);
+    return c.Status().last_outcome;
+  };
+  EXPECT_EQ(epoch(1000, false), "aborted-timeout");
+  EXPECT_EQ(epoch(2000, true), "released");
+  EXPECT_EQ(epoch(3000, false), "aborted-timeout");
+  EXPECT_TRUE(c.Status().excluded.empty());
+  EXPECT_EQ(epoch(4000, false), "aborted-timeout");
+  EXPECT_EQ(c.Status().excluded, std::vector<PortGid>{kB});
+  // Excluded: the next epoch waits for A alone.
+  c.Request(5000);
+  Drain(&c);
+  c.Planned(5000, c.epoch(), true, true, {kA, kB});
+  EXPECT_EQ(c.Status().expected, 1u);
+  EXPECT_EQ(AckOf(&c, 5001, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(c.phase(), MigPhase::kPush);
+}
+
 TEST(MigrationCoordinator, ForgedReplayedAndStrayAcksChangeNothing) {
   MigrationCoordinator c(Config());
   c.Request(0);
