@@ -198,7 +198,9 @@ TEST(MigrationCoordinator, ExclusionCountsMissedDeadlinesInARowOnly) {
       EXPECT_EQ(AckOf(&c, t0 + 2, kB, 2), AckResult::kCounted);
       c.RoutingDone(t0 + 3, c.epoch());
     } else {
-      c.Tick(t0 + 100);  // B late: aborted
+      c.Tick(t0 + 100);  // B late: aborted; both are told to stay (B may have moved late)
+      EXPECT_EQ(c.phase(), MigPhase::kRepath);
+      EXPECT_EQ(c.Status().expected, 2u);
     }
     AckOf(&c, t0 + 110, kA, 4);
     AckOf(&c, t0 + 111, kB, 4);
