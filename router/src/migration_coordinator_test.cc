@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sar/migration_wire.h"
@@ -181,6 +183,45 @@ TEST(MigrationCoordinator, MissingAckAbortsKeepsOldTablesAndExcludesAfterN) {
   EXPECT_TRUE(c.Status().excluded.empty());
 }
 
+// Exclusion counts missed deadlines in a row: an ack in between starts the count again. With
+// exclude_after 2, B misses epochs 1 and 3 (acking 2) and stays waited for; missing 4 too
+// excludes it.
+TEST(MigrationCoordinator, ExclusionCountsMissedDeadlinesInARowOnly) {
+  MigrationCoordinator c(Config());
+  auto epoch = [&c](uint64_t t0, bool b_acks) {
+    c.Request(t0);
+    Drain(&c);
+    c.Planned(t0, c.epoch(), true, true, {kA, kB});
+    Drain(&c);
+    EXPECT_EQ(AckOf(&c, t0 + 1, kA, 2), AckResult::kCounted);
+    if (b_acks) {
+      EXPECT_EQ(AckOf(&c, t0 + 2, kB, 2), AckResult::kCounted);
+      c.RoutingDone(t0 + 3, c.epoch());
+    } else {
+      c.Tick(t0 + 100);  // B late: aborted; both are told to stay (B may have moved late)
+      EXPECT_EQ(c.phase(), MigPhase::kRepath);
+      EXPECT_EQ(c.Status().expected, 2u);
+    }
+    AckOf(&c, t0 + 110, kA, 4);
+    AckOf(&c, t0 + 111, kB, 4);
+    EXPECT_EQ(c.phase(), MigPhase::kIdle);
+    return c.Status().last_outcome;
+  };
+  EXPECT_EQ(epoch(1000, false), "aborted-timeout");
+  EXPECT_EQ(epoch(2000, true), "released");
+  EXPECT_EQ(epoch(3000, false), "aborted-timeout");
+  EXPECT_TRUE(c.Status().excluded.empty());
+  EXPECT_EQ(epoch(4000, false), "aborted-timeout");
+  EXPECT_EQ(c.Status().excluded, std::vector<PortGid>{kB});
+  // Excluded: the next epoch waits for A alone.
+  c.Request(5000);
+  Drain(&c);
+  c.Planned(5000, c.epoch(), true, true, {kA, kB});
+  EXPECT_EQ(c.Status().expected, 1u);
+  EXPECT_EQ(AckOf(&c, 5001, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(c.phase(), MigPhase::kPush);
+}
+
 TEST(MigrationCoordinator, ForgedReplayedAndStrayAcksChangeNothing) {
   MigrationCoordinator c(Config());
   c.Request(0);
@@ -204,6 +245,119 @@ TEST(MigrationCoordinator, ForgedReplayedAndStrayAcksChangeNothing) {
   EXPECT_EQ(c.Ack(5, kA, SAR_MIG_ACK, 2, 1), AckResult::kWrongPhase);
   EXPECT_TRUE(Drain(&c).empty());
   EXPECT_EQ(c.phase(), MigPhase::kIdle);
+}
+
+// An ack of an earlier epoch, sent late (a slow agent, a delayed trap), is not an ack of the
+// current one: it is neither counted nor able to release the held tables.
+TEST(MigrationCoordinator, AckOfAnEarlierEpochIsNotCounted) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA, kB});
+  Drain(&c);
+  EXPECT_EQ(AckOf(&c, 1, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(AckOf(&c, 2, kB, 2), AckResult::kCounted);
+  c.RoutingDone(3, 1);
+  EXPECT_EQ(AckOf(&c, 4, kA, 4), AckResult::kCounted);
+  EXPECT_EQ(AckOf(&c, 5, kB, 4), AckResult::kCounted);
+  ASSERT_EQ(c.phase(), MigPhase::kIdle);
+  Drain(&c);
+  // Epoch 2 waits for A alone; A's and B's phase-2 acks of epoch 1 arrive now.
+  c.Request(10);
+  Drain(&c);
+  c.Planned(10, 2, true, true, {kA});
+  Drain(&c);
+  ASSERT_EQ(c.epoch(), 2u);
+  EXPECT_EQ(c.Ack(11, kA, SAR_MIG_ACK, 2, 1), AckResult::kWrongEpoch);
+  EXPECT_EQ(c.Ack(12, kB, SAR_MIG_ACK, 2, 1), AckResult::kWrongEpoch);
+  EXPECT_EQ(c.Ack(13, kA, SAR_MIG_ACK, 4, 1), AckResult::kWrongEpoch);
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_TRUE(c.Holding());
+  EXPECT_EQ(c.phase(), MigPhase::kDrain);
+  EXPECT_EQ(c.Status().acked, 0u);
+  EXPECT_EQ(c.Status().acks_ignored, 3u);
+  // Epoch 0 (never valid on the wire) does not count either; epoch 2's own ack releases.
+  EXPECT_EQ(c.Ack(14, kA, SAR_MIG_ACK, 2, 0), AckResult::kWrongEpoch);
+  EXPECT_TRUE(c.Holding());
+  EXPECT_EQ(AckOf(&c, 15, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kRelease});
+  // In phase 4 too: epoch 1's RePath ack does not end epoch 2.
+  c.RoutingDone(16, 2);
+  Drain(&c);
+  EXPECT_EQ(c.Ack(17, kA, SAR_MIG_ACK, 4, 1), AckResult::kWrongEpoch);
+  EXPECT_EQ(c.phase(), MigPhase::kRepath);
+  EXPECT_EQ(AckOf(&c, 18, kA, 4), AckResult::kCounted);
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+}
+
+// Phase 4's own checks: a duplicate RePath ack does not stand in for a missing one, and the
+// RePath deadline fires exactly at repath_timeout_ms, naming the late port.
+TEST(MigrationCoordinator, DuplicateRePathAckDoesNotEndTheEpochTheDeadlineDoes) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA, kB});
+  AckOf(&c, 1, kA, 2);
+  AckOf(&c, 2, kB, 2);
+  c.RoutingDone(10, 1);
+  Drain(&c);
+  ASSERT_EQ(c.phase(), MigPhase::kRepath);
+  EXPECT_EQ(AckOf(&c, 11, kA, 4), AckResult::kCounted);
+  EXPECT_EQ(AckOf(&c, 12, kA, 4), AckResult::kDuplicate);
+  EXPECT_EQ(c.phase(), MigPhase::kRepath);
+  EXPECT_EQ(c.Status().acked, 1u);
+  EXPECT_EQ(c.MsToDeadline(12), 48u);
+  c.Tick(59);
+  EXPECT_EQ(c.phase(), MigPhase::kRepath);
+  std::vector<std::string> logs;
+  c.Tick(60);
+  Drain(&c, &logs);
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().last_outcome, "released-late-repath");
+  bool named = false;
+  for (const std::string& l : logs)
+    named |= l.find("late: 0x0000000000000012") != std::string::npos;
+  EXPECT_TRUE(named);
+  // B's RePath ack after the epoch: ignored.
+  EXPECT_EQ(AckOf(&c, 61, kB, 4), AckResult::kWrongPhase);
+}
+
+// Second tests of the epoch checks on the caller's answers: a plan of the aborted epoch that
+// arrives after the next epoch started planning (a slow planner) is dropped, and so is a
+// routing-done for an earlier epoch's tables in phase 3. And phase 4 ignores strangers and
+// non-acks like phase 2 does.
+TEST(MigrationCoordinator, AnswersForAnEarlierEpochAreIgnored) {
+  MigrationCoordinator c(Config());
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA});
+  Drain(&c);
+  c.Tick(100);  // no ack: aborted, RePath stay
+  EXPECT_EQ(AckOf(&c, 101, kA, 4), AckResult::kCounted);
+  ASSERT_EQ(c.Status().last_outcome, "aborted-timeout");
+  c.Request(200);
+  Drain(&c);
+  ASSERT_EQ(c.phase(), MigPhase::kPlan);
+  c.Planned(201, 1, true, true, {kA, kB});  // epoch 1's plan, late
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_EQ(c.phase(), MigPhase::kPlan);
+  c.Planned(202, 2, true, true, {kA});
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendUnpath});
+  EXPECT_EQ(c.Status().expected, 1u);
+  EXPECT_EQ(AckOf(&c, 203, kA, 2), AckResult::kCounted);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kRelease});
+  c.RoutingDone(204, 1);  // a pass that installed epoch 1's tables: not ours
+  EXPECT_TRUE(Drain(&c).empty());
+  EXPECT_EQ(c.phase(), MigPhase::kPush);
+  c.RoutingDone(205, 2);
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendRepath});
+  EXPECT_EQ(c.Ack(206, kStranger, SAR_MIG_ACK, 4, 2), AckResult::kUnexpected);
+  EXPECT_EQ(c.Ack(207, kA, SAR_MIG_REPATH, 4, 2), AckResult::kMalformed);
+  EXPECT_EQ(c.phase(), MigPhase::kRepath);
+  EXPECT_EQ(AckOf(&c, 208, kA, 4), AckResult::kCounted);
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().last_outcome, "released");
+  EXPECT_EQ(c.Status().last_timings.push_ms, 2u);
 }
 
 TEST(MigrationCoordinator, RequestStormMergesIntoOneNextEpoch) {
@@ -320,6 +474,96 @@ TEST(ChangedRouteEndpoints, SourcesAndDestinationOfChangedPaths) {
     if (f.peer(e).node == f.peer(dst).node || e == ends[2]) want.push_back(e);
   }
   EXPECT_EQ(ChangedRouteEndpoints(f, before, other_leaf), want);
+}
+
+// The truth the "changed" scope must equal, walked naively: every endpoint that is the source
+// or the destination of a base-LID route (distinct endpoints) whose hops differ between the two
+// table sets.
+std::vector<PortRef> NaiveChangedEndpoints(const Fabric& f, const LftSet& before,
+                                           const LftSet& after) {
+  const std::vector<PortRef> ends = f.Endpoints();
+  std::vector<PortRef> out;
+  for (size_t e = 0; e < ends.size(); ++e) {
+    bool hit = false;
+    for (size_t o = 0; o < ends.size() && !hit; ++o) {
+      if (o == e) continue;
+      for (const auto& [s, d] : {std::pair{e, o}, std::pair{o, e}}) {
+        const Lid lid = f.base_lid(ends[d]);
+        if (lid == 0) continue;
+        const testfab::NaiveRoute a = testfab::NaiveWalk(f, before, ends[s], lid);
+        const testfab::NaiveRoute b = testfab::NaiveWalk(f, after, ends[s], lid);
+        hit = hit || a.channels != b.channels || a.fate != b.fate;
+      }
+    }
+    if (hit) out.push_back(ends[e]);
+  }
+  return out;
+}
+
+// A route whose only changed hop is its last switch (the destination's leaf leaves by another
+// port) changed: every source sends through that leaf. The leaf is also the fabric's last switch
+// (spines first here), so neither the walk nor the scan over the switches may stop one short.
+TEST(ChangedRouteEndpoints, AChangeAtTheRoutesLastSwitchCounts) {
+  Fabric f;
+  std::vector<NodeId> spine, leaf;
+  for (int i = 0; i < 2; ++i)
+    spine.push_back(testfab::AddSwitch(&f, 3, testfab::Numbered("spine", i, 2)));
+  for (int i = 0; i < 3; ++i)
+    leaf.push_back(testfab::AddSwitch(&f, 4, testfab::Numbered("leaf", i, 2)));
+  int h = 0;
+  for (NodeId l : leaf) {
+    for (int k = 0; k < 2; ++k)
+      testfab::Cable(&f, testfab::AddHost(&f, 1, testfab::Numbered("h", h++, 4)), l);
+    for (NodeId s : spine) testfab::Cable(&f, l, s);
+  }
+  testfab::AssignTestLids(&f, 0);
+  const LftSet before = testfab::MinHopLfts(f);
+  const int last = f.num_switches() - 1;
+  ASSERT_EQ(f.switches()[last], leaf.back());
+  const std::vector<PortRef> ends = f.Endpoints();
+  const PortRef dst = ends.back();  // on the last leaf, port 2 (h05)
+  ASSERT_EQ(f.peer(dst).node, leaf.back());
+  const Lid lid = f.base_lid(dst);
+  ASSERT_EQ(before.port(last, lid), f.peer(dst).port);
+  LftSet after = before;
+  after.set_port(last, lid, 1);  // to the leaf's other host
+  // Every source's route to dst ends on that switch: all endpoints are in the scope.
+  EXPECT_EQ(ChangedRouteEndpoints(f, before, after), ends);
+  EXPECT_EQ(ChangedRouteEndpoints(f, before, after), NaiveChangedEndpoints(f, before, after));
+  // The same leaf's entry for a host of another leaf is the first switch of its own hosts'
+  // routes there: those two hosts and the destination.
+  LftSet up = before;
+  const Lid far = f.base_lid(ends[0]);
+  up.set_port(last, far, before.port(last, far) == 3 ? 4 : 3);
+  EXPECT_EQ(ChangedRouteEndpoints(f, before, up),
+            (std::vector<PortRef>{ends[0], ends[4], ends[5]}));
+}
+
+// Random fabrics (parallel cables, dual-port HCAs, LMC 0-2) and a few entries moved to another
+// cabled port, base LIDs, extra LIDs and switch LIDs alike: the scope equals the naive walk's.
+TEST(ChangedRouteEndpoints, EqualsTheNaiveWalkOnRandomChanges) {
+  int nonempty = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const Fabric f = seed % 4 == 0 ? testfab::FatTree2(3, 2, 2) : testfab::RandomIrregular(seed);
+    std::mt19937_64 rng(seed);
+    const LftSet before = testfab::MinHopLfts(f, &rng);
+    LftSet after = before;
+    const int changes = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < changes; ++k) {
+      const int sw = static_cast<int>(rng() % f.num_switches());
+      const NodeId node = f.switches()[sw];
+      const Lid lid = static_cast<Lid>(1 + rng() % f.max_lid());
+      std::vector<uint8_t> cabled;
+      for (int p = 1; p <= f.num_ports(node); ++p) {
+        if (f.peer({node, p}).valid() && p != after.port(sw, lid)) cabled.push_back(p);
+      }
+      if (!cabled.empty()) after.set_port(sw, lid, cabled[rng() % cabled.size()]);
+    }
+    const std::vector<PortRef> want = NaiveChangedEndpoints(f, before, after);
+    nonempty += !want.empty();
+    EXPECT_EQ(ChangedRouteEndpoints(f, before, after), want) << "seed " << seed;
+  }
+  EXPECT_GE(nonempty, 20);  // not vacuous: many changes hit some route (25 of 60 do)
 }
 
 }  // namespace

@@ -85,10 +85,14 @@ TEST(TraceTest, MinHopFatTreeDeliversEverythingOnShortestPaths) {
   EXPECT_EQ(r.pairs, static_cast<uint64_t>(n * (n - 1)));
 }
 
+// Random irregular fabrics (switches with spare ports), and from seed 41 on fat trees and rings
+// whose switches have every port cabled, so that routes leave by a switch's last port too.
 TEST(TraceTest, BuildAndPathAgreeWithNaiveWalkOnCorruptedTables) {
-  for (uint64_t seed = 1; seed <= 40; ++seed) {
+  for (uint64_t seed = 1; seed <= 48; ++seed) {
     SCOPED_TRACE(seed);
-    const Fabric f = testfab::RandomIrregular(seed);
+    const Fabric f = seed <= 40 ? testfab::RandomIrregular(seed)
+                     : seed % 2 ? testfab::FatTree2(3, 2, 3)
+                                : testfab::Ring(5, 2);
     std::mt19937_64 rng(seed * 7919);
     LftSet lfts = testfab::MinHopLfts(f, &rng);
     testfab::Corrupt(f, static_cast<int>(seed % 12), &rng, &lfts);

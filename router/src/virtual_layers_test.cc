@@ -168,6 +168,86 @@ TEST(VirtualLayers, MaxLayersOutOfRangeIsInvalid) {
   }
 }
 
+// The loop check on a longer route: on a ring of 6 with LMC 1, only the extra LID of one port
+// loops, between two switches away from its owner; the routes from the other switches reach the
+// loop after a few hops. The failure names that LID; the same tables with the loop undone get
+// their layers.
+TEST(VirtualLayers, ALoopOnOneExtraLidFarFromItsOwnerFailsNamingIt) {
+  Fabric f = testfab::Ring(6, 1);
+  testfab::AssignTestLids(&f, 1);
+  const LftSet good = testfab::MinHopLfts(f);
+  const Lid lid = f.base_lid(f.Endpoints()[0]) + 1;
+  ASSERT_EQ(f.peer(f.Endpoints()[0]).node, f.switches()[0]);
+  LftSet lfts = good;
+  // Switches 2 and 3 (three hops from the owner's switch 0 the long way) send it to each other.
+  auto port_to = [&f](int from, int to) {
+    const NodeId a = f.switches()[from], b = f.switches()[to];
+    for (int p = 1; p <= f.num_ports(a); ++p) {
+      if (f.peer({a, p}).node == b) return static_cast<uint8_t>(p);
+    }
+    return uint8_t{0};
+  };
+  lfts.set_port(2, lid, port_to(2, 3));
+  lfts.set_port(3, lid, port_to(3, 2));
+  VirtualLayers layers;
+  const Status st = AssignVirtualLayers(f, lfts, LayerOptions{}, &layers);
+  EXPECT_EQ(st.code(), Status::Code::kFailed);
+  EXPECT_NE(st.message().find("the route to LID " + std::to_string(lid) + " loops"),
+            std::string::npos)
+      << st.message();
+  ASSERT_TRUE(AssignVirtualLayers(f, good, LayerOptions{}, &layers).ok());
+  DeadlockReport report;
+  ASSERT_TRUE(CheckDeadlock(f, good, &layers, &report).ok());
+  EXPECT_TRUE(report.deadlock_free);
+}
+
+// The ends of the layer range are valid: 1 (a single layer, enough for a fat tree) and 15.
+TEST(VirtualLayers, MaxLayersAtTheEndsOfTheRangeIsValid) {
+  const Fabric f = testfab::FatTree2(2, 2, 2);
+  const LftSet lfts = testfab::MinHopLfts(f);
+  for (int n : {1, 15}) {
+    VirtualLayers layers;
+    LayerOptions opts;
+    opts.max_layers = n;
+    LayerStats stats;
+    EXPECT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok()) << n;
+    EXPECT_EQ(stats.layers_needed, 1) << n;
+    EXPECT_GE(layers.num_layers(), 1) << n;
+    EXPECT_LE(layers.num_layers(), n);
+  }
+}
+
+// The layer-count check at its edge, on fabrics that need 2 or more layers (rings of 5 to 8
+// switches and random irregular ones with min-hop tables): exactly the layers needed succeed,
+// deadlock-free by CheckDeadlock; one fewer fails naming the count.
+TEST(VirtualLayers, ExactlyTheLayersNeededSucceedOneFewerFails) {
+  int checked = 0;
+  for (uint64_t seed = 0; seed < 40 && checked < 6; ++seed) {
+    const Fabric f = seed < 4 ? testfab::Ring(5 + static_cast<int>(seed), 2)
+                              : testfab::RandomIrregular(seed, 6, 12);
+    std::mt19937_64 rng(seed);
+    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    VirtualLayers layers;
+    LayerOptions opts;
+    opts.max_layers = 15;
+    LayerStats stats;
+    ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok()) << seed;
+    if (stats.layers_needed < 2) continue;
+    ++checked;
+    opts.max_layers = stats.layers_needed;
+    ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers).ok()) << seed;
+    DeadlockReport report;
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report).ok());
+    EXPECT_TRUE(report.deadlock_free) << seed;
+    EXPECT_LE(layers.num_layers(), stats.layers_needed) << seed;
+    opts.max_layers = stats.layers_needed - 1;
+    const Status st = AssignVirtualLayers(f, lfts, opts, &layers);
+    EXPECT_EQ(st.code(), Status::Code::kFailed) << seed;
+    EXPECT_NE(st.message().find("virtual layers"), std::string::npos) << st.message();
+  }
+  EXPECT_GE(checked, 4);
+}
+
 // LIDs with holes: some endpoints get none (LID 0), gaps of unowned LIDs between the others,
 // switch LIDs after them with a few left out.
 void AssignGappyLids(std::mt19937_64* rng, int lmc, Fabric* f) {

@@ -4,7 +4,9 @@
 With node agents (sar-agent --test-ibsim-issm, one per host, each with a reference consumer
 sar-migconsumer that takes --drain-ms to "drain"), when --sar-agent is given:
 - hold and order: during phase 2 the base-LID entries read back from the switches are the old
-  ones, however often they are read; after the epoch the switches hold the offline
+  ones, however often they are read, and after a routing pass OpenSM makes during the hold
+  (SIGHUP in phase 2: only the release may install the plan); after the epoch the switches hold
+  the offline
   `sar-route route --migration` tables of the new mapping; highLID entries never change over
   three reroutes; every consumer moved to highLIDs before the release and back after the push
   (their logs against OpenSM's); the same check fails against a plugin built without the hold
@@ -266,8 +268,8 @@ def log_line(text, pattern):
 
 def hold_epoch(args, fab, agents, k, base, high, high0):
     """The k-th reroute with every agent acking: the switches keep the old base entries while the
-    epoch is in phase 2, then hold the offline --migration tables. Returns the read-backs made
-    during the hold."""
+    epoch is in phase 2, also after a routing pass (SIGHUP) inside it, then hold the offline
+    --migration tables. Returns the read-backs made during the hold."""
     epoch = fab.e0 + k
     before, _ = fab.readback()
     write_atomic(fab.mapping, mapping_text(fab.topo, k + 10, jobs=2, per_job=4))
@@ -278,6 +280,15 @@ def hold_epoch(args, fab, agents, k, base, high, high0):
     fab.daemon.signal(signal.SIGUSR2)
     wait_status(fab, fab.status, lambda s: s["epoch"] == epoch and s["phase"] == 2,
                 f"epoch {epoch} phase 2", 10)
+    # OpenSM routes during the hold (SIGHUP; a trap or a resweep does the same): that pass must
+    # keep the installed tables, the plan goes in only on its release. Every read-back below
+    # comes after the pass.
+    hup = fab.daemon.log_offset()
+    fab.daemon.signal(signal.SIGHUP)
+    fab.wait_pass(hup)
+    st = read_status(fab.status)
+    check(st["epoch"] == epoch and st["phase"] == 2,
+          f"epoch {epoch}: the SIGHUP pass ended after the hold (drain too short?): {st}")
     held = 0
     while True:
         tables, _ = fab.readback()

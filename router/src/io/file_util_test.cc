@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
@@ -61,6 +62,35 @@ TEST(FileUtilTest, ASymlinkIsReplacedWithTheDefaultModeNotItsTargets) {
   std::string back;
   ASSERT_TRUE(ReadFileToString(target, &back).ok());
   EXPECT_EQ(back, "theirs\n");  // the target is untouched
+}
+
+// A pipe has no size to check beforehand (fstat says 0): the limit is enforced while reading.
+// Exactly the limit is read whole; one byte more is refused, named "at least" (the stream was
+// not read to its end), and nothing is returned.
+TEST(FileUtilTest, StreamedInputOfExactlyTheLimitIsReadOneByteMoreRefused) {
+  for (size_t extra : {0, 1}) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    std::string data(1000 + extra, 'p');
+    data[17] = '\n';
+    ASSERT_EQ(::write(fds[1], data.data(), data.size()), static_cast<ssize_t>(data.size()));
+    ::close(fds[1]);
+    ReadOptions o;
+    o.max_bytes = 1000;
+    std::string out = "old";
+    const Status s = ReadFileToString("/proc/self/fd/" + std::to_string(fds[0]), o, &out);
+    ::close(fds[0]);
+    if (extra == 0) {
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_EQ(out, data);
+    } else {
+      EXPECT_EQ(s.code(), Status::Code::kIOError);
+      EXPECT_NE(s.message().find("at least 1001 bytes, more than the limit of 1000 bytes"),
+                std::string::npos)
+          << s.message();
+      EXPECT_TRUE(out.empty());
+    }
+  }
 }
 
 TEST(FileUtilTest, ErrorsNameTheFileAndReason) {
