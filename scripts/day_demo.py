@@ -326,6 +326,17 @@ class Day:
             "slowest flow does. Alltoall jobs with a published FORS schedule exchange in its "
             "phases under sar; under minhop they send all at once. All from the tables read back "
             "from the switches.")
+        # Where the two figures disagree, say so: the job's time is what a job waits for.
+        low_efi_slow = [r["n"] for r in self.rows if r["after"]["slower"] and
+                        r["after"]["max_eff_efi"] <= r["minhop"]["max_eff_efi"]]
+        high_efi_fine = [r["n"] for r in self.rows if r["after"]["slower"] == 0 and
+                         r["after"]["max_eff_efi"] > r["minhop"]["max_eff_efi"]]
+        if low_efi_slow:
+            out(f"note: at events {', '.join(map(str, low_efi_slow))} sar's max effective EFI is "
+                f"at or below minhop's, yet some jobs are slower than under minhop")
+        if high_efi_fine:
+            out(f"note: at events {', '.join(map(str, high_efi_fine))} sar's max effective EFI is "
+                f"above minhop's, yet no job is slower than under minhop")
         migs = [r["migration"] for r in self.rows if r.get("migration")]
         if migs:
             tot = [m["ms"].get("total", 0) for m in migs]

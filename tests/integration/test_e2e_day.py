@@ -24,6 +24,7 @@ hosts, and sar-filterd between them. Asserts:
     tables.
 """
 
+import json
 import os
 import xml.etree.ElementTree as ET
 
@@ -104,6 +105,22 @@ def body(args):
                      f"under minhop, the times say {slower}")
             it.check(a["worst_time"] == max(a["job_time"].values()),
                      f"event {row['n']}: slowest job's time {a['worst_time']}")
+            # The same event through `sar-route compare` (offline routing of sar-filterd's
+            # mapping, which the switches equal): the same time for every job. Only where no
+            # job is alltoall (compare routes without FORS).
+            if all(p == "default" for _, p in row["multi_leaf_jobs"].values()):
+                handed = os.path.join(bed.workdir, "moments", f"{row['tag']}.filterd.map")
+                p = day_bed.run([bed.sar_route, "compare", "--topology", bed.topology, "--lids",
+                                 bed.guid2lid, "--jobs", handed, "-e", "sar", "--json"],
+                                check=False)
+                it.check(p.returncode == 0, f"compare at event {row['n']}: {p.stderr[-500:]}")
+                for job in json.loads(p.stdout)["engines"][0]["flows"]["jobs"]:
+                    if not job["flows"]:
+                        continue
+                    held = a["job_time"].get(job["id"])
+                    it.check(held is not None and abs(held - job["time"]) <= 1e-9 * job["time"],
+                             f"event {row['n']} job {job['id']}: compare {job['time']}, the "
+                             f"switches {held}")
         # The day's page, drawn from what the switches held: its series are the rows' figures.
         html = os.path.join(args.workdir, "day.html")
         day_demo.write_day_report(bed, day, html, out=print)
