@@ -81,7 +81,9 @@ void AddSarOptions(CLI::App* cmd, SarKnobs* knobs) {
 }
 
 sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {
-  SAR_RETURN_IF_ERROR(sar::ReadTopology(args.topology, fabric));
+  std::vector<std::string> warnings;
+  SAR_RETURN_IF_ERROR(sar::ReadTopology(args.topology, fabric, &warnings));
+  for (const std::string& w : warnings) std::fprintf(stderr, "sar-route: warning: %s\n", w.c_str());
   if (!args.lids.empty()) {
     std::vector<sar::Guid2LidEntry> entries;
     SAR_RETURN_IF_ERROR(sar::ReadGuid2Lid(args.lids, &entries));

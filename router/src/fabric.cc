@@ -118,17 +118,6 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
     return kNoNode;
   }
   const NodeId id = num_nodes();
-  // A switch registers one port GUID (its node GUID, on port 0); an HCA registers node GUID + N
-  // for each port N. Check them all before changing anything.
-  const int first_port = kind == NodeKind::kSwitch ? 0 : 1;
-  const int last_port = kind == NodeKind::kSwitch ? 0 : num_ports;
-  for (int p = first_port; p <= last_port; ++p) {
-    const Guid pg = node_guid + p;
-    if (by_port_guid_.count(pg)) {
-      if (err) *err = "node '" + name + "' port GUID " + GuidString(pg) + " already in use";
-      return kNoNode;
-    }
-  }
   kind_.push_back(kind);
   num_ports_.push_back(num_ports);
   node_guid_.push_back(node_guid);
@@ -149,7 +138,7 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
     port_node_.push_back(id);
     const Guid pg = kind == NodeKind::kSwitch ? node_guid : node_guid + p;
     port_guid_.push_back(pg);
-    if (p >= first_port && p <= last_port) by_port_guid_.emplace(pg, slot);
+    if (carries_guid(kind, p)) by_port_guid_.emplace(pg, slot);
     peer_.push_back(kNoPort);
     rate_.push_back({});
     base_lid_.push_back(0);
@@ -160,10 +149,39 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
 
 void Fabric::set_port_guid(PortRef p, Guid guid) {
   const PortId id = port_id(p);
-  auto it = by_port_guid_.find(port_guid_[id]);
-  if (it != by_port_guid_.end() && it->second == id) by_port_guid_.erase(it);
+  if (carries_guid(kind_[p.node], p.port)) {
+    auto [first, last] = by_port_guid_.equal_range(port_guid_[id]);
+    for (auto it = first; it != last; ++it) {
+      if (it->second == id) {
+        by_port_guid_.erase(it);
+        break;
+      }
+    }
+    by_port_guid_.emplace(guid, id);
+  }
   port_guid_[id] = guid;
-  by_port_guid_[guid] = id;
+}
+
+bool Fabric::port_in_use(PortId id) const {
+  const PortRef p = port_ref(id);
+  return is_switch(p.node) ? p.port == 0 : peer_[id] != kNoPort;
+}
+
+Status Fabric::CheckPortGuids(PortRef* clash) const {
+  std::unordered_map<Guid, PortId> seen;
+  for (PortId id = 0; id < num_port_slots(); ++id) {
+    const PortRef p = port_ref(id);
+    if (!carries_guid(kind_[p.node], p.port) || !port_in_use(id)) continue;
+    const auto [it, inserted] = seen.emplace(port_guid_[id], id);
+    if (inserted) continue;
+    const PortRef o = port_ref(it->second);
+    if (clash) *clash = p;
+    return Status::InvalidArgument("port GUID " + GuidString(port_guid_[id]) + " of '" +
+                                   name_[p.node] + "' port " + std::to_string(p.port) +
+                                   " is also that of '" + name_[o.node] + "' port " +
+                                   std::to_string(o.port));
+  }
+  return Status::OK();
 }
 
 Status Fabric::Connect(PortRef a, PortRef b) {
@@ -272,8 +290,18 @@ NodeId Fabric::FindByNodeGuid(Guid guid) const {
 }
 
 PortRef Fabric::FindByPortGuid(Guid guid) const {
-  auto it = by_port_guid_.find(guid);
-  return it == by_port_guid_.end() ? PortRef{} : port_ref(it->second);
+  // Several ports may carry the same GUID when some of them only have a default (an uncabled
+  // port of a dual-port HCA whose neighbour's node GUID is its own + 1): the port in use wins,
+  // then the lowest slot, so the answer does not depend on the order GUIDs were set in.
+  auto [first, last] = by_port_guid_.equal_range(guid);
+  PortId best = kNoPort;
+  for (auto it = first; it != last; ++it) {
+    const PortId id = it->second;
+    if (best == kNoPort || std::pair(!port_in_use(id), id) < std::pair(!port_in_use(best), best)) {
+      best = id;
+    }
+  }
+  return best == kNoPort ? PortRef{} : port_ref(best);
 }
 
 std::vector<PortRef> Fabric::Endpoints() const {

@@ -70,11 +70,21 @@ class Fabric {
   /// Adds a node with ports 1..num_ports (plus slot 0). `name` is the node's id in topology
   /// files ("leaf01", or "S-0002c90000100000" in ibnetdiscover output) and must be unique;
   /// `description` is its NodeDescription ("h0101 HCA-1"). Port GUIDs default to the node GUID
-  /// for switches and node GUID + port number for HCAs (what ibsim assigns).
-  /// REQUIRES: 1 <= num_ports <= kMaxPorts. Returns kNoNode and sets *err on a duplicate name/GUID.
+  /// for switches and node GUID + port number for HCAs (what ibsim assigns). A default is only a
+  /// default: it may equal a GUID another node's port has or will be given (a dual-port HCA whose
+  /// second function's node GUID is the first's + 1), so it is not checked here; set the real
+  /// GUIDs with set_port_guid(), then CheckPortGuids().
+  /// REQUIRES: 1 <= num_ports <= kMaxPorts. Returns kNoNode and sets *err on a duplicate name or
+  /// node GUID.
   NodeId AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string name,
                  std::string description, std::string* err = nullptr);
+  /// Sets a port's GUID. Only a switch's port 0 and an HCA's ports 1..N carry a GUID that
+  /// FindByPortGuid() finds (a switch's external ports share port 0's); on other slots the value
+  /// is only stored.
   void set_port_guid(PortRef p, Guid guid);
+  /// InvalidArgument if two ports in use (every switch's port 0, every cabled HCA port) have the
+  /// same GUID, naming both; *clash (if given) receives the later of the two.
+  Status CheckPortGuids(PortRef* clash = nullptr) const;
   /// Declares the rate this port's link trained to (what the port itself reports).
   void set_port_rate(PortRef p, LinkRate rate) { rate_[port_id(p)] = rate; }
 
@@ -107,6 +117,8 @@ class Fabric {
 
   NodeId FindByName(std::string_view name) const;
   NodeId FindByNodeGuid(Guid guid) const;
+  /// The port with this GUID; where several have it (defaults, see AddNode), a port in use
+  /// before one that is not, then the lowest port slot.
   PortRef FindByPortGuid(Guid guid) const;
 
   // --- Ports and channels ---
@@ -156,6 +168,12 @@ class Fabric {
   Status CheckEndpointLids() const;
 
  private:
+  static bool carries_guid(NodeKind kind, int port) {
+    return kind == NodeKind::kSwitch ? port == 0 : port >= 1;
+  }
+  /// A switch's port 0 (always), or a cabled HCA port.
+  bool port_in_use(PortId id) const;
+
   std::vector<NodeKind> kind_;
   std::vector<int> num_ports_;
   std::vector<Guid> node_guid_;
@@ -178,7 +196,7 @@ class Fabric {
 
   std::unordered_map<std::string, NodeId> by_name_;
   std::unordered_map<Guid, NodeId> by_node_guid_;
-  std::unordered_map<Guid, PortId> by_port_guid_;
+  std::unordered_multimap<Guid, PortId> by_port_guid_;  // see FindByPortGuid
 };
 
 }  // namespace sar

@@ -16,6 +16,20 @@ inline std::string TestDataPath(const std::string& name) {
   return std::string(SAR_SOURCE_DIR) + "/tests/data/" + name;
 }
 
+/// Path of a public ibnetdiscover dump in shared/data/fabrics/, which sits beside the source
+/// tree (<clone>/../shared); the dumps are never copied into the project. See RealFabricOrSkip.
+inline std::string RealFabricPath(const std::string& name) {
+  return std::string(SAR_SOURCE_DIR) + "/../shared/data/fabrics/" + name;
+}
+
+/// Skips the calling test (GTEST_SKIP) when a dump of shared/data/fabrics/ is absent.
+#define SAR_SKIP_IF_NO_REAL_FABRIC(path)                                              \
+  do {                                                                                \
+    if (::access((path).c_str(), R_OK) != 0) {                                        \
+      GTEST_SKIP() << (path) << " is absent (shared/data/fabrics/ beside the clone)"; \
+    }                                                                                 \
+  } while (0)
+
 /// A fresh temporary directory (removed by the caller if it cares; tests leave it in /tmp).
 inline std::string MakeTempDir() {
   std::string tmpl = "/tmp/sar_io_test.XXXXXX";

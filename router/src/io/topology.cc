@@ -1,7 +1,9 @@
 #include "sar/io/topology.h"
 
+#include <cctype>
 #include <cstdio>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "io/text_util.h"
@@ -130,6 +132,29 @@ bool QuotableText(std::string_view s) {
   return true;
 }
 
+/// A line ibnetdiscover (or the libraries under it) writes to stderr, caught in the same file by
+/// "2>&1" or a terminal capture: "ibwarn: ...", "iberror: ...", "ibnetdiscover: iberror: ...",
+/// or libibnetdisc's "src/query_smp.c:195; umad (...) bad status 110; ...".
+bool IsToolDiagnostic(std::string_view line) {
+  for (std::string_view tag : {"ibwarn:", "iberror:", "ibpanic:", "ibdebug:"}) {
+    if (line.substr(0, tag.size()) == tag) return true;
+    const size_t colon = line.find(": ");
+    if (colon != std::string_view::npos && line.substr(colon + 2, tag.size()) == tag &&
+        line.substr(0, colon).find_first_of(" \t\"[") == std::string_view::npos) {
+      return true;
+    }
+  }
+  // "<file>.c:<line>; "
+  const size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon < 3 || line.substr(colon - 2, 2) != ".c") {
+    return false;
+  }
+  if (line.substr(0, colon).find_first_of(" \t\"[") != std::string_view::npos) return false;
+  size_t i = colon + 1;
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+  return i > colon + 1 && i < line.size() && line[i] == ';';
+}
+
 bool ValidName(std::string_view name) {
   // ibsim reserves '#' and '@' in node ids; accepting them would write files ibsim rejects.
   return !name.empty() && name.find_first_of("#@") == std::string_view::npos && QuotableText(name);
@@ -137,7 +162,8 @@ bool ValidName(std::string_view name) {
 
 class TopologyParser {
  public:
-  TopologyParser(const std::string& source, Fabric* fabric) : source_(source), fabric_(*fabric) {}
+  TopologyParser(const std::string& source, Fabric* fabric, std::vector<std::string>* warnings)
+      : source_(source), fabric_(*fabric), warnings_(warnings) {}
 
   Status Parse(std::string_view text) {
     io::LineReader lines(text);
@@ -152,7 +178,23 @@ class TopologyParser {
       return Status::Corruption(source_ +
                                 ": no switch or HCA records (an empty or truncated file?)");
     }
-    return ResolveCables();
+    SAR_RETURN_IF_ERROR(ResolveCables());
+    SAR_RETURN_IF_ERROR(CheckPortGuids());
+    if (warnings_ != nullptr) {
+      if (diagnostics_ > 0) {
+        warnings_->push_back(source_ + ":" + std::to_string(first_diagnostic_) + ": skipped " +
+                             std::to_string(diagnostics_) +
+                             " line(s) of ibnetdiscover's own diagnostics (its stderr), not "
+                             "topology; the fabric may be incomplete where discovery failed");
+      }
+      if (unassigned_lids_ > 0) {
+        warnings_->push_back(source_ + ":" + std::to_string(first_unassigned_lid_) + ": " +
+                             std::to_string(unassigned_lids_) +
+                             " port(s) with LID 65535 (not yet assigned by a subnet manager); "
+                             "they have no LID from the file");
+      }
+    }
+    return Status::OK();
   }
 
  private:
@@ -170,6 +212,10 @@ class TopologyParser {
       return Status::OK();
     }
     if (line.front() == '#') return Status::OK();  // comments do not end a record (as in ibsim)
+    if (IsToolDiagnostic(line)) {                  // nor does a diagnostic interleaved by 2>&1
+      if (diagnostics_++ == 0) first_diagnostic_ = line_;
+      return Status::OK();
+    }
     if (line.front() == '[') {
       if (current_ == kNoNode) return Expected("a port line inside a Switch/Ca record", line);
       return ParsePortLine(line);
@@ -179,8 +225,17 @@ class TopologyParser {
     if (line == "Non-Chassis Nodes") return Status::OK();
     const size_t key_end = line.find_first_of("=+ \t");
     const std::string_view key = line.substr(0, key_end);
-    if (key == "Switch") return ParseHeader(line, NodeKind::kSwitch, key.size());
-    if (key == "Ca" || key == "Hca") return ParseHeader(line, NodeKind::kHca, key.size());
+    // A terminal capture can lose the tab between the keyword and the port count ("Switch41").
+    size_t word = 0;
+    while (word < line.size() && std::isalpha(static_cast<unsigned char>(line[word]))) ++word;
+    const std::string_view head = line.substr(0, word);
+    const bool glued = word < line.size() && line[word] >= '0' && line[word] <= '9';
+    if (key == "Switch" || (glued && head == "Switch")) {
+      return ParseHeader(line, NodeKind::kSwitch, head.size());
+    }
+    if (key == "Ca" || key == "Hca" || (glued && (head == "Ca" || head == "Hca"))) {
+      return ParseHeader(line, NodeKind::kHca, head.size());
+    }
     if (key == "switchguid") return ParseGuidBase(line, key.size(), &switch_base_, &switch_next_);
     if (key == "caguid" || key == "hcaguids") {
       return ParseGuidBase(line, key.size(), &ca_base_, &ca_next_);
@@ -262,31 +317,59 @@ class TopologyParser {
         fabric_.AddNode(kind, num_ports, guid, std::string(name), std::string(desc), &err);
     if (node == kNoNode) return Error(err);
     *next += kind == NodeKind::kSwitch ? 1 : static_cast<Guid>(num_ports) + 1;
-    if (kind == NodeKind::kSwitch && pending_switch_port_guid_ &&
-        *pending_switch_port_guid_ != guid) {
+    decl_of_slot_.resize(fabric_.num_port_slots(), -1);
+    guid_line_.resize(fabric_.num_port_slots(), 0);
+    node_line_.push_back(line_);
+    if (kind == NodeKind::kSwitch && pending_switch_port_guid_) {
       SAR_RETURN_IF_ERROR(SetPortGuid({node, 0}, *pending_switch_port_guid_));
     }
     pending_switch_port_guid_.reset();
     if (lid != 0) SAR_RETURN_IF_ERROR(SetLid({node, 0}, lid, lmc));
-    decl_of_slot_.resize(fabric_.num_port_slots(), -1);
     current_ = node;
     return Status::OK();
   }
 
+  // A port GUID the file gives. Only GUIDs the file gives are checked against each other here:
+  // the defaults (node GUID + port) of the ports it gives none for are checked once all are
+  // known (CheckPortGuids), since a dual-port HCA's default may be its neighbour's real GUID.
   Status SetPortGuid(PortRef p, Guid guid) {
-    const PortRef owner = fabric_.FindByPortGuid(guid);
-    if (owner.valid() && owner != p) {
+    const PortId id = fabric_.port_id(p);
+    const auto [it, inserted] = given_guids_.emplace(guid, id);
+    if (!inserted && it->second != id) {
+      const PortRef owner = fabric_.port_ref(it->second);
       return Error("port GUID " + GuidString(guid) + " already belongs to '" +
-                   fabric_.name(owner.node) + "' port " + std::to_string(owner.port));
+                   fabric_.name(owner.node) + "' port " + std::to_string(owner.port) + " (line " +
+                   std::to_string(guid_line_[it->second]) + ")");
     }
     if (fabric_.FindByNodeGuid(guid) != kNoNode && fabric_.FindByNodeGuid(guid) != p.node) {
       return Error("port GUID " + GuidString(guid) + " is another node's GUID");
     }
     fabric_.set_port_guid(p, guid);
+    guid_line_[id] = line_;
     return Status::OK();
   }
 
+  // Ports in use (switch port 0, cabled HCA ports) must not share a GUID, given or default.
+  Status CheckPortGuids() {
+    PortRef clash;
+    const Status s = fabric_.CheckPortGuids(&clash);
+    if (s.ok()) return s;
+    const PortId id = fabric_.port_id(clash);
+    line_ = clash.port == 0 ? node_line_[clash.node] : decls_[decl_of_slot_[id]].line;
+    std::string hint;
+    if (guid_line_[id] == 0) {
+      hint = fabric_.is_switch(clash.node)
+                 ? " (the switch's node GUID, as the file gives no '(port GUID)')"
+                 : " (node GUID + port number, as the file gives no '(port GUID)' for it)";
+    }
+    return Error(s.message() + hint);
+  }
+
   Status SetLid(PortRef p, uint64_t lid, uint64_t lmc) {
+    if (lid == 0xffff) {  // what a port reports before a subnet manager gave it a LID
+      if (unassigned_lids_++ == 0) first_unassigned_lid_ = line_;
+      return Status::OK();
+    }
     if (lid > kMaxUnicastLid || lmc > 7) {
       return Error("LID " + std::to_string(lid) + " / LMC " + std::to_string(lmc) +
                    " out of range");
@@ -337,9 +420,7 @@ class TopologyParser {
     }
     if (local_guid) {
       if (is_switch) return Expected("no '(guid)' after a switch port number", line);
-      if (*local_guid != fabric_.port_guid(decl.local)) {
-        SAR_RETURN_IF_ERROR(SetPortGuid(decl.local, *local_guid));
-      }
+      SAR_RETURN_IF_ERROR(SetPortGuid(decl.local, *local_guid));
     }
     SAR_RETURN_IF_ERROR(ParseRate(comment, decl.local));
     if (!is_switch) {
@@ -401,7 +482,11 @@ class TopologyParser {
                      std::to_string(b.line) + " cables " + there + " to '" + b.remote_name + "'[" +
                      std::to_string(b.remote_port) + "]");
       }
-      if (d.remote_port_guid && *d.remote_port_guid != fabric_.port_guid(far)) {
+      if (d.remote_port_guid && !fabric_.is_switch(remote) &&
+          guid_line_[fabric_.port_id(far)] == 0) {
+        // The far end's own line gave no GUID: this one is the file's word for it.
+        SAR_RETURN_IF_ERROR(SetPortGuid(far, *d.remote_port_guid));
+      } else if (d.remote_port_guid && *d.remote_port_guid != fabric_.port_guid(far)) {
         return Error("port GUID " + GuidString(*d.remote_port_guid) + " given for " + there +
                      ", which has " + GuidString(fabric_.port_guid(far)));
       }
@@ -424,6 +509,12 @@ class TopologyParser {
   std::optional<Guid> pending_switch_port_guid_;  // from "switchguid=X(Y)"
   std::vector<PortDecl> decls_;
   std::vector<int> decl_of_slot_;  // port slot -> index into decls_, -1 if not listed
+  std::vector<int> node_line_;     // node -> line of its Switch/Ca record
+  std::vector<int> guid_line_;     // port slot -> line that gave its GUID, 0 if a default
+  std::unordered_map<Guid, PortId> given_guids_;  // GUIDs the file gives -> their port slot
+  std::vector<std::string>* warnings_;
+  int diagnostics_ = 0, first_diagnostic_ = 0;
+  int unassigned_lids_ = 0, first_unassigned_lid_ = 0;
 };
 
 // --- Writer ---
@@ -539,16 +630,17 @@ void FormatIbnetdiscover(const Fabric& f, const TopologyWriteOptions& opt, std::
 
 }  // namespace
 
-Status ParseTopology(std::string_view text, const std::string& source, Fabric* out) {
+Status ParseTopology(std::string_view text, const std::string& source, Fabric* out,
+                     std::vector<std::string>* warnings) {
   if (out->num_nodes() != 0) return Status::InvalidArgument("ParseTopology needs an empty Fabric");
-  TopologyParser parser(source, out);
+  TopologyParser parser(source, out, warnings);
   return parser.Parse(text);
 }
 
-Status ReadTopology(const std::string& path, Fabric* out) {
+Status ReadTopology(const std::string& path, Fabric* out, std::vector<std::string>* warnings) {
   std::string text;
   SAR_RETURN_IF_ERROR(ReadFileToString(path, &text));
-  return ParseTopology(text, path, out);
+  return ParseTopology(text, path, out, warnings);
 }
 
 std::string FormatTopology(const Fabric& fabric, const TopologyWriteOptions& options) {

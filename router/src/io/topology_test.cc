@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "io/test_util.h"
 #include "sar/io/file_util.h"
@@ -16,6 +17,7 @@ namespace {
 
 using io::testing::CompareOptions;
 using io::testing::DiffFabrics;
+using io::testing::RealFabricPath;
 using io::testing::TestDataPath;
 
 Fabric Read(const std::string& name) {
@@ -154,6 +156,39 @@ TEST(TopologyTest, RoundTripsIrregularGuids) {
   EXPECT_EQ(text.find("caguid=0x0000000000009004"), std::string::npos) << text;
 }
 
+// A dual-port ConnectX as ibnetdiscover shows it: each port its own one-port CA, the second's
+// node GUID the first's + 1, each port GUID equal to its node GUID. The default port GUID of
+// the first (node GUID + 1) is the second's real one; in either order the file's GUIDs decide.
+TEST(TopologyTest, DualPortHcaWithConsecutiveNodeGuids) {
+  const std::string sw =
+      "switchguid=0x100(100)\nSwitch 4 \"S-sw\" # \"sw\" enhanced port 0 lid 1 lmc 0\n"
+      "[1] \"H-10\"[1](10) # \"host HCA-1\" lid 2 4xEDR\n"
+      "[2] \"H-11\"[1](11) # \"host HCA-2\" lid 3 4xEDR\n\n";
+  const std::string first =
+      "caguid=0x10\nCa 1 \"H-10\" # \"host HCA-1\"\n[1](10) \"S-sw\"[1] # lid 2 lmc 0 \"sw\" "
+      "lid 1 4xEDR\n\n";
+  const std::string second =
+      "caguid=0x11\nCa 1 \"H-11\" # \"host HCA-2\"\n[1](11) \"S-sw\"[2] # lid 3 lmc 0 \"sw\" "
+      "lid 1 4xEDR\n\n";
+  for (const std::string& text : {sw + first + second, sw + second + first}) {
+    const Fabric f = ParseOk(text);
+    const NodeId a = f.FindByName("H-10"), b = f.FindByName("H-11");
+    ASSERT_NE(a, kNoNode);
+    ASSERT_NE(b, kNoNode);
+    EXPECT_EQ(f.port_guid({a, 1}), 0x10u);
+    EXPECT_EQ(f.port_guid({b, 1}), 0x11u);
+    EXPECT_EQ(f.FindByPortGuid(0x10), (PortRef{a, 1}));
+    EXPECT_EQ(f.FindByPortGuid(0x11), (PortRef{b, 1}));
+    EXPECT_EQ(f.Endpoints().size(), 2u);
+    ExpectRoundTrip(f, TopologyStyle::kIbnetdiscover);
+  }
+  // The GUID on the switch's line is the file's word too when the CA's own line gives none.
+  const std::string bare_second =
+      "caguid=0x11\nCa 1 \"H-11\" # \"host HCA-2\"\n[1] \"S-sw\"[2] # lid 3 lmc 0\n";
+  const Fabric f = ParseOk(sw + first + bare_second);
+  EXPECT_EQ(f.FindByPortGuid(0x11), (PortRef{f.FindByName("H-11"), 1}));
+}
+
 TEST(TopologyTest, IbnetdiscoverStyleKeepsCustomPortGuids) {
   Fabric f;
   const NodeId s = f.AddNode(NodeKind::kSwitch, 2, 0x100, "s", "s");
@@ -180,6 +215,172 @@ TEST(TopologyTest, AcceptsUnquotedDescriptionsAndCommentsInRecords) {
   EXPECT_EQ(f.description(h), "h mlx5_0");
   EXPECT_EQ(f.base_lid({h, 1}), 7u);
   EXPECT_EQ(f.node_guid(h), 0x20u);
+}
+
+// "lid 65535" is what a port reports before a subnet manager gave it a LID: no LID from the
+// file (the deterministic assignment or a guid2lid gives one later), and a warning that says so.
+TEST(TopologyTest, LidFfffIsUnassignedWithAWarning) {
+  const std::string text =
+      "switchguid=0x100(100)\n"
+      "Switch 4 \"S-sw\" # \"sw\" enhanced port 0 lid 65535 lmc 0\n"
+      "[1] \"H-10\"[1](11) # \"h1 HCA-1\" lid 65535 4xEDR\n"
+      "[2] \"H-20\"[1](21) # \"h2 HCA-1\" lid 5 4xEDR\n"
+      "\n"
+      "caguid=0x10\n"
+      "Ca 1 \"H-10\" # \"h1 HCA-1\"\n"
+      "[1](11) \"S-sw\"[1] # lid 65535 lmc 0 \"sw\" lid 65535 4xEDR\n"
+      "\n"
+      "caguid=0x20\n"
+      "Ca 1 \"H-20\" # \"h2 HCA-1\"\n"
+      "[1](21) \"S-sw\"[2] # lid 5 lmc 0 \"sw\" lid 65535 4xEDR\n";
+  Fabric f;
+  std::vector<std::string> warnings;
+  const Status s = ParseTopology(text, "fresh.topo", &f, &warnings);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(f.switch_lid(f.FindByName("S-sw")), 0u);
+  EXPECT_EQ(f.base_lid({f.FindByName("H-10"), 1}), 0u);
+  EXPECT_EQ(f.base_lid({f.FindByName("H-20"), 1}), 5u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "fresh.topo:2: 2 port(s) with LID 65535 (not yet assigned by a subnet manager); they "
+            "have no LID from the file");
+  // Any other LID beyond the unicast range is still refused.
+  Fabric g;
+  const std::string bad = "Switch 4 \"sw\" # \"sw\" enhanced port 0 lid 65534 lmc 0\n";
+  EXPECT_EQ(ParseTopology(bad, "bad.topo", &g).code(), Status::Code::kCorruption);
+}
+
+// ibnetdiscover's stderr caught in the file (2>&1, or a terminal capture): its diagnostics are
+// skipped with a warning naming the first; anything else unknown is still refused.
+TEST(TopologyTest, SkipsIbnetdiscoverDiagnosticsWithAWarning) {
+  const std::string records =
+      "Switch 2 \"sw\"\n"
+      "ibwarn: [12345] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0,1)\n"
+      "[1] \"h\"[1]\n"
+      "\n"
+      "ibnetdiscover: iberror: failed: discover failed\n"
+      "Hca 1 \"h\"\n"
+      "[1] \"sw\"[1]\n";
+  Fabric f;
+  std::vector<std::string> warnings;
+  const Status s = ParseTopology(
+      "src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0) bad status "
+      "110; Connection timed out\n" +
+          records,
+      "t.topo", &f, &warnings);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(f.num_links(), 1);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].substr(0, 30), "t.topo:1: skipped 3 line(s) of");
+  for (const char* bad : {"src/query_smp.c: no line number\n", "query.c:12 no semicolon\n",
+                          "\"a b.c\":1; quoted\n", "warning: something\n"}) {
+    Fabric g;
+    const Status b = ParseTopology(bad + records, "t.topo", &g);
+    EXPECT_EQ(b.code(), Status::Code::kCorruption) << bad;
+    EXPECT_NE(b.message().find("t.topo:1: expected a Switch/Ca/Hca record"), std::string::npos)
+        << b.message();
+  }
+}
+
+// Damage a dump picks up on its way: CRLF line ends, tabs turned into spaces or lost (a
+// terminal capture). Each still reads as the same fabric; damage that leaves a line ambiguous
+// is refused at its line.
+TEST(TopologyTest, ReadsCrlfAndLostTabs) {
+  const std::string path = RealFabricPath("nvidia-lab-small.ibnetdiscover");
+  SAR_SKIP_IF_NO_REAL_FABRIC(path);
+  std::string text;
+  ASSERT_TRUE(ReadFileToString(path, &text).ok());
+  ASSERT_NE(text.find('\t'), std::string::npos);
+  const Fabric original = ParseOk(text);
+  std::string crlf, spaces, no_tabs;
+  for (char c : text) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+    spaces += c == '\t' ? ' ' : c;
+    if (c != '\t') no_tabs += c;
+  }
+  for (const std::string* damaged : {&crlf, &spaces, &no_tabs}) {
+    const Fabric f = ParseOk(*damaged);
+    EXPECT_EQ(DiffFabrics(original, f), "");
+    EXPECT_EQ(f.num_links(), 16);
+  }
+  // A port line whose brackets the capture broke: refused at that line, not skipped.
+  std::string broken = no_tabs;
+  const size_t at = broken.find("[23]\"H-ec0d9a03007d7d0a\"");
+  ASSERT_NE(at, std::string::npos);
+  broken[at + 3] = ' ';
+  Fabric f;
+  const Status s = ParseTopology(broken, "broken.topo", &f);
+  EXPECT_EQ(s.code(), Status::Code::kCorruption);
+  EXPECT_NE(s.message().find("broken.topo:12: expected '[<port>]'"), std::string::npos)
+      << s.ToString();
+}
+
+// Every public dump of shared/data/fabrics/ reads, with what its README says it holds.
+struct RealDump {
+  const char* file;
+  int switches, cas, cabled_ca_ports, cables;
+};
+
+TEST(TopologyTest, ReadsEveryPublicDump) {
+  const RealDump dumps[] = {
+      {"selene-storage.ibnetdiscover", 160, 1247, 1247, 3286},
+      {"nvidia-ndr-superpod.ibnetdiscover", 40, 582, 582, 1114},  // 542 HCAs + 40 SHARP ANs
+      {"loginoff-stage.ibnetdiscover", 8, 144, 145, 192},  // a storage host with both ports cabled
+      {"nvidia-lab-small.ibnetdiscover", 2, 13, 13, 16},
+      {"ibtopotool-example-1.ibnetdiscover", 2, 4, 5, 7},
+      {"ibtopotool-example-2.ibnetdiscover", 1, 2, 2, 2},
+      {"ibtopotool-example-3.ibnetdiscover", 2, 6, 6, 10},  // first line: ibnetdiscover's stderr
+      {"ibtopotool-example-4.ibnetdiscover", 1, 1, 1, 1},
+  };
+  for (const RealDump& d : dumps) {
+    SCOPED_TRACE(d.file);
+    const std::string path = RealFabricPath(d.file);
+    SAR_SKIP_IF_NO_REAL_FABRIC(path);
+    Fabric f;
+    std::vector<std::string> warnings;
+    const Status s = ReadTopology(path, &f, &warnings);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(f.num_switches(), d.switches);
+    EXPECT_EQ(static_cast<int>(f.hcas().size()), d.cas);
+    EXPECT_EQ(static_cast<int>(f.Endpoints().size()), d.cabled_ca_ports);
+    EXPECT_EQ(f.num_links(), d.cables);
+    EXPECT_EQ(warnings.size(), std::string(d.file) == "ibtopotool-example-3.ibnetdiscover");
+    // Every port in use is found by its GUID, and the file's LIDs are all there.
+    EXPECT_TRUE(f.CheckPortGuids().ok()) << f.CheckPortGuids().ToString();
+    for (const PortRef& e : f.Endpoints()) {
+      ASSERT_EQ(f.FindByPortGuid(f.port_guid(e)), e) << f.name(e.node);
+      ASSERT_NE(f.base_lid(e), 0u) << f.name(e.node);
+    }
+    ExpectRoundTrip(f, TopologyStyle::kIbnetdiscover);
+  }
+}
+
+// selene-storage: 160 dual-port HCAs show as CA pairs with consecutive node GUIDs, each port's
+// GUID its node GUID (the file's, not node GUID + 1); both ports of each are routable.
+TEST(TopologyTest, SeleneDualPortHcasKeepTheFilesPortGuids) {
+  const std::string path = RealFabricPath("selene-storage.ibnetdiscover");
+  SAR_SKIP_IF_NO_REAL_FABRIC(path);
+  Fabric f;
+  ASSERT_TRUE(ReadTopology(path, &f).ok());
+  int pairs = 0;
+  for (NodeId h : f.hcas()) {
+    const NodeId next = f.FindByNodeGuid(f.node_guid(h) + 1);
+    if (next == kNoNode || f.is_switch(next)) continue;
+    ++pairs;
+    EXPECT_EQ(f.hostname(h), f.hostname(next));
+    EXPECT_EQ(f.port_guid({h, 1}), f.node_guid(h));
+    EXPECT_EQ(f.port_guid({next, 1}), f.node_guid(next));
+    EXPECT_TRUE(f.peer({h, 1}).valid());
+    EXPECT_TRUE(f.peer({next, 1}).valid());
+  }
+  EXPECT_EQ(pairs, 160);
+  const NodeId a = f.FindByName("H-0c42a10300595394"), b = f.FindByName("H-0c42a10300595395");
+  ASSERT_NE(a, kNoNode);
+  ASSERT_NE(b, kNoNode);
+  EXPECT_EQ(f.FindByPortGuid(0x0c42a10300595395), (PortRef{b, 1}));
+  EXPECT_EQ(f.base_lid({a, 1}), 1351u);
+  EXPECT_EQ(f.base_lid({b, 1}), 1353u);
 }
 
 TEST(TopologyTest, RejectsNonEmptyFabric) {
@@ -231,7 +432,16 @@ TEST(TopologyTest, MalformedInputNamesFileAndLine) {
        "Switch 2 \"sw\" # \"sw\" lid 3\n[1] \"h\"[1]\n\nHca 1 \"h\"\n[1] \"sw\"[1] # lid 3 lmc 0\n",
        5},
       {"HCA to HCA", "Hca 1 \"a\"\n[1] \"b\"[1]\n\nHca 1 \"b\"\n[1] \"a\"[1]\n", 2},
-      {"remote port GUID mismatch", sw + "[1] \"h\"[1](1234)\n" + ca, 2},
+      {"remote port GUID mismatch", sw + "[1] \"h\"[1](1234)\n\nHca 1 \"h\"\n[1](5678) \"sw\"[1]\n",
+       2},
+      {"port GUID given twice",
+       "Switch 4 \"sw\"\n[1] \"a\"[1]\n[2] \"b\"[1]\n\nHca 1 \"a\"\n[1](77) \"sw\"[1]\n\n"
+       "Hca 1 \"b\"\n[1](77) \"sw\"[2]\n",
+       9},
+      {"default port GUID of a cabled port is another port's",
+       "Switch 4 \"sw\"\n[1] \"a\"[1]\n[2] \"b\"[1]\n\ncaguid=0x10\nHca 1 \"a\"\n[1](12) "
+       "\"sw\"[1]\n\ncaguid=0x11\nHca 1 \"b\"\n[1] \"sw\"[2]\n",
+       11},
       {"reserved character in name", "Switch 2 \"a@b\"\n", 1},
       {"unterminated description", "Switch 2 \"sw\" # \"oops\n", 1},
       {"quote inside a description", "Switch 2 \"sw\" # big \"one\" lid 3\n", 1},

@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sar/fabric.h"
 #include "sar/status.h"
@@ -33,9 +34,12 @@ struct TopologyWriteOptions {
 };
 
 /// Parses `text`; `source` (a path) prefixes error messages. *out must be empty. On error *out
-/// is left in an unspecified state.
-Status ParseTopology(std::string_view text, const std::string& source, Fabric* out);
-Status ReadTopology(const std::string& path, Fabric* out);
+/// is left in an unspecified state. What the reader accepts but a user should know (LIDs 65535,
+/// skipped ibnetdiscover diagnostics) is appended to *warnings ("path:line: ...") if given.
+Status ParseTopology(std::string_view text, const std::string& source, Fabric* out,
+                     std::vector<std::string>* warnings = nullptr);
+Status ReadTopology(const std::string& path, Fabric* out,
+                    std::vector<std::string>* warnings = nullptr);
 
 std::string FormatTopology(const Fabric& fabric, const TopologyWriteOptions& options);
 /// Atomic write (see file_util.h).

@@ -1,0 +1,154 @@
+// sar-route on the public ibnetdiscover dumps of shared/data/fabrics/ (beside the source tree,
+// never copied into it; each test skips when its dump is absent): every dump loads with what its
+// README says it holds, and dfsssp and minhop route it to tables eval judges valid, or the
+// routing pass says why not. No dump has unreachable parts, so nothing here needs
+// --allow-disconnected: eval must find every pair reachable.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "command_test_util.h"
+#include "io/test_util.h"
+#include "sar/io/topology.h"
+
+namespace sar {
+namespace {
+
+using io::testing::RealFabricPath;
+using testcmd::Outcome;
+
+class RealFabrics : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = "/tmp/sar_real_fabrics_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(t.data()), nullptr);
+    dir_ = t;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  Outcome SarRoute(const std::string& args) {
+    return testcmd::Run(std::string(SAR_ROUTE_BIN) + " " + args, dir_);
+  }
+  std::string dir_;
+};
+
+struct Dump {
+  const char* file;
+  int switches, cas, cabled_ca_ports;
+  bool minhop_deadlocks;  // min-hop routes close a channel dependency cycle on one layer
+};
+
+// Per dump, from shared/data/fabrics/README.md and the files themselves.
+const Dump kDumps[] = {
+    // 160 dual-port HCAs, each shown as two one-port CAs with consecutive node GUIDs.
+    {"selene-storage.ibnetdiscover", 160, 1247, 1247, false},
+    // 542 HCAs and a SHARP Aggregation Node CA on each of the 40 switches. Some leaf-spine pairs
+    // have no cable, so some min-hop paths go leaf-spine-leaf-spine-leaf: a dependency cycle,
+    // which route refuses to write (dfsssp breaks it with layers).
+    {"nvidia-ndr-superpod.ibnetdiscover", 40, 582, 582, true},
+    // Hosts on a spine; a storage host with both ports on one switch.
+    {"loginoff-stage.ibnetdiscover", 8, 144, 145, false},
+    // Self-loop cables on a switch; dual-port HCAs with consecutive node GUIDs.
+    {"nvidia-lab-small.ibnetdiscover", 2, 13, 13, false},
+    // A 1xSDR cable parallel to a 4xSDR one; lmc 1.
+    {"ibtopotool-example-1.ibnetdiscover", 2, 4, 5, false},
+    {"ibtopotool-example-2.ibnetdiscover", 1, 2, 2, false},
+    // First line: ibnetdiscover's stderr (skipped with a warning); self-loops.
+    {"ibtopotool-example-3.ibnetdiscover", 2, 6, 6, false},
+    // An HCA cabled only on port 2.
+    {"ibtopotool-example-4.ibnetdiscover", 1, 1, 1, false},
+};
+
+// What eval traces: from every cabled HCA port to every LID of every cabled port of another node.
+int TracedPairs(const std::string& path) {
+  Fabric f;
+  EXPECT_TRUE(ReadTopology(path, &f).ok());
+  const auto endpoints = f.Endpoints();
+  int pairs = 0;
+  for (const PortRef& s : endpoints) {
+    for (const PortRef& t : endpoints) pairs += s.node == t.node ? 0 : 1 << f.lmc(t);
+  }
+  return pairs;
+}
+
+TEST_F(RealFabrics, EveryDumpLoadsAndRoutesToValidTables) {
+  for (const Dump& d : kDumps) {
+    SCOPED_TRACE(d.file);
+    const std::string path = RealFabricPath(d.file);
+    SAR_SKIP_IF_NO_REAL_FABRIC(path);
+    const std::string topo = " -t " + path;
+    const Outcome info = SarRoute("info --json" + topo);
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    const nlohmann::json j = nlohmann::json::parse(info.out);
+    EXPECT_EQ(j["switches"], d.switches);
+    EXPECT_EQ(j["hcas"], d.cas);
+    EXPECT_EQ(j["endpoints"], d.cabled_ca_ports);
+    EXPECT_EQ(j["connected"], true);
+    EXPECT_EQ(info.err.find("warning") != std::string::npos,
+              std::string(d.file) == "ibtopotool-example-3.ibnetdiscover")
+        << info.err;
+
+    for (const char* engine : {"dfsssp", "minhop"}) {
+      SCOPED_TRACE(engine);
+      const std::string lfts = Path(std::string(d.file) + "." + engine + ".lfts");
+      const std::string layers = Path(std::string(d.file) + "." + engine + ".layers");
+      const Outcome r = SarRoute(std::string("route -e ") + engine + topo + " -o " + lfts +
+                                 " --sl-out " + layers);
+      if (d.minhop_deadlocks && std::string(engine) == "minhop") {
+        EXPECT_EQ(r.exit_code, 1) << r.err;
+        EXPECT_NE(r.err.find("cyclic channel dependency"), std::string::npos) << r.err;
+        EXPECT_NE(::access(lfts.c_str(), F_OK), 0) << "route wrote invalid tables";
+        continue;
+      }
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      const Outcome e = SarRoute("eval --json" + topo + " --lfts " + lfts + " --layers " + layers);
+      ASSERT_EQ(e.exit_code, 0) << e.err;
+      const nlohmann::json v = nlohmann::json::parse(e.out);
+      EXPECT_EQ(v["valid"], true) << v["invalid"];
+      EXPECT_EQ(v["unreachable_pairs"], 0);
+      EXPECT_EQ(v["loops"], 0);
+      EXPECT_EQ(v["deadlock_free"], true);
+      EXPECT_EQ(v["pairs"], TracedPairs(path));
+    }
+  }
+}
+
+// A dump taken before a subnet manager ran: every LID is 65535. sar-route warns and gives the
+// fabric the deterministic LIDs; a dump where only some are unassigned needs --lids.
+TEST_F(RealFabrics, UnassignedLidsGetTheDeterministicAssignment) {
+  const std::string path = RealFabricPath("nvidia-lab-small.ibnetdiscover");
+  SAR_SKIP_IF_NO_REAL_FABRIC(path);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string fresh = std::regex_replace(text.str(), std::regex("lid [0-9]+"), "lid 65535");
+  std::ofstream(Path("fresh.topo")) << fresh;
+  const Outcome info = SarRoute("info --json -t " + Path("fresh.topo"));
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_EQ(nlohmann::json::parse(info.out)["max_lid"], 13 + 2);  // HCA ports, then switches
+  EXPECT_NE(info.err.find("fresh.topo:10: 15 port(s) with LID 65535"), std::string::npos)
+      << info.err;
+  const Outcome r = SarRoute("route -e minhop -t " + Path("fresh.topo") + " -o " + Path("f.lfts"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  // One HCA port unassigned among assigned ones: no guess, a clear error.
+  std::string partial = text.str();
+  const size_t at = partial.find("# lid 28 lmc 0");
+  ASSERT_NE(at, std::string::npos);
+  partial.replace(at, 14, "# lid 65535 lmc 0");
+  std::ofstream(Path("partial.topo")) << partial;
+  const Outcome p = SarRoute("info -t " + Path("partial.topo"));
+  EXPECT_EQ(p.exit_code, 3) << p.err;
+  EXPECT_NE(p.err.find("HCA 'H-ec0d9a03007d7d0b' port 1 has no LID (give --lids)"),
+            std::string::npos)
+      << p.err;
+}
+
+}  // namespace
+}  // namespace sar
