@@ -142,6 +142,7 @@ void MigrationCoordinator::Start(uint64_t now_ms) {
   expected_.clear();
   acked_.clear();
   drained_.clear();
+  skipped_.clear();
   abort_outcome_.clear();
   Log("planning new base tables (held until the subscribers moved to highLIDs)");
   actions_.push_back({MigAction::kPlan, epoch_, 0, 0, false, ""});
@@ -165,14 +166,15 @@ void MigrationCoordinator::Planned(uint64_t now_ms, uint32_t epoch, bool ok, boo
     return;
   }
   expected_.clear();
-  size_t skipped = 0;
+  skipped_.clear();
   for (const PortGid& g : participants) {
     if (excluded_.count(g)) {
-      ++skipped;
+      skipped_.insert(g);
     } else {
       expected_.insert(g);
     }
   }
+  const size_t skipped = skipped_.size();
   const std::string excl =
       skipped ? ", " + std::to_string(skipped) + " excluded port(s) not waited for" : "";
   phase_start_ms_ = now_ms;
@@ -180,6 +182,11 @@ void MigrationCoordinator::Planned(uint64_t now_ms, uint32_t epoch, bool ok, boo
     phase_ = MigPhase::kPush;
     deadline_ms_ = now_ms + config_.push_timeout_ms;
     Log("no subscriber to wait for" + excl + ": releasing the new tables at once");
+    // Excluded ports still get the UnPath (not waited for): their ack of this epoch, whenever
+    // it comes, re-admits them (Ack), or they could never come back once all were excluded.
+    if (skipped) {
+      actions_.push_back({MigAction::kSendUnpath, epoch_, 0, config_.ack_timeout_ms, false, ""});
+    }
     actions_.push_back({MigAction::kRelease, epoch_, 0, 0, false, ""});
     return;
   }
@@ -202,14 +209,17 @@ AckResult MigrationCoordinator::Ack(uint64_t now_ms, const PortGid& issuer, uint
   } else if (!waiting || phase != want) {
     r = AckResult::kWrongPhase;
   } else if (!expected_.count(issuer)) {
-    // An excluded port that answers again is waited for from the next epoch on.
-    if (excluded_.erase(issuer)) {
-      missed_.erase(issuer);
-      Log("port " + ShortGid(issuer) + " acks again: no longer excluded");
-    }
     r = AckResult::kUnexpected;
   } else if (!acked_.insert(issuer).second) {
     r = AckResult::kDuplicate;
+  }
+  // An excluded port that acks an epoch it was not waited for (phase 2 or 4, in whatever phase
+  // it arrives: the epoch may have moved on or ended) is waited for from the next epoch on. Only
+  // OpenSM fills the issuer, so no other port can re-admit it.
+  if (kind == SAR_MIG_ACK && epoch == epoch_ && (phase == 2 || phase == 4) &&
+      skipped_.count(issuer) && excluded_.erase(issuer)) {
+    missed_.erase(issuer);
+    Log("port " + ShortGid(issuer) + " acks again: no longer excluded");
   }
   if (r != AckResult::kCounted) {
     ++acks_ignored_;

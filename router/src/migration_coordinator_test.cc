@@ -222,6 +222,86 @@ TEST(MigrationCoordinator, ExclusionCountsMissedDeadlinesInARowOnly) {
   EXPECT_EQ(c.phase(), MigPhase::kPush);
 }
 
+// Excluded ports come back: with every participant excluded the epoch still sends UnPath (not
+// waited for), the ports' acks of it re-admit them, and from the next epoch on they are waited
+// for again (no "no subscriber to wait for", no unprotected release).
+TEST(MigrationCoordinator, ExcludedPortsComeBackWhenTheyAckAgain) {
+  MigrationCoordinator c(Config());  // exclude_after 2
+  for (int i = 0; i < 2; ++i) {      // A and B miss two phase-2 deadlines in a row
+    const uint64_t t0 = 1000 * (i + 1);
+    c.Request(t0);
+    Drain(&c);
+    c.Planned(t0, c.epoch(), true, true, {kA, kB});
+    Drain(&c);
+    c.Tick(t0 + 100);
+    c.Tick(t0 + 150);
+    ASSERT_EQ(c.phase(), MigPhase::kIdle);
+    EXPECT_EQ(c.Status().last_outcome, "aborted-timeout");
+  }
+  ASSERT_EQ(c.Status().excluded, (std::vector<PortGid>{kA, kB}));
+  // Everyone excluded: nobody is waited for, but the UnPath goes out so they can ack.
+  c.Request(3000);
+  Drain(&c);
+  c.Planned(3000, c.epoch(), true, true, {kA, kB});
+  std::vector<MigAction> a = Drain(&c);
+  ASSERT_EQ(Kinds(a), (std::vector<MigAction::Kind>{MigAction::kSendUnpath, MigAction::kRelease}));
+  EXPECT_EQ(a[0].epoch, c.epoch());
+  EXPECT_EQ(a[0].deadline_ms, 100u);
+  EXPECT_EQ(c.Status().expected, 0u);
+  // A's phase-2 ack arrives while the tables are pushed: not counted, but A is back.
+  EXPECT_EQ(AckOf(&c, 3010, kA, 2), AckResult::kWrongPhase);
+  EXPECT_EQ(c.Status().excluded, std::vector<PortGid>{kB});
+  c.RoutingDone(3020, c.epoch());
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendRepath});
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().last_outcome, "released");
+  // B's RePath ack of that epoch arrives after it ended: B is back too. A stranger's ack of the
+  // epoch, or B's ack of an earlier epoch, would not have re-admitted anyone.
+  EXPECT_EQ(AckOf(&c, 3030, kB, 4), AckResult::kWrongPhase);
+  EXPECT_TRUE(c.Status().excluded.empty());
+  // The next epoch waits for both again.
+  std::vector<std::string> logs;
+  c.Request(4000);
+  Drain(&c, &logs);
+  c.Planned(4000, c.epoch(), true, true, {kA, kB});
+  EXPECT_EQ(Kinds(Drain(&c, &logs)), std::vector<MigAction::Kind>{MigAction::kSendUnpath});
+  for (const std::string& l : logs) EXPECT_EQ(l.find("no subscriber"), std::string::npos) << l;
+  EXPECT_TRUE(c.Holding());
+  EXPECT_EQ(c.Status().expected, 2u);
+  EXPECT_EQ(AckOf(&c, 4010, kA, 2), AckResult::kCounted);
+  EXPECT_TRUE(c.Holding());  // B's ack is waited for
+  c.Tick(4100);              // and missing it aborts again
+  EXPECT_EQ(c.phase(), MigPhase::kRepath);
+  AckOf(&c, 4110, kA, 4);
+  c.Tick(4150);
+  EXPECT_EQ(c.Status().last_outcome, "aborted-timeout");
+  EXPECT_TRUE(c.Status().excluded.empty());  // one miss after coming back: not excluded yet
+}
+
+// Only an ack of the current epoch by the excluded port itself re-admits it.
+TEST(MigrationCoordinator, StrangersAndOldEpochsDoNotReadmitAnExcludedPort) {
+  MigrationCoordinator c(Config());
+  for (int i = 0; i < 2; ++i) {
+    const uint64_t t0 = 1000 * (i + 1);
+    c.Request(t0);
+    Drain(&c);
+    c.Planned(t0, c.epoch(), true, true, {kA});
+    Drain(&c);
+    c.Tick(t0 + 100);
+    c.Tick(t0 + 150);
+  }
+  ASSERT_EQ(c.Status().excluded, std::vector<PortGid>{kA});
+  c.Request(3000);
+  Drain(&c);
+  c.Planned(3000, c.epoch(), true, true, {kA});
+  Drain(&c);
+  EXPECT_EQ(c.Ack(3001, kA, SAR_MIG_ACK, 2, c.epoch() - 1), AckResult::kWrongEpoch);
+  EXPECT_EQ(c.Ack(3002, kA, SAR_MIG_UNPATH, 2, c.epoch()), AckResult::kMalformed);
+  EXPECT_EQ(c.Ack(3003, kA, SAR_MIG_ACK, 1, c.epoch()), AckResult::kWrongPhase);
+  EXPECT_EQ(AckOf(&c, 3004, kStranger, 2), AckResult::kWrongPhase);
+  EXPECT_EQ(c.Status().excluded, std::vector<PortGid>{kA});
+}
+
 TEST(MigrationCoordinator, ForgedReplayedAndStrayAcksChangeNothing) {
   MigrationCoordinator c(Config());
   c.Request(0);

@@ -20,7 +20,9 @@
 // ack counts only if it is an ACK of the current epoch for the phase being waited for, from a
 // port expected to ack; everything else (duplicate, replayed, wrong epoch or phase, unknown
 // port) is ignored and counted. A port that misses `exclude_after` phase-2 deadlines in a row is
-// excluded from later epochs until it acks an epoch again.
+// excluded from later epochs until it acks an epoch again: it is still sent each UnPath (also
+// when every participant is excluded: then UnPath and Release go out together), and its ack of an
+// epoch it was not waited for, in any phase, re-admits it from the next epoch on.
 // Thread-safety: none; one thread owns a coordinator.
 #pragma once
 
@@ -178,6 +180,7 @@ class MigrationCoordinator {
   std::set<PortGid> drained_;  // acked phase 2: the RePath acks expected
   std::map<PortGid, int> missed_;
   std::set<PortGid> excluded_;
+  std::set<PortGid> skipped_;  // participants of epoch_ not waited for (excluded): may come back
   std::deque<MigAction> actions_;
   uint32_t last_epoch_ = 0;
   std::string last_outcome_;
