@@ -1,7 +1,10 @@
 #include "sar/migration_coordinator.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -164,6 +167,13 @@ void MigrationCoordinator::Planned(uint64_t now_ms, uint32_t epoch, bool ok, boo
     actions_.push_back({MigAction::kDiscard, epoch_, 0, 0, false, ""});
     Finish(now_ms, "no-change");
     return;
+  }
+  std::vector<PortGid> ports = participants;
+  std::sort(ports.begin(), ports.end());
+  ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+  if (ports != ack_ports_) {
+    ack_ports_ = std::move(ports);
+    ++ack_ports_generation_;
   }
   expected_.clear();
   skipped_.clear();
@@ -403,5 +413,55 @@ bool MigrationCoordinator::PopAction(MigAction* out) {
   actions_.pop_front();
   return true;
 }
+
+bool MigAckInbox::Offer(const PortGid& issuer, const uint8_t* data) {
+  const auto it = index_.find(issuer);
+  if (it == index_.end() || data == nullptr) {
+    ++strays_;
+    return false;
+  }
+  Slot& slot = slots_[it->second];
+  slot.ack.issuer = issuer;
+  std::memcpy(slot.ack.data, data, SAR_MIG_DATA_SIZE);
+  if (!slot.full) {
+    slot.full = true;
+    order_.push_back(it->second);  // within the capacity reserved by Sync
+  }
+  return true;
+}
+
+void MigAckInbox::Sync(const MigrationCoordinator& coordinator) {
+  if (coordinator.ack_ports_generation() == generation_) return;
+  generation_ = coordinator.ack_ports_generation();
+  const std::vector<PortGid>& ports = coordinator.AckPorts();
+  std::unordered_map<PortGid, size_t, GidHash> index;
+  std::vector<Slot> slots(ports.size());
+  index.reserve(ports.size());
+  for (size_t i = 0; i < ports.size(); ++i) index.emplace(ports[i], i);
+  std::vector<size_t> order;
+  order.reserve(slots.size());
+  for (size_t old : order_) {  // acks not yet taken of the ports that stay
+    const auto it = index.find(slots_[old].ack.issuer);
+    if (it == index.end() || slots[it->second].full) continue;
+    slots[it->second] = slots_[old];
+    order.push_back(it->second);
+  }
+  index_ = std::move(index);
+  slots_ = std::move(slots);
+  order_ = std::move(order);
+}
+
+size_t MigAckInbox::Take(InboxAck* out, size_t max) {
+  const size_t n = std::min(max, order_.size());
+  for (size_t i = 0; i < n; ++i) {
+    Slot& slot = slots_[order_[i]];
+    out[i] = slot.ack;
+    slot.full = false;
+  }
+  order_.erase(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
+}
+
+uint64_t MigAckInbox::TakeStrays() { return std::exchange(strays_, 0); }
 
 }  // namespace sar
