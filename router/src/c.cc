@@ -575,11 +575,14 @@ void sar_mig_inbox_sync(sar_mig_inbox_t* inbox, const sar_mig_t* m) {
 size_t sar_mig_inbox_take(sar_mig_inbox_t* inbox, sar_mig_gid_t* issuers, uint8_t* data,
                           size_t max) {
   size_t n = 0;
-  sar::InboxAck a;
-  while (n < max && inbox->inbox.Take(&a, 1) == 1) {
-    issuers[n] = {a.issuer.prefix, a.issuer.guid};
-    std::memcpy(data + n * SAR_MIG_DATA_SIZE, a.data, SAR_MIG_DATA_SIZE);
-    ++n;
+  sar::InboxAck a[64];  // in chunks: each Take shifts the acks left behind
+  while (n < max) {
+    const size_t got = inbox->inbox.Take(a, std::min(max - n, sizeof a / sizeof a[0]));
+    if (got == 0) break;
+    for (size_t i = 0; i < got; ++i, ++n) {
+      issuers[n] = {a[i].issuer.prefix, a[i].issuer.guid};
+      std::memcpy(data + n * SAR_MIG_DATA_SIZE, a[i].data, SAR_MIG_DATA_SIZE);
+    }
   }
   return n;
 }

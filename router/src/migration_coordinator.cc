@@ -432,7 +432,6 @@ bool MigAckInbox::Offer(const PortGid& issuer, const uint8_t* data) {
 
 void MigAckInbox::Sync(const MigrationCoordinator& coordinator) {
   if (coordinator.ack_ports_generation() == generation_) return;
-  generation_ = coordinator.ack_ports_generation();
   const std::vector<PortGid>& ports = coordinator.AckPorts();
   std::unordered_map<PortGid, size_t, GidHash> index;
   std::vector<Slot> slots(ports.size());
@@ -449,6 +448,7 @@ void MigAckInbox::Sync(const MigrationCoordinator& coordinator) {
   index_ = std::move(index);
   slots_ = std::move(slots);
   order_ = std::move(order);
+  generation_ = coordinator.ack_ports_generation();  // last: a bad_alloc above changes nothing
 }
 
 size_t MigAckInbox::Take(InboxAck* out, size_t max) {

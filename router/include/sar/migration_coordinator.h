@@ -23,6 +23,8 @@
 // excluded from later epochs until it acks an epoch again: it is still sent each UnPath (also
 // when every participant is excluded: then UnPath and Release go out together), and its ack of an
 // epoch it was not waited for, in any phase, re-admits it from the next epoch on.
+// Acks received on another thread (the plugin's trap callback) wait in a MigAckInbox (below),
+// which keeps only the participants' acks: a flood from other ports cannot push them out.
 // Thread-safety: none; one thread owns a coordinator.
 #pragma once
 
@@ -244,7 +246,7 @@ class MigAckInbox {
   std::unordered_map<PortGid, size_t, GidHash> index_;  // participant -> slot
   std::vector<Slot> slots_;
   std::vector<size_t> order_;  // the full slots, oldest first (capacity: slots_.size())
-  uint64_t generation_ = 0;    // of the coordinator's participants last synced (0: never)
+  uint64_t generation_ = 0;    // of the coordinator's participants last synced
   uint64_t strays_ = 0;
 };
 
