@@ -78,16 +78,17 @@ static void test_stop_point(osm_opensm_t* osm, const char* stage) {
   raise(SIGSTOP);
 }
 
-/* An event for the plugin's thread, queued by report() or the routing callback. */
+/* An event for the plugin's thread, queued by report() or the routing callback. Acks do not
+ * go here but to the ack inbox (sar_mig_inbox_*): a flood of forged acks must not fill this
+ * queue and push out honest acks, routing-done or topology events. */
 typedef struct mig_event {
-  enum { EV_ACK, EV_ROUTING_DONE, EV_TOPOLOGY } kind;
+  enum { EV_ROUTING_DONE, EV_TOPOLOGY } kind;
   uint64_t at_ms;
-  sar_mig_gid_t issuer;
-  uint8_t data[SAR_MIG_DATA_SIZE];
   uint32_t epoch; /* EV_ROUTING_DONE: the epoch whose tables the pass installed (0: none) */
 } mig_event_t;
 
-#define MIG_QUEUE 256 /* events beyond wait for nothing: dropped and counted (a trap storm) */
+#define MIG_QUEUE 256     /* events beyond wait for nothing: dropped and counted (a trap storm) */
+#define MIG_ACK_BATCH 256 /* acks taken from the inbox at a time */
 
 typedef struct osmsar {
   osm_opensm_t* osm;
@@ -110,6 +111,9 @@ typedef struct osmsar {
   mig_event_t queue[MIG_QUEUE];
   int queued;
   unsigned long dropped_events;
+  /* Acks from report(): one slot per participant of the current or last epoch; acks from other
+   * ports are only counted (sar_mig_inbox_offer). */
+  sar_mig_inbox_t* inbox;
   /* The plugin's thread only. */
   sar_mig_t* mig;
   int pipe_fd[2]; /* self-pipe: SIGUSR2 writes 'r', events 'e', delete writes 'q' */
@@ -824,6 +828,10 @@ static void mig_plan(osmsar_t* p, uint32_t epoch) {
           epoch, sar_result_engine(result), sar_result_route_ms(result),
           sar_result_check_ms(result), changed ? "change" : "unchanged", nsubs, nparts, scope);
   sar_mig_planned(p->mig, now_ms(), epoch, 1, changed, parts, (size_t)nparts, NULL);
+  /* Before the UnPath goes out: the inbox keeps this epoch's participants' acks. */
+  pthread_mutex_lock(&p->mutex);
+  sar_mig_inbox_sync(p->inbox, p->mig);
+  pthread_mutex_unlock(&p->mutex);
   if (OSMSAR_NO_HOLD) { /* the test build without the hold: push at once, acks or not */
     p->osm->subn.force_reroute = TRUE;
     osm_opensm_sweep(p->osm);
@@ -922,8 +930,13 @@ static void mig_write_status(osmsar_t* p) {
  * OpenSM's lock. */
 static void mig_thread_loop(osmsar_t* p) {
   mig_event_t* batch = calloc(MIG_QUEUE, sizeof *batch);
+  sar_mig_gid_t* issuers = calloc(MIG_ACK_BATCH, sizeof *issuers);
+  uint8_t* acks = calloc(MIG_ACK_BATCH, SAR_MIG_DATA_SIZE);
   unsigned long dropped_seen = 0;
-  if (!batch) {
+  if (!batch || !issuers || !acks) {
+    free(batch);
+    free(issuers);
+    free(acks);
     OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: migration: out of memory, thread stops\n");
     return;
   }
@@ -934,6 +947,8 @@ static void mig_thread_loop(osmsar_t* p) {
     int timeout = wait == UINT64_MAX ? -1 : wait > 60000 ? 60000 : (int)wait;
     struct pollfd pfd = {.fd = p->pipe_fd[0], .events = POLLIN};
     int n = 0, i, requests = 0;
+    size_t nacks, k;
+    uint64_t strays;
     unsigned long dropped;
     if (poll(&pfd, 1, timeout) < 0 && errno != EINTR) break;
     if (pfd.revents & POLLIN) {
@@ -961,30 +976,45 @@ static void mig_thread_loop(osmsar_t* p) {
     }
     for (i = 0; i < n; i++) {
       const mig_event_t* e = &batch[i];
-      if (e->kind == EV_ACK) {
+      if (e->kind == EV_ROUTING_DONE) {
+        sar_mig_routing_done(p->mig, now_ms(), e->epoch);
+      } else {
+        sar_mig_topology_changed(p->mig, now_ms());
+      }
+    }
+    do {
+      pthread_mutex_lock(&p->mutex);
+      nacks = sar_mig_inbox_take(p->inbox, issuers, acks, MIG_ACK_BATCH);
+      strays = sar_mig_inbox_take_strays(p->inbox);
+      pthread_mutex_unlock(&p->mutex);
+      if (strays) {
+        sar_mig_count_ignored(p->mig, strays);
+        OSM_LOG(&p->osm->log, OSM_LOG_VERBOSE,
+                "osmsar: migration: %" PRIu64 " ack(s) from ports not asked to ack ignored\n",
+                strays);
+      }
+      for (k = 0; k < nacks; k++) {
         /* Phase and counts as the ack found them: a counted ack may end the phase. */
         const uint32_t epoch = sar_mig_epoch(p->mig);
         const int phase = sar_mig_phase(p->mig);
         size_t acked = 0, expected = 0;
         int r;
         sar_mig_acks(p->mig, &acked, &expected);
-        r = sar_mig_ack(p->mig, now_ms(), e->issuer, e->data);
+        r = sar_mig_ack(p->mig, now_ms(), issuers[k], acks + k * SAR_MIG_DATA_SIZE);
         OSM_LOG(&p->osm->log, r == 0 ? OSM_LOG_INFO : OSM_LOG_VERBOSE,
                 "osmsar: migration epoch %u phase %d: ack from port 0x%016" PRIx64
                 " %s (acks %zu/%zu)\n",
-                epoch, phase, e->issuer.guid, r == 0 ? "counted" : sar_mig_ack_result_name(r),
+                epoch, phase, issuers[k].guid, r == 0 ? "counted" : sar_mig_ack_result_name(r),
                 acked + (r == 0), expected);
-      } else if (e->kind == EV_ROUTING_DONE) {
-        sar_mig_routing_done(p->mig, now_ms(), e->epoch);
-      } else {
-        sar_mig_topology_changed(p->mig, now_ms());
       }
-    }
+    } while (nacks == MIG_ACK_BATCH);
     sar_mig_tick(p->mig, now_ms());
     mig_run_actions(p);
     mig_write_status(p);
   }
   free(batch);
+  free(issuers);
+  free(acks);
 }
 
 /* --- Plugin life cycle -------------------------------------------------------------------------
@@ -1047,7 +1077,8 @@ static void* osmsar_create(osm_opensm_t* osm) {
       return NULL;
     }
     p->mig = sar_mig_create(&mc, &err);
-    if (!p->mig) {
+    if (p->mig) p->inbox = sar_mig_inbox_create();
+    if (!p->mig || !p->inbox) {
       OSM_LOG(&osm->log, OSM_LOG_ERROR, "osmsar: migration: %s\n", err ? err : "out of memory");
       sar_free(err);
       osmsar_delete(p);
@@ -1126,6 +1157,7 @@ static void osmsar_delete(void* data) {
   if (p->pipe_fd[1] >= 0) close(p->pipe_fd[1]);
   sar_result_destroy(p->result);
   sar_result_destroy(p->planned);
+  sar_mig_inbox_destroy(p->inbox);
   sar_mig_destroy(p->mig);
   sar_options_destroy(p->options);
   sar_memory_destroy(p->memory);
@@ -1136,21 +1168,20 @@ static void osmsar_delete(void* data) {
 /* Migration mode: a trap reached OpenSM. Only SAR's vendor acks are queued for the plugin's
  * thread; nothing here sends (osm_report_notice calls report() itself) or waits. */
 static void report_trap(osmsar_t* p, const ib_mad_notice_attr_t* ntc) {
-  mig_event_t e;
+  sar_mig_gid_t issuer;
+  int kept;
   if (ib_notice_is_generic(ntc) || cl_ntoh32(ib_notice_get_vend_id(ntc)) != SAR_MIG_VENDOR_ID ||
       cl_ntoh16(ntc->g_or_v.vend.dev_id) != SAR_MIG_DEVICE_ID)
     return;
-  memset(&e, 0, sizeof e);
-  e.kind = EV_ACK;
-  e.at_ms = now_ms();
-  /* Who acked is the port OpenSM saw the trap come from, never what the payload says. */
-  e.issuer.prefix = cl_ntoh64(ntc->issuer_gid.unicast.prefix);
-  e.issuer.guid = cl_ntoh64(ntc->issuer_gid.unicast.interface_id);
-  memcpy(e.data, ntc->data_details.raw_data.details, SAR_MIG_DATA_SIZE);
+  /* Who acked is the port OpenSM saw the trap come from, never what the payload says. Acks from
+   * ports not asked to ack are only counted: a flood of them costs a lookup each, wakes nobody
+   * and cannot push out a participant's ack. */
+  issuer.prefix = cl_ntoh64(ntc->issuer_gid.unicast.prefix);
+  issuer.guid = cl_ntoh64(ntc->issuer_gid.unicast.interface_id);
   pthread_mutex_lock(&p->mutex);
-  queue_event_locked(p, &e);
+  kept = sar_mig_inbox_offer(p->inbox, issuer, ntc->data_details.raw_data.details);
   pthread_mutex_unlock(&p->mutex);
-  wake(p, 'e');
+  if (kept) wake(p, 'e');
 }
 
 /* LFT_CHANGE fires as a switch acknowledges a changed LFT block (not in the first sweep): one

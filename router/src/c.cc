@@ -59,6 +59,10 @@ struct sar_mig_t {
   sar::MigrationCoordinator coordinator;
 };
 
+struct sar_mig_inbox_t {
+  sar::MigAckInbox inbox;
+};
+
 namespace {
 
 void SetError(char** errptr, const std::string& msg) {
@@ -550,6 +554,40 @@ int sar_mig_write_status(const sar_mig_t* m, uint64_t now_ms, const char* path, 
              ? 0
              : 1;
 }
+
+void sar_mig_count_ignored(sar_mig_t* m, uint64_t n) { m->coordinator.CountIgnored(n); }
+
+sar_mig_inbox_t* sar_mig_inbox_create(void) { return new (std::nothrow) sar_mig_inbox_t(); }
+
+void sar_mig_inbox_destroy(sar_mig_inbox_t* inbox) { delete inbox; }
+
+int sar_mig_inbox_offer(sar_mig_inbox_t* inbox, sar_mig_gid_t issuer, const uint8_t* data) {
+  return inbox->inbox.Offer(Gid(issuer), data) ? 1 : 0;
+}
+
+void sar_mig_inbox_sync(sar_mig_inbox_t* inbox, const sar_mig_t* m) {
+  Guarded(nullptr, [&] {  // a bad_alloc keeps the old participants
+    inbox->inbox.Sync(m->coordinator);
+    return sar::Status::OK();
+  });
+}
+
+size_t sar_mig_inbox_take(sar_mig_inbox_t* inbox, sar_mig_gid_t* issuers, uint8_t* data,
+                          size_t max) {
+  size_t n = 0;
+  sar::InboxAck a[64];  // in chunks: each Take shifts the acks left behind
+  while (n < max) {
+    const size_t got = inbox->inbox.Take(a, std::min(max - n, sizeof a / sizeof a[0]));
+    if (got == 0) break;
+    for (size_t i = 0; i < got; ++i, ++n) {
+      issuers[n] = {a[i].issuer.prefix, a[i].issuer.guid};
+      std::memcpy(data + n * SAR_MIG_DATA_SIZE, a[i].data, SAR_MIG_DATA_SIZE);
+    }
+  }
+  return n;
+}
+
+uint64_t sar_mig_inbox_take_strays(sar_mig_inbox_t* inbox) { return inbox->inbox.TakeStrays(); }
 
 void sar_free(void* ptr) { std::free(ptr); }
 

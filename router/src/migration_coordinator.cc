@@ -1,7 +1,10 @@
 #include "sar/migration_coordinator.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -142,6 +145,7 @@ void MigrationCoordinator::Start(uint64_t now_ms) {
   expected_.clear();
   acked_.clear();
   drained_.clear();
+  skipped_.clear();
   abort_outcome_.clear();
   Log("planning new base tables (held until the subscribers moved to highLIDs)");
   actions_.push_back({MigAction::kPlan, epoch_, 0, 0, false, ""});
@@ -164,15 +168,23 @@ void MigrationCoordinator::Planned(uint64_t now_ms, uint32_t epoch, bool ok, boo
     Finish(now_ms, "no-change");
     return;
   }
+  std::vector<PortGid> ports = participants;
+  std::sort(ports.begin(), ports.end());
+  ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+  if (ports != ack_ports_) {
+    ack_ports_ = std::move(ports);
+    ++ack_ports_generation_;
+  }
   expected_.clear();
-  size_t skipped = 0;
+  skipped_.clear();
   for (const PortGid& g : participants) {
     if (excluded_.count(g)) {
-      ++skipped;
+      skipped_.insert(g);
     } else {
       expected_.insert(g);
     }
   }
+  const size_t skipped = skipped_.size();
   const std::string excl =
       skipped ? ", " + std::to_string(skipped) + " excluded port(s) not waited for" : "";
   phase_start_ms_ = now_ms;
@@ -180,6 +192,11 @@ void MigrationCoordinator::Planned(uint64_t now_ms, uint32_t epoch, bool ok, boo
     phase_ = MigPhase::kPush;
     deadline_ms_ = now_ms + config_.push_timeout_ms;
     Log("no subscriber to wait for" + excl + ": releasing the new tables at once");
+    // Excluded ports still get the UnPath (not waited for): their ack of this epoch, whenever
+    // it comes, re-admits them (Ack), or they could never come back once all were excluded.
+    if (skipped) {
+      actions_.push_back({MigAction::kSendUnpath, epoch_, 0, config_.ack_timeout_ms, false, ""});
+    }
     actions_.push_back({MigAction::kRelease, epoch_, 0, 0, false, ""});
     return;
   }
@@ -202,14 +219,17 @@ AckResult MigrationCoordinator::Ack(uint64_t now_ms, const PortGid& issuer, uint
   } else if (!waiting || phase != want) {
     r = AckResult::kWrongPhase;
   } else if (!expected_.count(issuer)) {
-    // An excluded port that answers again is waited for from the next epoch on.
-    if (excluded_.erase(issuer)) {
-      missed_.erase(issuer);
-      Log("port " + ShortGid(issuer) + " acks again: no longer excluded");
-    }
     r = AckResult::kUnexpected;
   } else if (!acked_.insert(issuer).second) {
     r = AckResult::kDuplicate;
+  }
+  // An excluded port that acks an epoch it was not waited for (phase 2 or 4, in whatever phase
+  // it arrives: the epoch may have moved on or ended) is waited for from the next epoch on. Only
+  // OpenSM fills the issuer, so no other port can re-admit it.
+  if (kind == SAR_MIG_ACK && epoch == epoch_ && (phase == 2 || phase == 4) &&
+      skipped_.count(issuer) && excluded_.erase(issuer)) {
+    missed_.erase(issuer);
+    Log("port " + ShortGid(issuer) + " acks again: no longer excluded");
   }
   if (r != AckResult::kCounted) {
     ++acks_ignored_;
@@ -393,5 +413,55 @@ bool MigrationCoordinator::PopAction(MigAction* out) {
   actions_.pop_front();
   return true;
 }
+
+bool MigAckInbox::Offer(const PortGid& issuer, const uint8_t* data) {
+  const auto it = index_.find(issuer);
+  if (it == index_.end() || data == nullptr) {
+    ++strays_;
+    return false;
+  }
+  Slot& slot = slots_[it->second];
+  slot.ack.issuer = issuer;
+  std::memcpy(slot.ack.data, data, SAR_MIG_DATA_SIZE);
+  if (!slot.full) {
+    slot.full = true;
+    order_.push_back(it->second);  // within the capacity reserved by Sync
+  }
+  return true;
+}
+
+void MigAckInbox::Sync(const MigrationCoordinator& coordinator) {
+  if (coordinator.ack_ports_generation() == generation_) return;
+  const std::vector<PortGid>& ports = coordinator.AckPorts();
+  std::unordered_map<PortGid, size_t, GidHash> index;
+  std::vector<Slot> slots(ports.size());
+  index.reserve(ports.size());
+  for (size_t i = 0; i < ports.size(); ++i) index.emplace(ports[i], i);
+  std::vector<size_t> order;
+  order.reserve(slots.size());
+  for (size_t old : order_) {  // acks not yet taken of the ports that stay
+    const auto it = index.find(slots_[old].ack.issuer);
+    if (it == index.end() || slots[it->second].full) continue;
+    slots[it->second] = slots_[old];
+    order.push_back(it->second);
+  }
+  index_ = std::move(index);
+  slots_ = std::move(slots);
+  order_ = std::move(order);
+  generation_ = coordinator.ack_ports_generation();  // last: a bad_alloc above changes nothing
+}
+
+size_t MigAckInbox::Take(InboxAck* out, size_t max) {
+  const size_t n = std::min(max, order_.size());
+  for (size_t i = 0; i < n; ++i) {
+    Slot& slot = slots_[order_[i]];
+    out[i] = slot.ack;
+    slot.full = false;
+  }
+  order_.erase(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
+}
+
+uint64_t MigAckInbox::TakeStrays() { return std::exchange(strays_, 0); }
 
 }  // namespace sar

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -220,6 +221,190 @@ TEST(MigrationCoordinator, ExclusionCountsMissedDeadlinesInARowOnly) {
   EXPECT_EQ(c.Status().expected, 1u);
   EXPECT_EQ(AckOf(&c, 5001, kA, 2), AckResult::kCounted);
   EXPECT_EQ(c.phase(), MigPhase::kPush);
+}
+
+// Excluded ports come back: with every participant excluded the epoch still sends UnPath (not
+// waited for), the ports' acks of it re-admit them, and from the next epoch on they are waited
+// for again (no "no subscriber to wait for", no unprotected release).
+TEST(MigrationCoordinator, ExcludedPortsComeBackWhenTheyAckAgain) {
+  MigrationCoordinator c(Config());  // exclude_after 2
+  for (int i = 0; i < 2; ++i) {      // A and B miss two phase-2 deadlines in a row
+    const uint64_t t0 = 1000 * (i + 1);
+    c.Request(t0);
+    Drain(&c);
+    c.Planned(t0, c.epoch(), true, true, {kA, kB});
+    Drain(&c);
+    c.Tick(t0 + 100);
+    c.Tick(t0 + 150);
+    ASSERT_EQ(c.phase(), MigPhase::kIdle);
+    EXPECT_EQ(c.Status().last_outcome, "aborted-timeout");
+  }
+  ASSERT_EQ(c.Status().excluded, (std::vector<PortGid>{kA, kB}));
+  // Everyone excluded: nobody is waited for, but the UnPath goes out so they can ack.
+  c.Request(3000);
+  Drain(&c);
+  c.Planned(3000, c.epoch(), true, true, {kA, kB});
+  std::vector<MigAction> a = Drain(&c);
+  ASSERT_EQ(Kinds(a), (std::vector<MigAction::Kind>{MigAction::kSendUnpath, MigAction::kRelease}));
+  EXPECT_EQ(a[0].epoch, c.epoch());
+  EXPECT_EQ(a[0].deadline_ms, 100u);
+  EXPECT_EQ(c.Status().expected, 0u);
+  // A's phase-2 ack arrives while the tables are pushed: not counted, but A is back.
+  EXPECT_EQ(AckOf(&c, 3010, kA, 2), AckResult::kWrongPhase);
+  EXPECT_EQ(c.Status().excluded, std::vector<PortGid>{kB});
+  c.RoutingDone(3020, c.epoch());
+  EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendRepath});
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().last_outcome, "released");
+  // B's RePath ack of that epoch arrives after it ended: B is back too. A stranger's ack of the
+  // epoch, or B's ack of an earlier epoch, would not have re-admitted anyone.
+  EXPECT_EQ(AckOf(&c, 3030, kB, 4), AckResult::kWrongPhase);
+  EXPECT_TRUE(c.Status().excluded.empty());
+  // The next epoch waits for both again.
+  std::vector<std::string> logs;
+  c.Request(4000);
+  Drain(&c, &logs);
+  c.Planned(4000, c.epoch(), true, true, {kA, kB});
+  EXPECT_EQ(Kinds(Drain(&c, &logs)), std::vector<MigAction::Kind>{MigAction::kSendUnpath});
+  for (const std::string& l : logs) EXPECT_EQ(l.find("no subscriber"), std::string::npos) << l;
+  EXPECT_TRUE(c.Holding());
+  EXPECT_EQ(c.Status().expected, 2u);
+  EXPECT_EQ(AckOf(&c, 4010, kA, 2), AckResult::kCounted);
+  EXPECT_TRUE(c.Holding());  // B's ack is waited for
+  c.Tick(4100);              // and missing it aborts again
+  EXPECT_EQ(c.phase(), MigPhase::kRepath);
+  AckOf(&c, 4110, kA, 4);
+  c.Tick(4150);
+  EXPECT_EQ(c.Status().last_outcome, "aborted-timeout");
+  EXPECT_TRUE(c.Status().excluded.empty());  // one miss after coming back: not excluded yet
+}
+
+// Only an ack of the current epoch by the excluded port itself re-admits it.
+TEST(MigrationCoordinator, StrangersAndOldEpochsDoNotReadmitAnExcludedPort) {
+  MigrationCoordinator c(Config());
+  for (int i = 0; i < 2; ++i) {
+    const uint64_t t0 = 1000 * (i + 1);
+    c.Request(t0);
+    Drain(&c);
+    c.Planned(t0, c.epoch(), true, true, {kA});
+    Drain(&c);
+    c.Tick(t0 + 100);
+    c.Tick(t0 + 150);
+  }
+  ASSERT_EQ(c.Status().excluded, std::vector<PortGid>{kA});
+  c.Request(3000);
+  Drain(&c);
+  c.Planned(3000, c.epoch(), true, true, {kA});
+  Drain(&c);
+  EXPECT_EQ(c.Ack(3001, kA, SAR_MIG_ACK, 2, c.epoch() - 1), AckResult::kWrongEpoch);
+  EXPECT_EQ(c.Ack(3002, kA, SAR_MIG_UNPATH, 2, c.epoch()), AckResult::kMalformed);
+  EXPECT_EQ(c.Ack(3003, kA, SAR_MIG_ACK, 1, c.epoch()), AckResult::kWrongPhase);
+  EXPECT_EQ(AckOf(&c, 3004, kStranger, 2), AckResult::kWrongPhase);
+  EXPECT_EQ(c.Status().excluded, std::vector<PortGid>{kA});
+}
+
+// An ack trap's DataDetails as an agent (or a forger) encodes it.
+InboxAck AckData(const PortGid& issuer, uint32_t epoch, uint8_t phase) {
+  sar_mig_msg_t m;
+  std::memset(&m, 0, sizeof m);
+  m.kind = SAR_MIG_ACK;
+  m.phase = phase;
+  m.epoch = epoch;
+  InboxAck a;
+  a.issuer = issuer;
+  sar_mig_encode(&m, a.data);
+  return a;
+}
+
+// What the plugin's thread does when woken: every kept ack into the coordinator, then Tick.
+void Deliver(MigAckInbox* inbox, MigrationCoordinator* c, uint64_t now) {
+  InboxAck batch[16];
+  for (size_t n; (n = inbox->Take(batch, 16)) > 0;) {
+    for (size_t i = 0; i < n; ++i) {
+      sar_mig_msg_t m = {};
+      ASSERT_EQ(sar_mig_decode(batch[i].data, &m), 0);
+      c->Ack(now, batch[i].issuer, m.kind, m.phase, m.epoch);
+    }
+  }
+  c->CountIgnored(inbox->TakeStrays());
+  c->Tick(now);
+}
+
+// A node floods forged acks (30,000 within the 100 ms ack deadline, from ports that are not
+// subscribers, with the current and forged epochs) between the honest agents' acks. The honest
+// acks are neither displaced nor delayed: the epoch is released once every honest subscriber
+// acked, and RePath ends it "released".
+TEST(MigrationCoordinator, ForgedAckFloodDoesNotDisplaceHonestAcks) {
+  MigrationCoordinator c(Config());
+  MigAckInbox inbox;
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA, kB, kC});
+  Drain(&c);
+  inbox.Sync(c);
+  std::mt19937 rng(34);
+  auto flood = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      const PortGid forger{kA.prefix, 0x1000 + rng() % 4096};
+      const uint32_t epoch = rng() % 2 ? c.epoch() : static_cast<uint32_t>(rng());
+      const InboxAck a = AckData(forger, epoch, rng() % 2 ? 2 : 4);
+      EXPECT_FALSE(inbox.Offer(forger, a.data));  // dropped: wakes nobody
+    }
+  };
+  for (uint8_t phase : {2, 4}) {
+    const uint64_t t0 = phase == 2 ? 10 : 110;
+    flood(5000);
+    EXPECT_TRUE(inbox.Offer(kA, AckData(kA, c.epoch(), phase).data));
+    flood(10000);
+    EXPECT_TRUE(inbox.Offer(kB, AckData(kB, c.epoch(), phase).data));
+    EXPECT_TRUE(inbox.Offer(kB, AckData(kB, c.epoch(), phase).data));  // a resend replaces
+    flood(10000);
+    EXPECT_TRUE(inbox.Offer(kC, AckData(kC, c.epoch(), phase).data));
+    flood(5000);
+    EXPECT_EQ(inbox.pending(), 3u);  // the flood queued nothing
+    Deliver(&inbox, &c, t0 + 50);
+    EXPECT_EQ(inbox.pending(), 0u);
+    if (phase == 2) {
+      EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kRelease});
+      EXPECT_EQ(c.phase(), MigPhase::kPush);
+      c.RoutingDone(t0 + 60, 1);
+      EXPECT_EQ(Kinds(Drain(&c)), std::vector<MigAction::Kind>{MigAction::kSendRepath});
+      inbox.Sync(c);  // the same participants: the slots stay
+    }
+  }
+  EXPECT_EQ(c.phase(), MigPhase::kIdle);
+  EXPECT_EQ(c.Status().last_outcome, "released");
+  EXPECT_EQ(c.Status().acks_ignored, 60000u);
+}
+
+// The inbox follows the epochs' participants: a port asked in the last epoch (excluded ones
+// too, so they can come back) is kept, a port no longer asked is a stray; acks not yet taken of
+// ports that stay survive a Sync.
+TEST(MigrationCoordinator, AckInboxFollowsTheParticipants) {
+  MigrationCoordinator c(Config());
+  MigAckInbox inbox;
+  EXPECT_FALSE(inbox.Offer(kA, AckData(kA, 1, 2).data));  // nothing planned yet
+  c.Request(0);
+  Drain(&c);
+  c.Planned(0, 1, true, true, {kA, kB});
+  inbox.Sync(c);
+  EXPECT_TRUE(inbox.Offer(kB, AckData(kB, 1, 2).data));
+  EXPECT_FALSE(inbox.Offer(kC, AckData(kC, 1, 2).data));
+  c.Tick(100);  // A and B late
+  c.Tick(150);
+  c.Request(200);
+  Drain(&c);
+  c.Planned(200, 2, true, true, {kB, kC});
+  inbox.Sync(c);
+  EXPECT_EQ(inbox.pending(), 1u);  // B's ack kept across the Sync
+  EXPECT_FALSE(inbox.Offer(kA, AckData(kA, 2, 2).data));
+  EXPECT_TRUE(inbox.Offer(kC, AckData(kC, 2, 2).data));
+  InboxAck out[4];
+  ASSERT_EQ(inbox.Take(out, 4), 2u);
+  EXPECT_EQ(out[0].issuer, kB);  // oldest first
+  EXPECT_EQ(out[1].issuer, kC);
+  EXPECT_EQ(inbox.TakeStrays(), 3u);
+  EXPECT_EQ(inbox.TakeStrays(), 0u);
 }
 
 TEST(MigrationCoordinator, ForgedReplayedAndStrayAcksChangeNothing) {

@@ -268,6 +268,31 @@ int sar_mig_pop_action(sar_mig_t* mig, sar_mig_action_t* out);
  * file + rename). 0 on success, else nonzero and *errptr. */
 int sar_mig_write_status(const sar_mig_t* mig, uint64_t now_ms, const char* path, char** errptr);
 
+/* Acks dropped before sar_mig_ack (sar_mig_inbox_take_strays): counted in acks_ignored. */
+void sar_mig_count_ignored(sar_mig_t* mig, uint64_t n);
+
+/* The ack inbox (sar::MigAckInbox): where the trap callback (OpenSM's thread) leaves acks for the
+ * coordinator's thread. One slot per participant of the current or last epoch (from
+ * sar_mig_inbox_sync); an ack from any other port is only counted (a stray: never queued, never
+ * displaces a participant's ack); a participant's newer ack replaces its older one not yet taken.
+ * Not thread-safe: the caller guards it with its own mutex. */
+typedef struct sar_mig_inbox_t sar_mig_inbox_t;
+/* NULL: out of memory. */
+sar_mig_inbox_t* sar_mig_inbox_create(void);
+void sar_mig_inbox_destroy(sar_mig_inbox_t* inbox);
+/* Keeps the ack (data: the notice's SAR_MIG_DATA_SIZE-byte DataDetails) if `issuer` is a
+ * participant: 1 (wake the coordinator's thread); else counts a stray: 0. Never allocates. */
+int sar_mig_inbox_offer(sar_mig_inbox_t* inbox, sar_mig_gid_t issuer, const uint8_t* data);
+/* Takes the participants from the coordinator; call after sar_mig_planned, before the UnPath
+ * goes out. Cheap when they are unchanged. */
+void sar_mig_inbox_sync(sar_mig_inbox_t* inbox, const sar_mig_t* mig);
+/* Moves at most `max` kept acks, oldest first, to issuers[i] and data + i * SAR_MIG_DATA_SIZE;
+ * returns how many. */
+size_t sar_mig_inbox_take(sar_mig_inbox_t* inbox, sar_mig_gid_t* issuers, uint8_t* data,
+                          size_t max);
+/* Strays since the last call. */
+uint64_t sar_mig_inbox_take_strays(sar_mig_inbox_t* inbox);
+
 /* Frees what this API allocated with malloc (error messages). */
 void sar_free(void* ptr);
 

@@ -20,19 +20,26 @@
 // ack counts only if it is an ACK of the current epoch for the phase being waited for, from a
 // port expected to ack; everything else (duplicate, replayed, wrong epoch or phase, unknown
 // port) is ignored and counted. A port that misses `exclude_after` phase-2 deadlines in a row is
-// excluded from later epochs until it acks an epoch again.
+// excluded from later epochs until it acks an epoch again: it is still sent each UnPath (also
+// when every participant is excluded: then UnPath and Release go out together), and its ack of an
+// epoch it was not waited for, in any phase, re-admits it from the next epoch on.
+// Acks received on another thread (the plugin's trap callback) wait in a MigAckInbox (below),
+// which keeps only the participants' acks: a flood from other ports cannot push them out.
 // Thread-safety: none; one thread owns a coordinator.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sar/fabric.h"
 #include "sar/lft.h"
+#include "sar/migration_wire.h"
 
 namespace sar {
 
@@ -159,6 +166,14 @@ class MigrationCoordinator {
   /// The queued actions, oldest first; the caller pops and carries them out.
   bool PopAction(MigAction* out);
 
+  /// The ports whose acks can count or re-admit: the participants of the current (or last)
+  /// epoch that went to UnPath, excluded ones included, sorted; for MigAckInbox::Sync. The
+  /// generation changes whenever they do.
+  const std::vector<PortGid>& AckPorts() const { return ack_ports_; }
+  uint64_t ack_ports_generation() const { return ack_ports_generation_; }
+  /// Acks dropped before they reached Ack (MigAckInbox strays): counted in acks_ignored.
+  void CountIgnored(uint64_t n) { acks_ignored_ += n; }
+
  private:
   void Start(uint64_t now_ms);
   void EnterRepath(uint64_t now_ms, uint8_t flags);
@@ -178,11 +193,61 @@ class MigrationCoordinator {
   std::set<PortGid> drained_;  // acked phase 2: the RePath acks expected
   std::map<PortGid, int> missed_;
   std::set<PortGid> excluded_;
+  std::set<PortGid> skipped_;  // participants of epoch_ not waited for (excluded): may come back
   std::deque<MigAction> actions_;
+  std::vector<PortGid> ack_ports_;
+  uint64_t ack_ports_generation_ = 0;
   uint32_t last_epoch_ = 0;
   std::string last_outcome_;
   MigTimings last_timings_;
   uint64_t epochs_started_ = 0, acks_ignored_ = 0;
+};
+
+/// One ack trap as the plugin's trap callback saw it: the issuer OpenSM filled in and the
+/// notice's DataDetails (sar/migration_wire.h).
+struct InboxAck {
+  PortGid issuer;
+  uint8_t data[SAR_MIG_DATA_SIZE] = {};
+};
+
+/// Where the plugin's trap callback (OpenSM's thread) leaves acks for the coordinator's thread.
+/// It keeps one slot per port whose ack the coordinator can use (the participants of the current
+/// or last epoch, from Sync); an ack from any other port (a forger, a node not asked to ack) costs
+/// a hash lookup and a counter: it is never queued, never wakes the coordinator and never
+/// displaces anything. A port's newer ack replaces its older one not yet taken. However many
+/// forged acks arrive, at most one ack per participant waits, and every participant's latest ack
+/// is taken at the next Take.
+/// Thread-safety: none; the plugin guards it with its mutex (Offer on OpenSM's thread, Sync and
+/// Take on its own).
+class MigAckInbox {
+ public:
+  /// Keeps `issuer`'s ack (`data`: SAR_MIG_DATA_SIZE bytes) if it is a participant: true (wake
+  /// the coordinator's thread). Else counts it as a stray: false. Never allocates.
+  bool Offer(const PortGid& issuer, const uint8_t* data);
+  /// Takes the participants from `coordinator` (MigrationCoordinator::AckPorts), keeping the
+  /// acks not yet taken of the ports that stay. Allocates; nothing to do when they are unchanged.
+  void Sync(const MigrationCoordinator& coordinator);
+  /// Moves at most `max` kept acks, oldest first, to `out`; returns how many.
+  size_t Take(InboxAck* out, size_t max);
+  /// Strays since the last call (and resets the count).
+  uint64_t TakeStrays();
+  size_t pending() const { return order_.size(); }
+
+ private:
+  struct GidHash {
+    size_t operator()(const PortGid& g) const {
+      return std::hash<uint64_t>()(g.guid * 0x9e3779b97f4a7c15ull ^ g.prefix);
+    }
+  };
+  struct Slot {
+    InboxAck ack;
+    bool full = false;
+  };
+  std::unordered_map<PortGid, size_t, GidHash> index_;  // participant -> slot
+  std::vector<Slot> slots_;
+  std::vector<size_t> order_;  // the full slots, oldest first (capacity: slots_.size())
+  uint64_t generation_ = 0;    // of the coordinator's participants last synced
+  uint64_t strays_ = 0;
 };
 
 }  // namespace sar
