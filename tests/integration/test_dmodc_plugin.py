@@ -10,6 +10,11 @@ job mapping:
   topology, OpenSM's guid2lid and the same mapping;
 - `sar-route eval` finds the read-back tables valid and deadlock-free in one layer (the engines
   have no virtual layers: their up*-down* routes must be acyclic on their own);
+- independently of libsar (lft_truth.py: the read-back topology, guid2lid and tables only):
+  every host reaches every other host's LID without a loop, in as many switch hops as the
+  shortest path (these failures leave every shortest path an up-down one, so dmodc's min-hop
+  up*-down* routes are shortest), and the channel dependency graph of all routes in one layer
+  has no cycle;
 - sar-dmodc's tables differ from dmodc's (the job's indices are used), so the second check is
   not the first one again.
 On the 4-ary-3-tree, with engine dmodc, the plugin keeps libsar's memory between passes (issue
@@ -25,6 +30,7 @@ import re
 import signal
 import time
 
+import lft_truth
 import sar_it
 from sar_it import check
 from test_osmsar_plugin import Fabric, mapping_text, write_atomic
@@ -41,6 +47,12 @@ def check_switches(fab, engine, tag):
     check(ev["valid"] is True and ev["deadlock_free"] is True and ev["layers"] == 1,
           f"{engine} ({tag}): eval: read-back tables not valid and deadlock-free in one layer: "
           f"{ev}")
+    # The same tables walked without libsar (lft_truth.py): every host to every other host's
+    # LID delivered without a loop, in as many switch hops as the shortest path, and all
+    # routes together free of channel dependency cycles in one layer.
+    rep = lft_truth.require(fab.live_topo, fab.lids, rb, f"{engine} ({tag}): switches' tables",
+                            min_hop=True, acyclic=True)
+    print(f"{engine} ({tag}): independent walk: {rep.summary()}")
     return offline
 
 
@@ -125,7 +137,8 @@ def main():
                      "--fail-link", "l2sw002:7", "--fail-switch", "l2sw006"], 2, cut=True),
         test_fabric(args, "pgft_degraded",
                     ["pgft:3;4,3,3;1,2,3;1,2,1", "--fail-link", "leaf001:5",
-                     "--fail-link", "l2sw003:9", "--fail-link", "leaf007:8"], 3)))
+                     "--fail-link", "l2sw003:9", "--fail-link", "leaf007:8"], 3)),
+        errors=(lft_truth.TruthError,))
 
 
 if __name__ == "__main__":

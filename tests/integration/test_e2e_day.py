@@ -8,6 +8,10 @@ hosts, and sar-filterd between them. Asserts:
     `sar-route route --engine sar` computes offline for the same fabric, LIDs and the mapping
     sar-filterd handed over at that moment (compared with this test's own LFT parser, and with
     `sar-route diff-lfts`);
+  - independently of libsar (lft_truth.py, which knows only the topology file, the LIDs and
+    the tables): on the tables read back at the start and after each reroute, every (source
+    host, destination host) route arrives at the destination's port without a loop, in as many
+    switch hops as the shortest path of the intact 2-level tree (sar routes min-hop there);
   - that mapping holds exactly the running jobs that span several leaves, with their hosts as
     SLURM reports them (and, with slurm-plugin/ built, `alltoall` for the job submitted with
     --sar-pattern=alltoall; its hooks then drive sar-filterd's polls);
@@ -29,11 +33,20 @@ import os
 import xml.etree.ElementTree as ET
 
 import filterd_it as it
+import lft_truth
 import sar_it
 
 import day_bed  # scripts/ (sar_it puts it on the path)
 import day_demo
 from testbed_common import pids_with_env
+
+
+def truth(bed, tag, what):
+    """lft_truth's walk of the tables read back as `tag`: every pair delivered, min-hop."""
+    rep = lft_truth.require(bed.topology, bed.guid2lid,
+                            os.path.join(bed.workdir, "readback", f"{tag}.lfts"),
+                            f"{what}: switches' tables", min_hop=True)
+    print(f"{what}: independent walk: {rep.summary()}")
 
 
 def check_row(bed, row):
@@ -51,6 +64,7 @@ def check_row(bed, row):
     it.check(not diff, f"event {row['n']} ({row['title']}): switches differ from sar-route "
                        f"route in {len(diff)} entries, e.g. {diff[:5]}")
     it.check(row["same"] is True, f"event {row['n']}: sar-route diff-lfts disagrees")
+    truth(bed, tag, f"event {row['n']} ({row['title']})")
     if bed.sm == "plugin":
         # Every multi-leaf alltoall job has a published FORS schedule, and `sar-route
         # fors-schedule --verify-lfts` walked it through the read-back tables without a conflict.
@@ -70,6 +84,7 @@ def body(args):
     try:
         bed.start()
         conf = bed.slurm.conf
+        truth(bed, "start", "start")
         day = day_demo.run_day(bed, day_demo.SHORT_DAY, seed=3, out=print, verify_quiet=True)
         day.summary()
         it.check(not day.failures, "\n".join(day.failures))
@@ -154,4 +169,4 @@ if __name__ == "__main__":
         ap.add_argument("--sm", choices=("file", "plugin"), required=True,
                         help="file: stock OpenSM's file engine; plugin: libosmsar.so")
     a = sar_it.parse_args(__doc__, extra=extra)
-    sar_it.main(lambda: body(a), errors=(day_bed.DayError,))
+    sar_it.main(lambda: body(a), errors=(day_bed.DayError, lft_truth.TruthError))

@@ -6,7 +6,11 @@ loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sa
 - the log says the engine registered, OpenSM's console `status` names sar as the engine in use;
 - the tables read back from the simulated switches (dump_fts) equal, entry for entry, what
   `sar-route route --engine sar --canonical-order` computes offline from the read-back
-  topology (ibnetdiscover, in discovery order), OpenSM's own guid2lid and the same job mapping; `sar-route eval` finds the read-back tables valid;
+  topology (ibnetdiscover, in discovery order), OpenSM's own guid2lid and the same job
+  mapping; `sar-route eval` finds the read-back tables valid;
+- independently of libsar (lft_truth.py: the read-back topology, guid2lid and tables only),
+  after every pass checked against offline, including the three delta passes below: every host
+  reaches every LID of every other host without a loop, on a shortest switch path;
 - FT(2;20,18): after a SIGHUP (OpenSM resends every block until its first heavy resweep), three
   mapping changes, each followed by SIGUSR2, bring the switches within 2 s to the offline
   incremental tables (`sar-route route --previous` the read-back tables `--previous-jobs` the
@@ -30,6 +34,7 @@ import signal
 import socket
 import time
 
+import lft_truth
 import sar_it
 from sar_it import check
 from testbed_common import free_port_block
@@ -141,7 +146,17 @@ class Fabric:
                                    extra=["--layers", layers_path])
         check(ev["valid"] is True and ev["deadlock_free"] is True,
               f"{what}: eval: read-back tables not valid and deadlock-free: {ev}")
+        self.truth(rb, what)
         return offline, layers_path
+
+    def truth(self, path, what):
+        """The tables read back into `path` walked without libsar (lft_truth.py): every host to
+        every LID of every other host delivered without a loop, on a shortest path (sar's SSSP
+        fixes the hop count by BFS, degraded fabric or not; delta passes keep only entries
+        that stay so)."""
+        rep = lft_truth.require(self.live_topo, self.lids, path, f"{what}: switches' tables",
+                                min_hop=True, all_lids=True)
+        print(f"{what}: independent walk: {rep.summary()}")
 
     def restrict(self, tables):
         return {g: {l: p for l, p in t.items() if l in self.known} for g, t in tables.items()}
@@ -249,6 +264,7 @@ def test_ft2(args):
         check(len(want) < len(full_blocks),
               f"mapping {seed}: delta changed {len(want)} blocks, full recompute "
               f"{len(full_blocks)}")
+        fab.truth(path, f"FT(2;20,18) mapping {seed} (delta)")
         print(f"FT(2;20,18) mapping {seed}: SIGUSR2 -> offline incremental tables read back in "
               f"{elapsed:.2f} s; {len(sent)} LFT blocks sent = {len(want)} changed "
               f"(a full recompute: {len(full_blocks)})")
@@ -361,7 +377,7 @@ def main():
         "--plugin-dir", required=True, help="directory holding libosmsar.so"))
     args.plugin_dir = os.path.abspath(args.plugin_dir)
     sar_it.main(lambda: (test_degraded(args), test_lmc(args), test_refine_work(args),
-                         test_ft2(args)))
+                         test_ft2(args)), errors=(lft_truth.TruthError,))
 
 
 if __name__ == "__main__":
