@@ -4,6 +4,7 @@
 // 23.02 and later: job_state ["RUNNING", <flags>...], time_limit {"set","infinite","number"}).
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -11,9 +12,18 @@
 
 namespace sar::filterd {
 
+/// The most hosts the running jobs of one reply may name in all (a host shared by two jobs
+/// counts twice). A host list may name up to kMaxHostlistHosts hosts, so a few KB of JSON could
+/// otherwise ask for millions of names; no fabric has more than 49151 end ports, and no reply
+/// within the 256 MiB read cap lists enough jobs to share them this many times.
+inline constexpr size_t kMaxReplyHosts = size_t{1} << 20;
+
 /// Keeps jobs in RUNNING or CONFIGURING (they hold their nodes); expands "nodes". A reply that
 /// is not JSON, lacks "jobs", carries entries in "errors", or has a field of a type neither
-/// shape uses is an error naming the field and the job (no partial answer). Never throws.
-Status ParseSlurmJobsJson(std::string_view text, std::vector<SourceJob>* out);
+/// shape uses is an error naming the field and the job (no partial answer). So is a reply whose
+/// jobs name more than `max_reply_hosts` hosts in all: counted before any is expanded, so its
+/// cost is that of its text. Never throws.
+Status ParseSlurmJobsJson(std::string_view text, std::vector<SourceJob>* out,
+                          size_t max_reply_hosts = kMaxReplyHosts);
 
 }  // namespace sar::filterd
