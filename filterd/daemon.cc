@@ -392,6 +392,8 @@ int Daemon::Run() {
       return 1;
     } else if (!s.ok()) {
       spdlog::error("state dir lock: {} (running without it)", s.ToString());
+    } else if (!lock.warning().empty()) {
+      spdlog::warn("state dir lock: {}", lock.warning());
     }
   }
   // The control socket, before the state dir is read or the mapping touched: a socket another

@@ -7,8 +7,16 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace sar::filterd {
+
+InstanceLock::InstanceLock(PidWriter write_pid) : write_pid_(std::move(write_pid)) {
+  if (!write_pid_)
+    write_pid_ = [](int fd, const void* buf, size_t n, off_t offset) {
+      return pwrite(fd, buf, n, offset);
+    };
+}
 
 InstanceLock::~InstanceLock() {
   // The file stays: unlinking it would let a third process lock a new inode while a second one
@@ -35,15 +43,24 @@ Status InstanceLock::Acquire(const std::string& state_dir) {
     return Status::Failed("another sar-filterd (pid " + (holder.empty() ? "unknown" : holder) +
                           ") holds " + path + " for this state dir; not starting a second one");
   }
-  const std::string pid = std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) != 0 ||
-      pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    const int err = errno;
-    close(fd);
-    return Status::IOError(path + ": write: " + strerror(err));
-  }
+  // Locked: from here on it is ours whatever the write does. Closing the fd on a failed write
+  // (a full disk: ENOSPC) would drop the lock and let the next daemon take it.
   if (fd_ >= 0) close(fd_);
   fd_ = fd;
+  warning_.clear();
+  // The pid over what is there, then the rest cut off: overwriting needs no new block, and
+  // truncating frees space. If the write fails anyway the file is emptied (a second daemon then
+  // names the holder "unknown" rather than a stale pid).
+  const std::string pid = std::to_string(getpid()) + "\n";
+  if (const ssize_t n = write_pid_(fd, pid.data(), pid.size(), 0);
+      n != static_cast<ssize_t>(pid.size())) {
+    const int err = n < 0 ? errno : ENOSPC;  // a short write: out of space
+    (void)!ftruncate(fd, 0);
+    warning_ = path + ": writing the pid: " + strerror(err) +
+               " (the lock is held; a second sar-filterd is refused without this pid)";
+  } else if (ftruncate(fd, static_cast<off_t>(pid.size())) != 0) {
+    warning_ = path + ": ftruncate: " + strerror(errno) + " (the lock is held)";
+  }
   return Status::OK();
 }
 
