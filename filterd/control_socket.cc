@@ -15,7 +15,11 @@ namespace sar::filterd {
 // the loop for any of it (request_server.h).
 ControlSocket::ControlSocket()
     : conns_({.deadline_s = 2, .max_request = 1024, .max_clients = 256},
-             [](std::string_view in) { return in.find('\n') != std::string_view::npos; }) {}
+             [](std::string_view in) { return in.find('\n') != std::string_view::npos; }) {
+  // A `mapping` reply is many lines: a slow reader gets whole lines and an explicit end, never
+  // half a line and a normal EOF (issue 34 defect 9).
+  conns_.set_cut_notice("error: reply cut: not read within sar-filterd's 2 s deadline\n", 0.5);
+}
 
 ControlSocket::~ControlSocket() {
   if (fd_ >= 0) {
