@@ -20,34 +20,66 @@ InstanceLock::InstanceLock(PidWriter write_pid) : write_pid_(std::move(write_pid
 
 InstanceLock::~InstanceLock() {
   // The file stays: unlinking it would let a third process lock a new inode while a second one
-  // still waits on the old. Closing drops the lock.
+  // still waits on the old. Closing drops the locks.
   if (fd_ >= 0) close(fd_);
+  if (dir_fd_ >= 0) close(dir_fd_);
 }
+
+namespace {
+
+// The refusal, naming the holder by the pid its file holds (if any).
+Status HeldByAnother(const std::string& path) {
+  std::string holder;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0) {
+    char buf[32] = {};
+    const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    close(fd);
+    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) holder += buf[i];
+  }
+  return Status::Failed("another sar-filterd (pid " + (holder.empty() ? "unknown" : holder) +
+                        ") holds " + path + " for this state dir; not starting a second one");
+}
+
+}  // namespace
 
 Status InstanceLock::Acquire(const std::string& state_dir) {
   if (mkdir(state_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return Status::IOError(state_dir + ": mkdir: " + strerror(errno));
   }
   const std::string path = PidFile(state_dir);
+  // The state dir itself is locked first: that lock needs no file made or written, so a state
+  // disk too full to create the pid file still keeps a second daemon out (issue 34 defect 8).
+  int dir_fd = open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return Status::IOError(state_dir + ": open: " + strerror(errno));
+  if (flock(dir_fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    close(dir_fd);
+    dir_fd = -1;
+    if (err == EWOULDBLOCK) return HeldByAnother(path);
+    // A filesystem without flock on directories: the pid file's lock below still holds.
+  }
   // O_NOFOLLOW: the state dir is ours, a symlink in it is not to be written through.
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return Status::IOError(path + ": open: " + strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if (fd < 0) {
     const int err = errno;
-    char buf[32] = {};
-    const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    if (dir_fd < 0) return Status::IOError(path + ": open: " + strerror(err));
+    Keep(dir_fd, -1);
+    warning_ = path + ": open: " + strerror(err) +
+               " (the state dir's lock is held; a second sar-filterd is refused without this pid)";
+    return Status::OK();
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    // Held by a sar-filterd that locks only the file (an older version), or our own fd_.
+    const int err = errno;
     close(fd);
-    std::string holder;
-    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) holder += buf[i];
+    if (dir_fd >= 0) close(dir_fd);
     if (err != EWOULDBLOCK) return Status::IOError(path + ": flock: " + strerror(err));
-    return Status::Failed("another sar-filterd (pid " + (holder.empty() ? "unknown" : holder) +
-                          ") holds " + path + " for this state dir; not starting a second one");
+    return HeldByAnother(path);
   }
   // Locked: from here on it is ours whatever the write does. Closing the fd on a failed write
   // (a full disk: ENOSPC) would drop the lock and let the next daemon take it.
-  if (fd_ >= 0) close(fd_);
-  fd_ = fd;
-  warning_.clear();
+  Keep(dir_fd, fd);
   // The pid over what is there, then the rest cut off: overwriting needs no new block, and
   // truncating frees space. If the write fails anyway the file is emptied (a second daemon then
   // names the holder "unknown" rather than a stale pid).
@@ -62,6 +94,14 @@ Status InstanceLock::Acquire(const std::string& state_dir) {
     warning_ = path + ": ftruncate: " + strerror(errno) + " (the lock is held)";
   }
   return Status::OK();
+}
+
+void InstanceLock::Keep(int dir_fd, int fd) {
+  if (fd_ >= 0) close(fd_);
+  if (dir_fd_ >= 0) close(dir_fd_);
+  dir_fd_ = dir_fd;
+  fd_ = fd;
+  warning_.clear();
 }
 
 }  // namespace sar::filterd

@@ -92,6 +92,22 @@ TEST(InstanceLock, AFailedPidWriteNeverDropsTheLock) {
   }
 }
 
+// A disk too full to create the pid file: the state dir's own lock still keeps a second daemon
+// out (a directory where the file should be stands in for the failed create).
+TEST(InstanceLock, APidFileThatCannotBeMadeStillLocksTheStateDir) {
+  TempDir dir;
+  ASSERT_EQ(mkdir(InstanceLock::PidFile(dir.path()).c_str(), 0700), 0);
+  InstanceLock first;
+  const Status s = first.Acquire(dir.path());
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(first.held());
+  EXPECT_NE(first.warning().find("open"), std::string::npos) << first.warning();
+  InstanceLock second;
+  const Status t = second.Acquire(dir.path());
+  EXPECT_EQ(t.code(), Status::Code::kFailed) << "both ran without a lock: " << t.ToString();
+  EXPECT_FALSE(second.held());
+}
+
 // A write that works leaves exactly the pid, also over a longer one left by an earlier holder.
 TEST(InstanceLock, ThePidReplacesALongerOne) {
   TempDir dir;
