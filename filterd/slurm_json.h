@@ -14,8 +14,9 @@ namespace sar::filterd {
 
 /// The most hosts the running jobs of one reply may name in all (a host shared by two jobs
 /// counts twice). A host list may name up to kMaxHostlistHosts hosts, so a few KB of JSON could
-/// otherwise ask for millions of names; no fabric has more than 49151 end ports, and no reply
-/// within the 256 MiB read cap lists enough jobs to share them this many times.
+/// otherwise ask for millions of names. No subnet has more than 49151 end ports, so 1 Mi is
+/// every host of the largest one in 21 running jobs at once; the names it allows cost some
+/// 40 MB and a fraction of a second.
 inline constexpr size_t kMaxReplyHosts = size_t{1} << 20;
 
 /// Keeps jobs in RUNNING or CONFIGURING (they hold their nodes); expands "nodes". A reply that
