@@ -132,10 +132,11 @@ Status WriteBounded(int fd, IoClock::time_point deadline, std::string_view data)
   return Status::OK();
 }
 
-bool WriteAvailable(int fd, std::string* pending) {
+bool WriteAvailable(int fd, std::string* pending, char* last) {
   while (!pending->empty()) {
     const ssize_t n = WriteOnce(fd, *pending);
     if (n > 0) {
+      if (last != nullptr) *last = (*pending)[static_cast<size_t>(n) - 1];
       pending->erase(0, static_cast<size_t>(n));
       continue;
     }

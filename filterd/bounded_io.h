@@ -45,7 +45,7 @@ IoEnd ReadAvailable(int fd, size_t max_bytes, std::string* out, const IoComplete
 Status WriteBounded(int fd, IoClock::time_point deadline, std::string_view data);
 
 /// Writes what `fd` takes now from the front of *pending and erases it; never waits. False on
-/// an error (the peer left).
-bool WriteAvailable(int fd, std::string* pending);
+/// an error (the peer left). *last, if given, gets the last byte written (unchanged if none).
+bool WriteAvailable(int fd, std::string* pending, char* last = nullptr);
 
 }  // namespace sar::filterd

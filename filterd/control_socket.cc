@@ -15,14 +15,62 @@ namespace sar::filterd {
 // the loop for any of it (request_server.h).
 ControlSocket::ControlSocket()
     : conns_({.deadline_s = 2, .max_request = 1024, .max_clients = 256},
-             [](std::string_view in) { return in.find('\n') != std::string_view::npos; }) {}
+             [](std::string_view in) { return in.find('\n') != std::string_view::npos; }) {
+  // A `mapping` reply is many lines: a slow reader gets whole lines and an explicit end, never
+  // half a line and a normal EOF (issue 34 defect 9).
+  conns_.set_cut_notice("error: reply cut: not read within sar-filterd's 2 s deadline\n", 0.5);
+}
 
 ControlSocket::~ControlSocket() {
   if (fd_ >= 0) {
     close(fd_);
-    unlink(path_.c_str());
+    // Only the socket this process bound: another daemon's, bound at the same path since (a
+    // restart that took over a stale one), is not ours to remove (issue 34 defect 7).
+    struct stat st {};
+    if (!path_.empty() && lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+        st.st_dev == dev_ && st.st_ino == ino_) {
+      unlink(path_.c_str());
+    }
   }
 }
+
+namespace {
+
+// What is at `path` before we bind: nothing (OK), a stale socket (removed, OK), or something we
+// must not take: a socket that answers (another daemon serves it: kFailed), or anything else.
+Status ClearStaleSocket(const std::string& path, const sockaddr_un& addr) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::OK();
+    return Status::IOError(path + ": lstat: " + strerror(errno));
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return Status::InvalidArgument(path + ": exists and is not a socket; not removed");
+  }
+  // Non-blocking: a live server with a full backlog answers EAGAIN rather than holding us.
+  const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (probe < 0) return Status::IOError(path + ": socket: " + strerror(errno));
+  const int rc = connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  const int err = errno;
+  close(probe);
+  if (rc == 0 || err == EAGAIN || err == EINPROGRESS) {
+    return Status::Failed("control socket " + path +
+                          " is served by another process (another sar-filterd, with another "
+                          "state_dir?); not taking it over: set control_socket to another path "
+                          "or stop that one");
+  }
+  if (err != ECONNREFUSED) {
+    return Status::IOError(path + ": cannot tell whether a server listens there (connect: " +
+                           strerror(err) + "); not removed");
+  }
+  // Nobody listens: left behind by a daemon that was killed.
+  if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return Status::IOError(path + ": removing the stale socket: " + strerror(errno));
+  }
+  return Status::OK();
+}
+
+}  // namespace
 
 Status ControlSocket::Open(const std::string& path, const std::string& group) {
   sockaddr_un addr{};
@@ -37,9 +85,9 @@ Status ControlSocket::Open(const std::string& path, const std::string& group) {
   }
   addr.sun_family = AF_UNIX;
   memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  SAR_RETURN_IF_ERROR(ClearStaleSocket(path, addr));
   fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd_ < 0) return Status::IOError(path + ": socket: " + strerror(errno));
-  unlink(path.c_str());
   // A burst of job starts runs many hooks at once; a long backlog keeps them from being refused
   // (sar-notify also retries a full backlog until its deadline).
   // Bind under a umask that leaves the socket owner-only from its first moment, not after a
@@ -56,12 +104,19 @@ Status ControlSocket::Open(const std::string& path, const std::string& group) {
     return s;
   }
   if (rc != 0 || listen(fd_, SOMAXCONN) != 0) {
+    // EADDRINUSE: another process bound the path since the check above; it is not ours.
     Status s = Status::IOError(path + ": bind/listen: " + strerror(errno));
     close(fd_);
     fd_ = -1;
     return s;
   }
-  path_ = path;
+  // Which file is ours, so that exit removes this one and no other (see the destructor).
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0) {
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+    path_ = path;
+  }
   return Status::OK();
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/types.h>
 
 #include <functional>
 #include <string>
@@ -25,8 +26,11 @@ class ControlSocket {
   ControlSocket(const ControlSocket&) = delete;
   ControlSocket& operator=(const ControlSocket&) = delete;
 
-  /// Binds `path` (removing a stale socket there) and listens. With a `group`, the socket
-  /// belongs to that group and is mode 0660; an unknown group is an error.
+  /// Binds `path` and listens. A socket already there is removed only if nobody listens on it
+  /// (stale); one that accepts a connection belongs to another daemon and is left alone: Failed
+  /// (code kFailed), naming the path. Anything else at `path` is an error, never removed. With
+  /// a `group`, the socket belongs to that group and is mode 0660; an unknown group is an error.
+  /// The destructor removes the socket only if the file at `path` is still the one bound here.
   Status Open(const std::string& path, const std::string& group = "");
   int fd() const { return fd_; }
 
@@ -47,7 +51,9 @@ class ControlSocket {
 
  private:
   int fd_ = -1;
-  std::string path_;
+  std::string path_;  // empty unless bound here
+  dev_t dev_ = 0;     // the bound socket file, for the destructor
+  ino_t ino_ = 0;
   RequestServer conns_;
 };
 

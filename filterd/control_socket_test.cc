@@ -12,6 +12,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -129,6 +131,84 @@ TEST(ControlSocket, SlowAndSilentClientsCostNoTime) {
     close(fd);
   }
   close(dribbler);
+}
+
+// Issue 34 defect 7: a second daemon (another state_dir, the same control_socket) unlinked the
+// live socket, bound its own, and removed that on exit: the first one was unreachable.
+TEST(ControlSocket, ALiveSocketIsNeitherTakenNorRemoved) {
+  TempDir dir;
+  const std::string path = dir.Join("ctl");
+  ControlSocket first;
+  ASSERT_TRUE(first.Open(path).ok());
+  struct stat before {};
+  ASSERT_EQ(lstat(path.c_str(), &before), 0);
+  {
+    ControlSocket second;
+    const Status s = second.Open(path);
+    EXPECT_EQ(s.code(), Status::Code::kFailed) << s.ToString();
+    EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("another process"), std::string::npos) << s.message();
+    EXPECT_EQ(second.fd(), -1);
+  }  // the second one's exit
+  struct stat after {};
+  ASSERT_EQ(lstat(path.c_str(), &after), 0) << "the live socket was removed";
+  EXPECT_EQ(after.st_ino, before.st_ino) << "the live socket was replaced";
+  // The first daemon still answers on it.
+  std::atomic<bool> done{false};
+  std::string reply;
+  std::thread client([&] {
+    reply = Ask(path, "poll\n");
+    done = true;
+  });
+  for (int i = 0; i < 500 && !done; ++i) Turn(&first, "counters");
+  client.join();
+  EXPECT_EQ(reply, "ok\n");
+}
+
+// A socket nobody listens on (its daemon was SIGKILLed) is taken over; a file that is not a
+// socket is never removed.
+TEST(ControlSocket, OnlyAStaleSocketIsReplaced) {
+  TempDir dir;
+  const std::string path = dir.Join("ctl");
+  {
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    ASSERT_EQ(listen(fd, 1), 0);
+    close(fd);  // left behind, as by a killed daemon
+  }
+  ControlSocket sock;
+  const Status s = sock.Open(path);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(sock.fd(), 0);
+
+  const std::string file = dir.Join("not-a-socket");
+  { std::ofstream(file) << "keep me"; }
+  ControlSocket other;
+  EXPECT_FALSE(other.Open(file).ok());
+  struct stat st {};
+  EXPECT_EQ(lstat(file.c_str(), &st), 0) << "a regular file was removed";
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+}
+
+// On exit a daemon removes only the socket it bound: if the path now holds another one (an
+// operator removed ours and another daemon bound the path), that one stays.
+TEST(ControlSocket, ExitRemovesOnlyItsOwnSocket) {
+  TempDir dir;
+  const std::string path = dir.Join("ctl");
+  auto first = std::make_unique<ControlSocket>();
+  ASSERT_TRUE(first->Open(path).ok());
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ControlSocket second;
+  ASSERT_TRUE(second.Open(path).ok());
+  first.reset();
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << "the first one's exit removed the second one's socket";
+  const int fd = ConnectUnix(path);
+  EXPECT_GE(fd, 0);
+  if (fd >= 0) close(fd);
 }
 
 TEST(ControlSocket, AGroupGetsReadWrite) {

@@ -392,7 +392,33 @@ int Daemon::Run() {
       return 1;
     } else if (!s.ok()) {
       spdlog::error("state dir lock: {} (running without it)", s.ToString());
+    } else if (!lock.warning().empty()) {
+      spdlog::warn("state dir lock: {}", lock.warning());
     }
+  }
+  // The control socket, before the state dir is read or the mapping touched: a socket another
+  // daemon serves (another state_dir, the same path) is refused here, and this one exits
+  // before changing anything (issue 34 defect 7). A dry run, which may run beside the service,
+  // goes on without it.
+  ControlSocket control;
+  if (!options_.once && !config_.control_socket.empty()) {
+    std::string group = config_.control_socket_group;
+    if (!group.empty() && getgrnam(group.c_str()) == nullptr) {
+      // The shipped config names Debian's SlurmUser group; a site without it still gets a
+      // socket (owner-only) and a warning, rather than none at all.
+      spdlog::warn(
+          "control socket: group '{}' does not exist: {} is owner-only (0600), so hooks run by "
+          "another user (SlurmUser) get EACCES; set control_socket_group to SlurmUser's group",
+          group, config_.control_socket);
+      group.clear();
+    }
+    Status s = control.Open(config_.control_socket, group);
+    if (s.code() == Status::Code::kFailed && !options_.dry_run) {
+      spdlog::critical("{}", s.message());
+      if (!config_.log_file.empty()) fmt::print(stderr, "sar-filterd: {}\n", s.message());
+      return 1;
+    }
+    if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
   }
   Start();
   if (options_.once) {
@@ -411,21 +437,6 @@ int Daemon::Run() {
   sigprocmask(SIG_BLOCK, &mask, nullptr);
   const int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
-  ControlSocket control;
-  if (!config_.control_socket.empty()) {
-    std::string group = config_.control_socket_group;
-    if (!group.empty() && getgrnam(group.c_str()) == nullptr) {
-      // The shipped config names Debian's SlurmUser group; a site without it still gets a
-      // socket (owner-only) and a warning, rather than none at all.
-      spdlog::warn(
-          "control socket: group '{}' does not exist: {} is owner-only (0600), so hooks run by "
-          "another user (SlurmUser) get EACCES; set control_socket_group to SlurmUser's group",
-          group, config_.control_socket);
-      group.clear();
-    }
-    Status s = control.Open(config_.control_socket, group);
-    if (!s.ok()) spdlog::error("control socket: {} (hooks cannot ask for a poll)", s.ToString());
-  }
   MetricsHttpServer http;
   if (!config_.metrics_listen.empty()) {
     Status s = http.Open(config_.metrics_listen);

@@ -287,6 +287,65 @@ TEST(DaemonLoop, MappingCommandAnswersWhatTheRouterWasTold) {
   EXPECT_EQ(recorded->applied[0].size(), 1u);
 }
 
+// Issue 34 defect 7: a second daemon with its own state_dir but the same control_socket took
+// the socket over and removed it on exit. It now exits 1 at once, naming the path, and leaves
+// the first one's socket and its mapping alone.
+TEST(DaemonLoop, ASecondDaemonOnTheSameSocketRefusesToStart) {
+  TempDir dir;
+  BlockedLoopSignals blocked;  // before the daemon thread exists: it inherits the mask
+
+  Config config = LoopConfig(dir, 3600);
+  config.control_socket = dir.Join("ctl");
+  std::atomic<int> polls{0};
+  Daemon first(config, {}, OneHost(), std::make_unique<CountingSource>(&polls),
+               std::make_unique<RecordingAction>());
+  std::atomic<int> rc{-1};
+  std::thread loop([&] { rc = first.Run(); });
+  const int probe = ConnectUnix(config.control_socket);  // retries until the first one listens
+  ASSERT_GE(probe, 0);
+  close(probe);
+  struct stat before {};
+  ASSERT_EQ(lstat(config.control_socket.c_str(), &before), 0);
+
+  Config other = config;
+  other.state_dir = dir.Join("state-other");
+  std::atomic<int> other_polls{0};
+  auto other_action = std::make_unique<RecordingAction>();
+  const RecordingAction* other_recorded = other_action.get();
+  Daemon second(other, {}, OneHost(), std::make_unique<CountingSource>(&other_polls),
+                std::move(other_action));
+  std::atomic<int> rc2{-1};
+  std::thread second_loop([&] { rc2 = second.Run(); });
+  const auto t0 = Clock::now();
+  while (rc2 == -1 && Since(t0) < 2.0) usleep(10000);
+  EXPECT_EQ(rc2, 1) << "the second daemon started on a socket another one serves";
+  EXPECT_LT(Since(t0), 1.0);
+  if (rc2 == -1) {  // the old behaviour: it runs; stop it (one SIGTERM reaches one daemon)
+    while (rc2 == -1) {
+      kill(getpid(), SIGTERM);
+      usleep(100000);
+    }
+  }
+  second_loop.join();
+  EXPECT_EQ(other_polls, 0) << "the refused daemon polled";
+  EXPECT_TRUE(other_recorded->applied.empty());
+
+  struct stat after {};
+  EXPECT_EQ(lstat(config.control_socket.c_str(), &after), 0) << "the first one's socket is gone";
+  EXPECT_EQ(after.st_ino, before.st_ino) << "the first one's socket was replaced";
+  const std::string reply = AskUntilClosed(config.control_socket, "status\n");
+  EXPECT_NE(reply.find("state="), std::string::npos)
+      << "the first one no longer answers: " << reply;
+  while (rc == -1) {
+    kill(getpid(), SIGTERM);
+    usleep(100000);
+  }
+  loop.join();
+  EXPECT_EQ(rc, 0);
+  struct stat gone {};
+  EXPECT_NE(lstat(config.control_socket.c_str(), &gone), 0) << "its own socket stays after exit";
+}
+
 // logrotate moves log_file away and reloads the unit (SIGHUP): the daemon writes to a new file
 // of the configured name from then on.
 TEST(DaemonLoop, SighupReopensAMovedLogFile) {

@@ -15,6 +15,7 @@
 #include "recording_action.h"
 #include "replay_source.h"
 #include "sar/io/job_file.h"
+#include "slurm_json.h"
 #include "state_store.h"
 #include "test_util.h"
 
@@ -139,6 +140,42 @@ TEST_F(DaemonTest, RerouteOnlyWhenTheMultiSwitchHostSetsChange) {
   EXPECT_EQ(DrainSignals(), 1);
   EXPECT_TRUE(MappedHosts().empty());
   EXPECT_EQ(d->metrics().reroutes, 2u);
+}
+
+// Answers each poll by parsing `reply` as squeue --json prints it.
+class JsonReplySource : public JobSource {
+ public:
+  const char* name() const override { return "json"; }
+  Status Poll(std::vector<SourceJob>* out) override { return ParseSlurmJobsJson(reply, out); }
+  std::string reply;
+};
+
+// Issue 34 defect 6: 6 KB of squeue JSON naming 4.9 M hosts (100 jobs of h[00000-49000]) cost
+// the daemon's cycle 24 s and 0.9 GB, then rerouted on it. It is a failed poll now, found at
+// once, and the router keeps the last good set.
+TEST_F(DaemonTest, AJobsReplyNamingMillionsOfHostsKeepsTheLastGoodSet) {
+  auto owned = std::make_unique<JsonReplySource>();
+  JsonReplySource* src = owned.get();
+  src->reply = R"({"jobs": [{"job_id": 5, "job_state": "RUNNING", "nodes": "n[2-5]"}]})";
+  Daemon d(config_, DaemonOptions{}, TwoLeaves(), std::move(owned));
+  d.Start();
+  EXPECT_TRUE(d.RunCycle(0));
+  EXPECT_EQ(DrainSignals(), 1);
+
+  src->reply = R"({"errors": [], "jobs": [)";
+  for (int i = 0; i < 100; ++i) {
+    src->reply += (i ? "," : "") + std::string(R"({"job_id": )") + std::to_string(100 + i) +
+                  R"(, "job_state": "RUNNING", "nodes": "h[00000-49000]"})";
+  }
+  src->reply += "]}";
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(d.RunCycle(10));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 1.0);
+  EXPECT_EQ(DrainSignals(), 0);
+  EXPECT_EQ(d.metrics().poll_errors, 1u);
+  EXPECT_EQ(d.metrics().reroutes, 1u);
+  EXPECT_EQ(MappedHosts(), (std::vector<std::string>{"n2", "n3", "n4", "n5"}));
 }
 
 TEST_F(DaemonTest, APatternChangeReroutesAndTheMappingCarriesIt) {

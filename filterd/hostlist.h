@@ -6,6 +6,7 @@
 
 namespace sar::filterd {
 
+using sar::CountHostlist;
 using sar::ExpandHostlist;
 using sar::kMaxHostlistHosts;
 

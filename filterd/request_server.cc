@@ -52,6 +52,23 @@ bool RequestServer::Progress(Conn* c, const Answer& answer, int* answered) {
   return false;
 }
 
+bool RequestServer::StartCut(Conn* c) {
+  if (!c->answered || c->cut || c->out.empty() || cut_notice_.empty()) return false;
+  c->cut = true;
+  // The rest of the line the client holds part of, so that it never sees half a line as a
+  // whole one ("h00012 47" of "h00012 4711"); a line longer than this is ended with a bare
+  // newline instead.
+  constexpr size_t kMaxLineRest = 4096;
+  std::string rest;
+  if (c->last_sent != '\n') {
+    const size_t eol = c->out.find('\n');
+    rest = eol < kMaxLineRest ? c->out.substr(0, eol + 1) : "\n";
+  }
+  c->out = rest + cut_notice_;
+  c->deadline = DeadlineIn(cut_grace_s_);
+  return true;
+}
+
 int RequestServer::Handle(int listen_fd, const std::vector<pollfd>& fds, const Answer& answer) {
   // Which of our connections poll() found ready (errors and hang-ups count: the read or write
   // below then sees them).
@@ -64,10 +81,17 @@ int RequestServer::Handle(int listen_fd, const std::vector<pollfd>& fds, const A
   // A connection is done once its answer is out; it is dropped at its deadline, whatever state.
   auto step = [&](Conn* c, bool readable, int* answered) {
     if (readable && !c->answered && !Progress(c, answer, answered)) return false;
-    if (c->answered && !(WriteAvailable(c->fd, &c->out) && !c->out.empty())) return false;
-    // Still reading, or an answer the client does not take: the deadline ends both.
+    if (c->answered && !(WriteAvailable(c->fd, &c->out, &c->last_sent) && !c->out.empty())) {
+      return false;
+    }
+    // Still reading, or an answer the client does not take: the deadline ends both (an answer
+    // under way first gets its cut notice, if the server has one, and a short grace for it).
     if (IoClock::now() >= c->deadline) {
-      ++dropped_;
+      if (StartCut(c)) {
+        ++dropped_;
+        return WriteAvailable(c->fd, &c->out, &c->last_sent) && !c->out.empty();
+      }
+      if (!c->cut) ++dropped_;
       return false;
     }
     return true;

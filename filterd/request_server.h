@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bounded_io.h"
@@ -37,6 +38,14 @@ class RequestServer {
   /// After poll(): accepts what is queued on `listen_fd`, reads and answers what is ready,
   /// closes what is done or past its deadline. Never waits. Returns the requests answered.
   int Handle(int listen_fd, const std::vector<pollfd>& fds, const Answer& answer);
+  /// For line-oriented answers: one not taken whole by its deadline (a slow reader) is not cut
+  /// at a random byte; the line under way is finished and `notice` ("error: ...\n") follows,
+  /// within `grace_s` more, then the connection closes whatever was taken. Unset (empty): such
+  /// a connection is closed at its deadline.
+  void set_cut_notice(std::string notice, double grace_s) {
+    cut_notice_ = std::move(notice);
+    cut_grace_s_ = grace_s;
+  }
   /// The earliest connection deadline (for the loop's poll timeout); max() if none is open.
   IoClock::time_point NextDeadline() const;
   size_t open_connections() const { return conns_.size(); }
@@ -49,12 +58,18 @@ class RequestServer {
     std::string in;
     std::string out;
     bool answered = false;
+    char last_sent = '\n';  // the last byte of the answer written: '\n' at a line's end
+    bool cut = false;       // past the deadline: finishing the line and the cut notice
   };
   void Close(size_t i);
   bool Progress(Conn* c, const Answer& answer, int* answered);
+  /// At the deadline with an answer still going out: true if a cut notice is now queued.
+  bool StartCut(Conn* c);
 
   RequestServerOptions options_;
   IoComplete complete_;
+  std::string cut_notice_;
+  double cut_grace_s_ = 0;
   std::vector<Conn> conns_;
   uint64_t dropped_ = 0;
 };

@@ -5,9 +5,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "test_util.h"
 
@@ -61,6 +64,57 @@ TEST(RequestServer, DeadlinesAndCapsHoldAfterTheAnswerToo) {
   EXPECT_EQ(server.dropped(), 2u);  // the flooder (cap) and the one that did not read (deadline)
   close(reader_never);
   close(flooder);
+  close(lfd);
+}
+
+// Issue 34 defect 9: a client reading a long answer slowly (sar-notify mapping behind a busy
+// pipe) got it cut at an arbitrary byte at the deadline, then a normal EOF: "h0000123 47" of
+// "h0000123 4711" read as a whole line. Now the line under way is finished and an explicit
+// error line ends what the client gets.
+TEST(RequestServer, AnAnswerCutAtTheDeadlineEndsWithAnErrorLine) {
+  TempDir dir;
+  const int lfd = Listen(dir.Join("s"));
+  const std::string notice = "error: reply cut\n";
+  RequestServer server({.deadline_s = 0.3, .max_request = 64, .max_clients = 4},
+                       [](std::string_view in) { return in.find('\n') != in.npos; });
+  server.set_cut_notice(notice, 0.5);
+  std::string answer;
+  char line[32];
+  for (int i = 0; i < 400000; ++i) {
+    snprintf(line, sizeof(line), "h%07d 4711\n", i);
+    answer += line;
+  }
+  std::atomic<bool> done{false};
+  std::string got;
+  std::thread client([&] {
+    const int fd = Connect(dir.Join("s"));
+    (void)!write(fd, "mapping\n", 8);
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) {
+      got.append(buf, static_cast<size_t>(n));
+      usleep(5000);  // ~800 KB/s: far too slow for 5 MB in 0.3 s
+    }
+    close(fd);
+    done = true;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!done && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    std::vector<pollfd> fds;
+    server.AddPollFds(lfd, &fds);
+    poll(fds.data(), fds.size(), 10);
+    server.Handle(lfd, fds, [&answer](std::string_view) { return answer; });
+  }
+  client.join();
+  ASSERT_GT(got.size(), notice.size());
+  ASSERT_LT(got.size(), answer.size()) << "not cut: the test reads too fast for this machine";
+  ASSERT_EQ(got.substr(got.size() - notice.size()), notice)
+      << "the cut answer ends without the error line: ..."
+      << got.substr(got.size() > 40 ? got.size() - 40 : 0);
+  const std::string body = got.substr(0, got.size() - notice.size());
+  EXPECT_EQ(body.back(), '\n') << "the client got half a line";
+  EXPECT_EQ(answer.compare(0, body.size(), body), 0) << "what came before the notice is the answer";
+  EXPECT_EQ(server.open_connections(), 0u);
+  EXPECT_EQ(server.dropped(), 1u);
   close(lfd);
 }
 

@@ -124,13 +124,20 @@ class JobReader {
   std::string who_;
 };
 
-Status ParseJob(const Json& j, size_t index, std::vector<SourceJob>* out) {
+// A running job as read, its host list counted but not yet expanded.
+struct PendingJob {
+  SourceJob job;
+  std::string nodes;
+};
+
+Status ParseJob(const Json& j, size_t index, std::vector<PendingJob>* out, size_t* hosts) {
   if (!j.is_object()) {
     return Status::Corruption("jobs reply: job #" + std::to_string(index) + " is " + TypeName(j) +
                               ", expected an object");
   }
   JobReader r(j, index);
-  SourceJob job;
+  PendingJob p;
+  SourceJob& job = p.job;
   SAR_RETURN_IF_ERROR(r.Id(&job.id));
   bool holds = false;
   SAR_RETURN_IF_ERROR(r.HoldsNodes(&holds));
@@ -140,19 +147,22 @@ Status ParseJob(const Json& j, size_t index, std::vector<SourceJob>* out) {
   std::string comment;  // absent or null when the job has none
   SAR_RETURN_IF_ERROR(r.OptionalString("admin_comment", true, &comment));
   job.pattern = PatternFromAdminComment(comment);
-  std::string nodes;
-  SAR_RETURN_IF_ERROR(r.OptionalString("nodes", false, &nodes));
-  if (nodes.empty()) return Status::Corruption("jobs reply: " + r.who() + ": running, no 'nodes'");
-  if (Status s = ExpandHostlist(nodes, &job.hosts); !s.ok()) {
+  SAR_RETURN_IF_ERROR(r.OptionalString("nodes", false, &p.nodes));
+  if (p.nodes.empty()) {
+    return Status::Corruption("jobs reply: " + r.who() + ": running, no 'nodes'");
+  }
+  // Counted only: no name is made before the whole reply's count is known (below).
+  if (Status s = CountHostlist(p.nodes, hosts); !s.ok()) {
     return Status::Corruption("jobs reply: " + r.who() + ": 'nodes': " + s.message());
   }
-  out->push_back(std::move(job));
+  out->push_back(std::move(p));
   return Status::OK();
 }
 
 }  // namespace
 
-Status ParseSlurmJobsJson(std::string_view text, std::vector<SourceJob>* out) {
+Status ParseSlurmJobsJson(std::string_view text, std::vector<SourceJob>* out,
+                          size_t max_reply_hosts) {
   out->clear();
   // parse(..., allow_exceptions = false): a bad reply is a value, not an exception. Every
   // access below checks the type first; the catch is for what a future edit forgets.
@@ -176,12 +186,29 @@ Status ParseSlurmJobsJson(std::string_view text, std::vector<SourceJob>* out) {
       return Status::Corruption(std::string("jobs reply: 'jobs' is ") + TypeName(*jobs) +
                                 ", expected an array");
     }
+    // Every job is read and its hosts counted first; only a reply whose jobs name at most
+    // max_reply_hosts hosts in all is expanded (issue 34 defect 6: 100 jobs of h[00000-49000],
+    // 6 KB of JSON, each under the per-job cap, cost 24 s and 0.9 GB).
+    std::vector<PendingJob> pending;
+    size_t total = 0;
     for (size_t i = 0; i < jobs->size(); ++i) {
-      Status s = ParseJob((*jobs)[i], i, out);
-      if (!s.ok()) {
-        out->clear();
-        return s;
+      size_t hosts = 0;
+      SAR_RETURN_IF_ERROR(ParseJob((*jobs)[i], i, &pending, &hosts));
+      total += hosts;  // each count is at most kMaxHostlistHosts: no overflow before the check
+      if (total > max_reply_hosts) {
+        return Status::Corruption(
+            "jobs reply: the running jobs name more than " + std::to_string(max_reply_hosts) +
+            " hosts in all (" + std::to_string(total) + " up to job #" + std::to_string(i) +
+            " of " + std::to_string(jobs->size()) + "); reply refused, nothing expanded");
       }
+    }
+    out->reserve(pending.size());
+    for (PendingJob& p : pending) {
+      if (Status s = ExpandHostlist(p.nodes, &p.job.hosts); !s.ok()) {
+        out->clear();
+        return Status::Corruption("jobs reply: job " + p.job.id + ": 'nodes': " + s.message());
+      }
+      out->push_back(std::move(p.job));
     }
   } catch (const std::exception& e) {
     out->clear();

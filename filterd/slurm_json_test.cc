@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <string>
 
 namespace sar::filterd {
 namespace {
@@ -39,6 +41,44 @@ TEST(SlurmJson, IncompleteOrFailedRepliesAreErrors) {
         R"({"jobs": [{"job_id": 1, "job_state": "RUNNING", "nodes": "n[2-1]"}]})"}) {
     EXPECT_FALSE(ParseSlurmJobsJson(reply, &jobs).ok()) << reply;
   }
+}
+
+// Issue 34 defect 6: each job under the per-job cap (49151), 100 of them in 6 KB of JSON asked
+// for 4.9 M host names (24 s, 0.9 GB). The reply's total is bounded, and counted first.
+TEST(SlurmJson, AReplyNamingMillionsOfHostsInAllIsRefusedAtOnce) {
+  std::string reply = R"({"errors": [], "jobs": [)";
+  for (int i = 0; i < 100; ++i) {
+    reply += (i ? ",\n" : "") + std::string(R"({"job_id": )") + std::to_string(1000 + i) +
+             R"(, "job_state": "RUNNING", "nodes": "h[00000-49000]"})";
+  }
+  reply += "]}";
+  ASSERT_LT(reply.size(), 8000u);
+  std::vector<SourceJob> jobs{SourceJob{}};
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status s = ParseSlurmJobsJson(reply, &jobs);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(s.ok()) << "4.9 M hosts expanded";
+  EXPECT_NE(s.message().find("more than " + std::to_string(kMaxReplyHosts) + " hosts in all"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(jobs.empty()) << "no partial answer";
+  EXPECT_LT(took, 0.1) << "the refusal must not expand first";
+}
+
+TEST(SlurmJson, TheReplyCapCountsEveryJobsHosts) {
+  const char* reply = R"({"errors": [], "jobs": [
+    {"job_id": 1, "job_state": "RUNNING", "nodes": "n[1-3]"},
+    {"job_id": 2, "job_state": "PENDING", "nodes": "n[1-9]"},
+    {"job_id": 3, "job_state": "RUNNING", "nodes": "n[3-4],m1"}]})";
+  std::vector<SourceJob> jobs;
+  Status s = ParseSlurmJobsJson(reply, &jobs, 6);  // 3 + 3: at the cap (pending jobs not counted)
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[1].hosts, (std::vector<std::string>{"n3", "n4", "m1"}));
+  s = ParseSlurmJobsJson(reply, &jobs, 5);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("more than 5 hosts in all"), std::string::npos) << s.message();
+  EXPECT_TRUE(jobs.empty());
 }
 
 TEST(SlurmJson, ReadsThePatternFromTheAdminComment) {

@@ -6,6 +6,8 @@
 #include <cstdlib>
 
 #include "admin_comment.h"
+#include "hostlist.h"    // kMaxHostlistHosts
+#include "slurm_json.h"  // kMaxReplyHosts
 
 namespace sar::filterd {
 namespace {
@@ -25,6 +27,29 @@ class SlurmSource : public JobSource {
     job_info_msg_t* msg = nullptr;
     if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
       return Status::IOError(std::string("slurm_load_jobs: ") + slurm_strerror(slurm_get_errno()));
+    }
+    // The same bounds as the JSON sources (slurm_json.h): per job, and for the whole answer,
+    // counted before any host name is made (issue 34 defect 6).
+    size_t total = 0;
+    for (uint32_t i = 0; i < msg->record_count; ++i) {
+      const slurm_job_info_t& j = msg->job_array[i];
+      if ((j.job_state & JOB_STATE_BASE) != JOB_RUNNING || j.nodes == nullptr) continue;
+      hostlist_t hl = slurm_hostlist_create(j.nodes);  // ranges, not names: cheap
+      const int hosts = hl == nullptr ? 0 : slurm_hostlist_count(hl);
+      if (hl != nullptr) slurm_hostlist_destroy(hl);
+      total += hosts > 0 ? static_cast<size_t>(hosts) : 0;
+      const bool job_too_big = hosts > static_cast<int>(kMaxHostlistHosts);
+      if (job_too_big || total > kMaxReplyHosts) {
+        Status s = Status::Corruption(
+            "slurm_load_jobs: " +
+            (job_too_big ? "job " + std::to_string(j.job_id) + " names more than " +
+                               std::to_string(kMaxHostlistHosts) + " hosts"
+                         : "the running jobs name more than " + std::to_string(kMaxReplyHosts) +
+                               " hosts in all") +
+            "; answer refused, nothing expanded");
+        slurm_free_job_info_msg(msg);
+        return s;
+      }
     }
     for (uint32_t i = 0; i < msg->record_count; ++i) {
       const slurm_job_info_t& j = msg->job_array[i];

@@ -53,7 +53,8 @@ static void Usage(FILE* out) {
           "--timeout-ms: deadline of the whole exchange, 1..60000 (default 500).\n"
           "Exit codes: 0 sent, or any failure while running as a SLURM hook (a job never fails\n"
           "because of sar; failures go to syslog); outside a hook 1 if `status` or `mapping`\n"
-          "got no reply,\n"
+          "got no reply\n"
+          "(or `mapping` a cut one: an 'error: reply cut' last line, or no final newline),\n"
           "2 for a usage error (nothing is sent).\n");
 }
 
@@ -108,10 +109,16 @@ static int SocketFromConfig(const char* path, char* out, size_t n) {
 
 /* Copies what the daemon sends on `fd` to `out` until it closes the connection, within the
  * deadline; closes fd. An "error: ..." first line (an older daemon without the command) is not
- * copied but returned in `reply`. */
+ * copied but returned in `reply`. A reply the daemon cut (a slow reader, past its deadline) ends
+ * with an "error: reply cut ..." line, or, from an older daemon, without a newline: both are
+ * failures, with that line or "cut mid-line" in `reply` (what came before is already copied). */
 static int Stream(int fd, double deadline, char* reply, size_t reply_size, FILE* out) {
   char buf[65536];
   size_t total = 0;
+  char line[256]; /* the start of the line under way, and of the last whole one */
+  char last[256];
+  size_t line_len = 0;
+  last[0] = '\0';
   for (;;) {
     struct pollfd p = {fd, POLLIN, 0};
     if (poll(&p, 1, MsLeft(deadline)) != 1) {
@@ -135,10 +142,27 @@ static int Stream(int fd, double deadline, char* reply, size_t reply_size, FILE*
     }
     fwrite(buf, 1, (size_t)n, out);
     total += (size_t)n;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] == '\n') {
+        memcpy(last, line, line_len);
+        last[line_len] = '\0';
+        line_len = 0;
+      } else if (line_len + 1 < sizeof(line)) {
+        line[line_len++] = buf[i];
+      }
+    }
   }
   close(fd);
   if (total == 0) {
     snprintf(reply, reply_size, "connection closed without a reply");
+    return -1;
+  }
+  if (line_len > 0) {
+    snprintf(reply, reply_size, "the reply was cut mid-line after %zu bytes", total);
+    return -1;
+  }
+  if (strncmp(last, "error:", 6) == 0) {
+    snprintf(reply, reply_size, "%s", last);
     return -1;
   }
   return 0;

@@ -168,6 +168,24 @@ TEST_F(SarNotifyCli, MappingFromADaemonWithoutTheCommandExits1) {
   EXPECT_NE(r.err.find("unknown command"), std::string::npos) << r.err;
 }
 
+// Issue 34 defect 9: a mapping reply the daemon cut at its deadline (a slow reader) ends with its
+// error line, or, from an older daemon, in the middle of a line: either is a failure (exit 1,
+// the reason on stderr), not a normal end.
+TEST_F(SarNotifyCli, ACutMappingReplyExits1) {
+  std::string mapping = "# sar-filterd: 1 multi-leaf job(s) the router was last told\n";
+  for (int i = 0; i < 12000; ++i) mapping += "node" + std::to_string(i) + " 42\n";
+  for (const std::string& reply :
+       {mapping + "error: reply cut: not read within sar-filterd's 2 s deadline\n",
+        mapping + "node12000 4"}) {
+    std::string request;
+    std::thread server = ServeOne(reply, &request);
+    const Outcome r = Run("", "--timeout-ms 5000 mapping");
+    server.join();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("cut"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(SarNotifyCli, StatusWithoutADaemonExits1) {
   const Outcome r = Run("", "--socket " + dir_ + "/absent.sock status");
   EXPECT_EQ(r.exit_code, 1) << r.err;

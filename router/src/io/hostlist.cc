@@ -52,7 +52,7 @@ struct Group {
 
 // Expands one item ("pre[1-2,5]mid[01-03]post") as an odometer over its groups, the last group
 // turning fastest (SLURM's order). *budget is what may still be added; the count is checked
-// before any name is made.
+// before any name is made. With `out` null only the count is taken.
 Status ExpandItem(std::string_view item, std::string_view whole, size_t* budget,
                   std::vector<std::string>* out) {
   auto bad = [&](const std::string& why) {
@@ -96,6 +96,7 @@ Status ExpandItem(std::string_view item, std::string_view whole, size_t* budget,
   }
   if (count > *budget) return bad("names more than " + std::to_string(*budget) + " hosts");
   *budget -= count;
+  if (out == nullptr) return Status::OK();
   if (groups.empty()) {
     out->emplace_back(item);
     return Status::OK();
@@ -128,20 +129,33 @@ Status ExpandItem(std::string_view item, std::string_view whole, size_t* budget,
   return Status::OK();
 }
 
-}  // namespace
-
-Status ExpandHostlist(std::string_view expr, std::vector<std::string>* out, size_t max_hosts) {
+// Expands `expr` into *out, or, with `out` null, only counts; *budget is what may still be named.
+Status Walk(std::string_view expr, std::vector<std::string>* out, size_t* budget) {
   std::vector<std::string_view> items;
   if (!SplitTopLevel(expr, &items)) {
     std::string shown(expr.substr(0, 64));
     if (expr.size() > 64) shown += "...";
     return Status::InvalidArgument("host list '" + shown + "': unbalanced brackets");
   }
-  size_t budget = max_hosts;
   for (std::string_view item : items) {
     if (item.empty()) continue;
-    SAR_RETURN_IF_ERROR(ExpandItem(item, expr, &budget, out));
+    SAR_RETURN_IF_ERROR(ExpandItem(item, expr, budget, out));
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ExpandHostlist(std::string_view expr, std::vector<std::string>* out, size_t max_hosts) {
+  size_t budget = max_hosts;
+  return Walk(expr, out, &budget);
+}
+
+Status CountHostlist(std::string_view expr, size_t* count, size_t max_hosts) {
+  size_t budget = max_hosts;
+  *count = 0;
+  SAR_RETURN_IF_ERROR(Walk(expr, nullptr, &budget));
+  *count = max_hosts - budget;
   return Status::OK();
 }
 
