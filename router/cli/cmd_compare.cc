@@ -184,7 +184,9 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   fo.threads = a.threads;
   const sar::Status fs =
       sar::ComputeJobFlows(f, lfts, sar::AllToAllFlowJobs(jobs), fo, &row->flows);
-  if (!fs.ok()) {
+  if (fs.code() == sar::Status::Code::kFailed) {  // over the flow limit: a note, not an error
+    row->note = fs.message();
+  } else if (!fs.ok()) {
     row->error = fs.ToString();
     return;
   }
@@ -382,7 +384,7 @@ int RunCompare(const CompareArgs& a) {
   for (Row& r : rows) {
     if (!r.ok || !base) continue;
     r.vs = sar::CompareJobFlows(r.flows, base->flows);
-    if (&r != base) {
+    if (&r != base && r.note.empty()) {
       r.note = FlowsVersusEfiNote(r.name, r.metrics.effective_efi.max, base->name,
                                   base->metrics.effective_efi.max, r.vs);
     }

@@ -199,8 +199,8 @@ int RunEval(const EvalArgs& a) {
   sar::FlowReport flows, base_flows;
   sar::FlowComparison vs;
   std::vector<std::string> flow_notes;
-  const bool want_flows = a.flows && !jobs.empty();
-  const bool want_baseline = want_flows && !a.baseline_lfts.empty();
+  bool want_flows = a.flows && !jobs.empty();
+  bool want_baseline = want_flows && !a.baseline_lfts.empty();
   if (want_flows) {
     const std::vector<sar::FlowJob> flow_jobs =
         FlowJobsFor(f, jobs, a.schedules_of.empty() ? a.jobs : a.schedules_of,
@@ -209,6 +209,11 @@ int RunEval(const EvalArgs& a) {
     fo.source_lid_offset = &offsets;
     fo.threads = a.threads;
     s = sar::ComputeJobFlows(f, lfts, flow_jobs, fo, &flows);
+    if (s.code() == sar::Status::Code::kFailed) {  // over the flow limit: a note, not an error
+      flow_notes.push_back(s.message());
+      want_flows = want_baseline = false;
+      s = sar::Status::OK();
+    }
     if (!s.ok()) return Fail(s);
     if (want_baseline) {
       // The baseline's tables carry no FORS schedule of ours: its jobs send all-to-all.
@@ -262,6 +267,7 @@ int RunEval(const EvalArgs& a) {
                          {"channels", jm.channels}});
   }
   j["jobs"] = std::move(jobs_json);
+  if (!want_flows && !flow_notes.empty()) j["flows"] = {{"notes", flow_notes}};
   if (want_flows) {
     j["flows"] = FlowsJson(flows, want_baseline ? &vs : nullptr, a.baseline_name);
     j["flows"]["notes"] = flow_notes;
@@ -372,10 +378,8 @@ int RunEval(const EvalArgs& a) {
                     static_cast<unsigned long long>(jm.efi_max), jm.channels);
       }
     }
-    if (want_flows) {
-      PrintFlows(flows, want_baseline ? &vs : nullptr, a.baseline_name);
-      for (const std::string& n : flow_notes) std::printf("note: %s\n", n.c_str());
-    }
+    if (want_flows) PrintFlows(flows, want_baseline ? &vs : nullptr, a.baseline_name);
+    for (const std::string& n : flow_notes) std::printf("note: %s\n", n.c_str());
     for (size_t i = 0; i < traffic.size(); ++i) {
       std::printf("traffic %-12s %llu flows, max link load %llu, mean %.2f\n", a.traffic[i].c_str(),
                   static_cast<unsigned long long>(loads[i].flows),

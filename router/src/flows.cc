@@ -316,6 +316,18 @@ Status ComputeJobFlows(const Fabric& fabric, const LftSet& lfts, const std::vect
                                    std::to_string(offsets->size()) + " endpoints, fabric has " +
                                    std::to_string(endpoints.size()));
   }
+  uint64_t pairs = 0;
+  for (const FlowJob& job : jobs) {
+    if (job.phases.empty()) {
+      pairs += static_cast<uint64_t>(job.endpoints.size()) * job.endpoints.size();
+    }
+    for (const auto& phase : job.phases) pairs += phase.size();
+  }
+  if (pairs > options.max_flows) {
+    return Status::Failed("per-job throughput not computed: the jobs have " +
+                          std::to_string(pairs) + " flows, over the limit of " +
+                          std::to_string(options.max_flows));
+  }
   auto offset_of = [&](int e) {
     return offsets == nullptr || offsets->empty() ? 0 : (*offsets)[e];
   };

@@ -392,6 +392,23 @@ TEST(FlowsTest, CorruptTablesCountEveryUndeliveredPair) {
   }
 }
 
+TEST(FlowsTest, MoreFlowsThanTheLimitAreRefusedNotComputed) {
+  const Small s = MakeSmall();
+  const LftSet lfts = SmallTables(s, [](Lid, int) { return 0; });
+  const std::vector<FlowJob> jobs = {JobOf(s, "A", {0, 1, 2, 3})};  // 16 pairs (12 flows)
+  FlowOptions o;
+  o.max_flows = 15;
+  FlowReport r;
+  r.rounds = 7;
+  const Status st = ComputeJobFlows(s.f, lfts, jobs, o, &r);
+  EXPECT_EQ(st.code(), Status::Code::kFailed);
+  EXPECT_NE(st.message().find("over the limit of 15"), std::string::npos) << st.message();
+  EXPECT_EQ(r.rounds, 7);  // nothing computed
+  o.max_flows = 16;
+  EXPECT_TRUE(ComputeJobFlows(s.f, lfts, jobs, o, &r).ok());
+  EXPECT_EQ(Find(r, "A").flows, 12u);
+}
+
 TEST(FlowsTest, QuantilesAreNearestRank) {
   EXPECT_EQ(FlowQuantile({}, 0.5), 0);
   EXPECT_EQ(FlowQuantile({3, 1, 2}, 0.5), 2);

@@ -108,10 +108,15 @@ struct FlowOptions {
   bool alone = true;          // also each job alone (JobFlows::alone)
   int threads = 0;            // 0 = hardware concurrency (the jobs' alone runs in parallel)
   bool record_rates = false;  // FlowReport::rates (tests, small fabrics: memory per flow)
+  /// Bound on time and memory (about 50 bytes and a few hundred ns per flow): more pairs than
+  /// this in all (all-to-all pairs plus phase pairs) is Status::Failed, computing nothing.
+  uint64_t max_flows = uint64_t{32} << 20;
 };
 
 /// Fails (computing nothing) when the tables do not fit the fabric, a job names a port that is
-/// not a cabled HCA port, or a phase names an endpoint index out of range. Routes that are not
+/// not a cabled HCA port, or a phase names an endpoint index out of range (InvalidArgument), or
+/// when the jobs have more pairs than options.max_flows (Failed: callers report the figures as
+/// not computed). Routes that are not
 /// delivered are counted per job (JobFlows::undelivered), never silently dropped.
 Status ComputeJobFlows(const Fabric& fabric, const LftSet& lfts, const std::vector<FlowJob>& jobs,
                        const FlowOptions& options, FlowReport* out);
