@@ -167,6 +167,27 @@ TEST(Oblivious, OversubscribedTreeIsNotFullBisection) {
   EXPECT_TRUE(IsFullBisectionTree(g));
 }
 
+// Refused at once, before any pair is walked, when even shortest routes cannot fit the limit:
+// a 3-level tree of 4^3 = 64 hosts has 4,032 pairs; those on different leaves cross 2 or 4
+// switch-to-switch channels at their shortest. Just below that sum: refused naming it; at it:
+// computed (min-hop routes need exactly that many entries).
+TEST(Oblivious, RefusedAtOnceWhenEvenShortestRoutesDoNotFit) {
+  Fabric f;
+  ASSERT_TRUE(GenerateKaryNTree(4, 3, GenerateOptions(), &f).ok());
+  ASSERT_TRUE(AssignLids({}, &f).ok());
+  // 16 leaves of 4 hosts; 4 leaves per pod. Same pod: 2 channels, other pod: 4.
+  const uint64_t shortest = 16 * (3 * 16 * 2 + 12 * 16 * 4);
+  ObliviousOptions o;
+  o.max_entries = shortest - 1;
+  ObliviousResult r;
+  const Status s = ComputeObliviousRatio(f, Route(f, "minhop"), o, &r);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("at least " + std::to_string(shortest)), std::string::npos)
+      << s.message();
+  o.max_entries = shortest;
+  EXPECT_TRUE(ComputeObliviousRatio(f, Route(f, "minhop"), o, &r).ok());
+}
+
 TEST(Oblivious, TablesOfAnotherFabricAreRefused) {
   Fabric f, g;
   ASSERT_TRUE(GenerateFatTree2(2, 3, 1, GenerateOptions(), &f).ok());
