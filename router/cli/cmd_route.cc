@@ -41,6 +41,7 @@ struct RouteArgs {
   std::string out;
   std::string out_format = "opensm";
   std::string sl_out;
+  size_t sl_out_limit = sar::kMaxLayersFileBytes;  // hidden, for tests
   std::string previous;
   std::string previous_jobs;
   bool json = false;
@@ -122,13 +123,25 @@ int RunRoute(const RouteArgs& a) {
   const double check_ms = check.check_ms;
   watch.Lap();
 
+  // The layers' text is made before anything is written: layers too large to list (a fabric of
+  // ~8k hosts or more, one line per LID pair) do not cost the tables, which are written anyway.
+  std::string layers_text;
+  sar::Status layers_made = sar::Status::OK();
   if (!a.sl_out.empty()) {
-    s = sar::WriteVirtualLayers(a.sl_out, out.layers);
-    if (!s.ok()) return Fail(s);
+    layers_made = sar::FormatVirtualLayers(out.layers, &layers_text, a.sl_out_limit);
   }
   s = a.out_format == "compact" ? sar::WriteCompactLftDump(a.out, f, out.lfts)
                                 : sar::WriteLftDump(a.out, f, out.lfts);
   if (!s.ok()) return Fail(s);
+  if (!layers_made.ok()) {
+    Fail(sar::Status::IOError("--sl-out " + a.sl_out + " not written: " + layers_made.message() +
+                              "; the tables are written to " + a.out));
+    return kIoError;
+  }
+  if (!a.sl_out.empty()) {
+    s = sar::WriteFileAtomic(a.sl_out, layers_text);
+    if (!s.ok()) return Fail(s);
+  }
   const double write_ms = watch.Lap();
 
   sar::LftChanges changed;
@@ -201,6 +214,8 @@ std::function<int()> SetupRoute(CLI::App* c) {
                 "'compact' (sar's hex form, ~50x smaller; docs/formats.md)")
       ->check(CLI::IsMember({"opensm", "compact"}));
   c->add_option("--sl-out", r.sl_out, "virtual layer per route (layers file, docs/formats.md)");
+  c->add_option("--sl-out-limit", r.sl_out_limit, "(tests) the layers file's size limit in bytes")
+      ->group("");
   c->add_option("--previous", r.previous,
                 "the tables the switches hold now (an LFT dump, as -o writes it): sar and dfsssp "
                 "keep every entry of it that costs no quality (minimal-delta update)");

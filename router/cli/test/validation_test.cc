@@ -351,6 +351,28 @@ TEST_F(SarRouteCli, EvalAndCompareGiveEveryJobTheSameThroughput) {
       << text.out;
 }
 
+// --sl-out whose layers are too large to list (a fabric of ~8k hosts or more has a line per LID
+// pair; here a tiny limit stands in): the tables are still written, the layers file is not, and
+// the exit code and message say so.
+TEST_F(SarRouteCli, LayersTooLargeToListStillWriteTheTables) {
+  const std::string topo = " -t " + Path("f.topo");
+  ASSERT_EQ(SarRoute("gen -f ft2:4,4 -o " + Path("f.topo")).exit_code, 0);
+  ASSERT_EQ(SarRoute("route -e dfsssp" + topo + " -o " + Path("plain.lfts")).exit_code, 0);
+  const Outcome big = SarRoute("route -e dfsssp" + topo + " -o " + Path("big.lfts") + " --sl-out " +
+                               Path("big.layers") + " --sl-out-limit 100");
+  EXPECT_EQ(big.exit_code, 4) << big.err;
+  EXPECT_NE(big.err.find("--sl-out " + Path("big.layers") + " not written"), std::string::npos)
+      << big.err;
+  EXPECT_NE(big.err.find("the tables are written to " + Path("big.lfts")), std::string::npos)
+      << big.err;
+  EXPECT_EQ(testcmd::Slurp(Path("big.lfts")), testcmd::Slurp(Path("plain.lfts")));
+  EXPECT_NE(::access(Path("big.layers").c_str(), F_OK), 0);
+  const Outcome ok = SarRoute("route -e dfsssp" + topo + " -o " + Path("ok.lfts") + " --sl-out " +
+                              Path("ok.layers"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(::access(Path("ok.layers").c_str(), F_OK), 0);
+}
+
 // route --previous-jobs reaches the pass: a job ends, the others keep running, and the stable
 // delta keeps every running job's entries (the note counts them) and changes none of the
 // tables; without --previous it is a usage error.
