@@ -33,6 +33,7 @@ sar-route's for that moment's jobs, a reroute where none belongs, a process left
 """
 
 import argparse
+import html
 import os
 import random
 import re
@@ -478,8 +479,7 @@ def _svg_chart(title, unit, rows, key, engines=("sar", "minhop")):
 
 
 def html_escape(text):
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;"))
+    return html.escape(str(text), quote=True)
 
 
 def day_report_html(rows, fabric):

@@ -1,16 +1,15 @@
 #include "sar/flows.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <queue>
-#include <thread>
 
 #include "sar/fors_job.h"
 #include "sar/lids.h"
 #include "sar/trace.h"
+#include "trace_parallel.h"
 
 namespace sar {
 namespace {
@@ -111,12 +110,9 @@ class Solver {
     using Entry = std::pair<double, int32_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
     std::vector<double> used(channels, 0);
-    std::vector<double> key(channels, 0);
     auto share = [&](int32_t c) { return (cap_[c] - used[c]) / count_[c]; };
     for (size_t c = 0; c < channels; ++c) {
-      if (count_[c] == 0) continue;
-      key[c] = share(static_cast<int32_t>(c));
-      heap.push({key[c], static_cast<int32_t>(c)});
+      if (count_[c] > 0) heap.push({share(static_cast<int32_t>(c)), static_cast<int32_t>(c)});
     }
     rate_.assign(flow_up_.size(), -1.0);  // < 0: live
     auto freeze_flow = [&](uint32_t f, double level) { rate_[f] = level; };
@@ -231,24 +227,6 @@ PartFigures Figures(const std::vector<double>& rates) {
   }
   f.flows = rates.size();
   return f;
-}
-
-int Threads(int requested, size_t work) {
-  int t = requested > 0 ? requested : static_cast<int>(std::thread::hardware_concurrency());
-  t = std::max(1, t);
-  return static_cast<int>(std::min<size_t>(static_cast<size_t>(t), std::max<size_t>(work, 1)));
-}
-
-template <class Fn>
-void ParallelFor(size_t n, int threads, Fn fn) {
-  std::atomic<size_t> next{0};
-  auto worker = [&](int w) {
-    for (size_t i; (i = next.fetch_add(1)) < n;) fn(w, i);
-  };
-  std::vector<std::thread> pool;
-  for (int w = 1; w < threads; ++w) pool.emplace_back(worker, w);
-  worker(0);
-  for (std::thread& t : pool) t.join();
 }
 
 }  // namespace
@@ -393,19 +371,17 @@ Status ComputeJobFlows(const Fabric& fabric, const LftSet& lfts, const std::vect
     jp.groups = static_cast<int>(group_key.size());
     jp.leaves = static_cast<int>(leaves.size());
     jp.bundle.assign(n * jp.groups, kNoBundle);
-    // Per destination and offset: one tree, a bundle per source switch.
+    // Per destination and LID offset in use: one tree, a bundle per source switch.
+    std::vector<int> offsets_used;
+    for (const auto& [sw, o] : group_key) offsets_used.push_back(o);
+    std::sort(offsets_used.begin(), offsets_used.end());
+    offsets_used.erase(std::unique(offsets_used.begin(), offsets_used.end()), offsets_used.end());
     std::vector<int> from;
     for (size_t d = 0; d < n; ++d) {
-      for (int o = 0; o < 256; ++o) {
+      for (int o : offsets_used) {
         from.clear();
         for (int g = 0; g < jp.groups; ++g) {
           if (group_key[g].second == o) from.push_back(group_key[g].first);
-        }
-        if (from.empty()) {
-          bool more = false;
-          for (int g = 0; g < jp.groups; ++g) more |= group_key[g].second > o;
-          if (!more) break;
-          continue;
         }
         const Lid lid = SourceLid(fabric, jp.refs[d], o);
         if (lid == 0) continue;  // no LID: every such route is undelivered
@@ -441,7 +417,8 @@ Status ComputeJobFlows(const Fabric& fabric, const LftSet& lfts, const std::vect
       part->dst.push_back(static_cast<uint32_t>(d));
     }
   };
-  std::vector<FlowPart> alltoall;  // jobs without phases
+  std::vector<int> local_of(endpoints.size(), -1);  // endpoint -> index in a phased job
+  std::vector<FlowPart> alltoall;                   // jobs without phases
   std::vector<std::vector<FlowPart>> phased(jobs.size());
   std::vector<int> part_of(jobs.size(), -1);  // index into alltoall
   for (size_t j = 0; j < jobs.size(); ++j) {
@@ -469,10 +446,10 @@ Status ComputeJobFlows(const Fabric& fabric, const LftSet& lfts, const std::vect
       alltoall.push_back(std::move(part));
     } else {
       // Phase pairs name the job's given endpoints; map them to the deduplicated ones.
+      for (size_t i = 0; i < n; ++i) local_of[jp.ends[i]] = static_cast<int>(i);
       std::vector<int> dedup(jobs[j].endpoints.size());
       for (size_t i = 0; i < dedup.size(); ++i) {
-        dedup[i] = static_cast<int>(
-            std::find(jp.refs.begin(), jp.refs.end(), jobs[j].endpoints[i]) - jp.refs.begin());
+        dedup[i] = local_of[endpoint_of[fabric.port_id(jobs[j].endpoints[i])]];
       }
       for (const auto& phase : jobs[j].phases) {
         FlowPart part;
@@ -546,11 +523,11 @@ Status ComputeJobFlows(const Fabric& fabric, const LftSet& lfts, const std::vect
 
   // Each job alone.
   if (options.alone) {
-    const int threads = Threads(options.threads, jobs.size());
+    const int threads = internal::WorkerCount(options.threads, jobs.size(), 1);
     std::vector<std::unique_ptr<Solver>> solvers;
     for (int w = 0; w < threads; ++w)
       solvers.push_back(std::make_unique<Solver>(bundles, capacity));
-    ParallelFor(jobs.size(), threads, [&](int w, size_t j) {
+    internal::ParallelFor(threads, jobs.size(), 1, [&](int w, size_t j) {
       std::vector<std::vector<double>> rates;
       JobFlowFigures fig;
       double low = inf, total = 0, t = 0;

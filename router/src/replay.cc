@@ -280,9 +280,9 @@ Status FlowsAt(const Fabric& f, const std::vector<ResolvedJob>& jobs, const LftS
   s->job_time_max = r.summary.max_time;
   s->slowest_median = r.summary.median_slowest;
   s->slowest_min = r.summary.min_slowest;
-  s->job_time.clear();
-  for (const JobFlows& j : r.jobs) {
-    if (j.flows > 0) s->job_time.push_back({j.id, j.shared.time});
+  s->job_flows.clear();
+  for (JobFlows& j : r.jobs) {
+    if (j.flows > 0) s->job_flows.push_back(std::move(j));
   }
   return Status::OK();
 }
@@ -365,21 +365,17 @@ void CompareWithBaseline(const ReplayOptions& o, ReplayResult* r) {
   if (base < 0) return;
   r->flow_baseline = r->engines[base];
   for (size_t k = 0; k < r->events.size(); ++k) {
-    const ReplaySample& b = r->samples[base][k];
+    FlowReport b;
+    b.jobs = r->samples[base][k].job_flows;
     for (size_t e = 0; e < r->engines.size(); ++e) {
       ReplaySample& s = r->samples[e][k];
-      std::vector<double> speedup;
-      for (const auto& [id, time] : s.job_time) {
-        for (const auto& [bid, btime] : b.job_time) {
-          if (bid != id || time <= 0) continue;
-          const double x = btime / time;
-          speedup.push_back(x);
-          s.jobs_faster += x > 1 + 1e-9;
-          s.jobs_slower += x < 1 - 1e-9;
-          s.jobs_slower_2pct += time > btime * 1.02;
-        }
-      }
-      s.speedup_median = FlowQuantile(speedup, 0.5);
+      FlowReport mine;
+      mine.jobs = s.job_flows;
+      const FlowComparison c = CompareJobFlows(mine, b);
+      s.jobs_faster = c.faster;
+      s.jobs_slower = c.slower;
+      s.jobs_slower_2pct = c.slower_2pct;
+      s.speedup_median = c.median_speedup;
     }
   }
 }
@@ -532,7 +528,7 @@ ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
   s.jobs_rerouted_share_median = Median(moved);
   std::vector<double> tmed, speed;
   for (const ReplaySample& x : r.samples[engine]) {
-    if (x.job_time.empty()) continue;
+    if (x.job_flows.empty()) continue;
     tmed.push_back(x.job_time_median);
     s.job_time_max = std::max(s.job_time_max, x.job_time_max);
     s.jobs_slower += x.jobs_slower;

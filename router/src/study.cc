@@ -277,8 +277,10 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
   r.pairs = r.endpoints * (r.endpoints > 0 ? r.endpoints - 1 : 0);
   const std::vector<Flow> alltoall = AllToAllFlows(r.endpoints);
   std::vector<std::vector<Flow>> clustered;
+  std::vector<std::vector<std::vector<uint32_t>>> cluster_groups;  // the same clusters as jobs
   for (int size : o.cluster_sizes) {
     clustered.push_back(ClusteredFlows(r.endpoints, size, o.seed));
+    cluster_groups.push_back(ClusterGroups(r.endpoints, size, o.seed));
   }
   // The intact fabric's tables: what is disconnected until the engine reroutes.
   const size_t ne = engines.size();
@@ -336,11 +338,11 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
             cell.clustered.push_back(Throughput(degraded, routed, flows, &l));
             lost += l;
           }
-          for (int size : o.cluster_sizes) {
+          const std::vector<PortRef> ends = degraded.Endpoints();
+          for (const auto& groups : cluster_groups) {
             // Clusters as jobs: each one's slowest flow, all sending at once.
-            const std::vector<PortRef> ends = degraded.Endpoints();
             std::vector<FlowJob> jobs;
-            for (const std::vector<uint32_t>& g : ClusterGroups(r.endpoints, size, o.seed)) {
+            for (const std::vector<uint32_t>& g : groups) {
               jobs.push_back({"c" + std::to_string(jobs.size()), {}, {}});
               for (uint32_t i : g) jobs.back().endpoints.push_back(ends[i]);
             }

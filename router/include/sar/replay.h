@@ -26,10 +26,10 @@
 #include <functional>
 #include <limits>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "sar/fabric.h"
+#include "sar/flows.h"
 #include "sar/job_history.h"
 #include "sar/status.h"
 
@@ -109,7 +109,9 @@ struct ReplaySample {
   /// and the median of baseline time / time over the jobs.
   int jobs_faster = 0, jobs_slower = 0, jobs_slower_2pct = 0;
   double speedup_median = 0;
-  std::vector<std::pair<std::string, double>> job_time;  // (job id, exchange time) per job
+  /// The per-job figures of the jobs with flows (FlowReport::jobs; the baseline comparison reads
+  /// them through CompareJobFlows).
+  std::vector<JobFlows> job_flows;
   std::string engine_used;  // "dfsssp" for "sar" without multi-leaf jobs (the empty-mapping rule)
 };
 

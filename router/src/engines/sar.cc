@@ -106,8 +106,7 @@ std::string RefineNote(const RefineStats& st) {
 // slower-or-not job is taken back at once. Each destination's entries
 // come whole from one table, so every route stays delivered and loop-free; the virtual layers
 // are assigned afterwards on the final tables.
-void KeepNoJobSlower(const RoutingInput& in, const SsspRouter& router, LftSet* lfts,
-                     std::vector<std::string>* notes) {
+void KeepNoJobSlower(const RoutingInput& in, LftSet* lfts, std::vector<std::string>* notes) {
   if (!in.sar_no_regret || in.jobs == nullptr) return;
   const Fabric& f = *in.fabric;
   std::vector<FlowJob> jobs;
@@ -208,7 +207,6 @@ void KeepNoJobSlower(const RoutingInput& in, const SsspRouter& router, LftSet* l
   notes->push_back("no job regrets: " + std::to_string(taken) + " of " +
                    std::to_string(jobs.size()) + " multi-switch jobs keep dfsssp's routes (" +
                    std::to_string(rounds) + " rounds)");
-  (void)router;
 }
 
 class SarEngine : public RoutingEngine {
@@ -219,10 +217,9 @@ class SarEngine : public RoutingEngine {
  protected:
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     if (!in.sar_refine) {
-      return RouteSssp(
-          in, PlanSar, out,
-          [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
-                const std::vector<uint8_t>*) { KeepNoJobSlower(in, router, lfts, notes); });
+      return RouteSssp(in, PlanSar, out,
+                       [&in](const SsspRouter&, LftSet* lfts, std::vector<std::string>* notes,
+                             const std::vector<uint8_t>*) { KeepNoJobSlower(in, lfts, notes); });
     }
     return RouteSssp(
         in, PlanSar, out,
@@ -240,7 +237,7 @@ class SarEngine : public RoutingEngine {
           RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), options, lfts,
                           &st);
           notes->push_back(RefineNote(st));
-          KeepNoJobSlower(in, router, lfts, notes);
+          KeepNoJobSlower(in, lfts, notes);
         });
   }
 };
