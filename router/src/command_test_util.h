@@ -3,12 +3,15 @@
 // Used by sar-route's, sar-filterd's and sar-notify's command-line tests.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace sar::testcmd {
 
@@ -34,5 +37,27 @@ inline Outcome Run(const std::string& command, const std::string& dir) {
   r.err = Slurp(dir + "/err");
   return r;
 }
+
+/// A test with its own scratch directory (/tmp/<prefix>.XXXXXX), removed after it.
+class ScratchTest : public ::testing::Test {
+ protected:
+  explicit ScratchTest(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override {
+    std::string t = "/tmp/" + prefix_ + ".XXXXXX";
+    ASSERT_NE(::mkdtemp(t.data()), nullptr);
+    dir_ = t;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  /// Runs `binary args` in the scratch directory (see Run).
+  Outcome RunIn(const std::string& binary, const std::string& args) const {
+    return testcmd::Run(binary + " " + args, dir_);
+  }
+
+  std::string dir_;
+
+ private:
+  std::string prefix_;
+};
 
 }  // namespace sar::testcmd

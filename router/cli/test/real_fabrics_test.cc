@@ -23,19 +23,10 @@ namespace {
 using io::testing::RealFabricPath;
 using testcmd::Outcome;
 
-class RealFabrics : public ::testing::Test {
+class RealFabrics : public testcmd::ScratchTest {
  protected:
-  void SetUp() override {
-    std::string t = "/tmp/sar_real_fabrics_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(t.data()), nullptr);
-    dir_ = t;
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-  Outcome SarRoute(const std::string& args) {
-    return testcmd::Run(std::string(SAR_ROUTE_BIN) + " " + args, dir_);
-  }
-  std::string dir_;
+  RealFabrics() : ScratchTest("sar_real_fabrics_test") {}
+  Outcome SarRoute(const std::string& args) { return RunIn(SAR_ROUTE_BIN, args); }
 };
 
 struct Dump {

@@ -28,15 +28,9 @@ namespace {
 
 using testcmd::Outcome;
 
-class SarRouteCli : public ::testing::Test {
+class SarRouteCli : public testcmd::ScratchTest {
  protected:
-  void SetUp() override {
-    std::string t = "/tmp/sar_route_cli_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(t.data()), nullptr);
-    dir_ = t;
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  SarRouteCli() : ScratchTest("sar_route_cli_test") {}
 
   // Writes the fabric's topology and LIDs; returns the common fabric arguments.
   std::string WriteFabric(const Fabric& f) {
@@ -45,11 +39,7 @@ class SarRouteCli : public ::testing::Test {
     return " -t " + Path("f.topo") + " --lids " + Path("f.lids");
   }
 
-  Outcome SarRoute(const std::string& args) {
-    return testcmd::Run(std::string(SAR_ROUTE_BIN) + " " + args, dir_);
-  }
-
-  std::string dir_;
+  Outcome SarRoute(const std::string& args) { return RunIn(SAR_ROUTE_BIN, args); }
 };
 
 TEST_F(SarRouteCli, EvalRefusesEachInvalidSetWithThePassMessage) {
