@@ -14,6 +14,7 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
+import lft_truth  # noqa: E402  (beside this file)
 import sar_testbed  # noqa: E402  (path set above)
 from testbed_common import ProcessError, exit_on_signals  # noqa: E402
 
@@ -275,64 +276,11 @@ def new_testbed(workdir, name, topo, lids, lmc=0):
     return sar_testbed.Testbed(topo, os.path.join(workdir, name), lmc=lmc, guid2lid=lids)
 
 
-def channel_dependency_cycle(topo, lids, tables):
-    """An independent deadlock check for tables on one virtual layer: follows every route (each
-    leaf to each HCA base LID, as Walk) and links each switch-to-switch channel it uses to the
-    next one; returns a cycle in that channel dependency graph as a list of channels, or None
-    when it is acyclic. (Min-hop up/down routes of a fat-tree never make one.)"""
-    deps = {}
-    hca_lids = []
-    for h in topo.hcas():
-        for port, pg in h.port_guids.items():
-            if pg in lids and port in h.links:
-                hca_lids.append(lids[pg][0])
-    leaves = {topo.nodes[h.links[p][0]].name for h in topo.hcas() for p in h.links}
-    for leaf in leaves:
-        for dlid in hca_lids:
-            sw, prev = leaf, None
-            for _ in range(64):
-                port = tables.get(topo.nodes[sw].guid, {}).get(dlid)
-                if port is None or port not in topo.nodes[sw].links:
-                    break
-                peer, _ = topo.nodes[sw].links[port]
-                if topo.nodes[peer].kind != "switch":
-                    break
-                ch = (sw, port)
-                if prev is not None:
-                    deps.setdefault(prev, set()).add(ch)
-                prev, sw = ch, peer
-    # Iterative DFS with colours: 1 on the stack, 2 done.
-    colour = {}
-    for start in deps:
-        if colour.get(start):
-            continue
-        stack = [(start, iter(deps.get(start, ())))]
-        path = [start]
-        colour[start] = 1
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                colour[node] = 2
-                stack.pop()
-                path.pop()
-            elif colour.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
-            elif not colour.get(nxt):
-                colour[nxt] = 1
-                stack.append((nxt, iter(deps.get(nxt, ()))))
-                path.append(nxt)
-    return None
-
-
 def check_tables_valid(topo_path, lids_path, lfts_path, what):
-    """The independent checks on tables read back from the switches: every route reaches its
-    destination (Walk) and the channel dependencies are acyclic."""
-    topo = parse_topology(topo_path)
-    lids = parse_guid2lid(lids_path)
-    tables = parse_lfts(lfts_path)
-    walk = Walk(topo, lids, tables)
-    check(walk.unreachable == 0, f"{what}: {walk.unreachable} (leaf, destination) pairs do not "
-                                 f"arrive ({lfts_path})")
-    cycle = channel_dependency_cycle(topo, lids, tables)
-    check(cycle is None, f"{what}: channel dependency cycle {cycle} ({lfts_path})")
+    """The independent checks on tables read back from the switches (lft_truth.py, no libsar):
+    every route reaches its destination and the channel dependencies of one layer are
+    acyclic."""
+    try:
+        lft_truth.require(topo_path, lids_path, lfts_path, what, acyclic=True)
+    except lft_truth.TruthError as e:
+        raise CheckFailed(str(e)) from None
