@@ -36,7 +36,8 @@ Status RoutePlanner::Evaluate(const RoutingInputs& in, RouteQuality* out) const 
   return Status::OK();
 }
 
-Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality) const {
+Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality,
+                          PlannedFors* fors) const {
   const std::string engine(engine_ ? engine_->name() : in.engine);
   RoutingOutput routed;
   ValidationReport report;
@@ -47,8 +48,11 @@ Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* qu
   also.what = kAnalyseMetrics;
   also.jobs = &in.jobs;
   AnalysisResult analysis;
-  Status s = engine_ ? RunRoutingPass(in, *engine_, &routed, &report, also, &analysis)
-                     : RunRoutingPass(in, &routed, &report, also, &analysis);
+  PlannedFors planned;
+  Status s = engine_ ? RunRoutingPass(in, *engine_, &routed, &report, also, &analysis,
+                                      &planned.plans, &planned.none)
+                     : RunRoutingPass(in, &routed, &report, also, &analysis, &planned.plans,
+                                      &planned.none);
   if (!s.ok()) {
     std::string why = "engine '" + engine + "': " + s.message();
     // With one lane the engine fails itself when it needs layers; the pass refuses a cyclic
@@ -65,6 +69,12 @@ Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* qu
   quality->max_effective_efi = analysis.metrics.effective_efi.max;
   quality->dark_fiber = analysis.metrics.dark_fiber;
   *out = std::move(routed.lfts);
+  if (fors != nullptr) {
+    for (const ForsJobPlan& plan : planned.plans) {
+      planned.rows.push_back(FormatForsScheduleRows(fabric_, plan));
+    }
+    *fors = std::move(planned);
+  }
   return Status::OK();
 }
 

@@ -15,6 +15,7 @@
 #include "job_set_diff.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
+#include "sar/fors_job.h"
 #include "sar/lft.h"
 #include "sar/routing_pass.h"
 #include "sar/status.h"
@@ -28,6 +29,14 @@ struct PlannerOptions {
   /// Layers the consumer of the tables carries: 1 for OpenSM's file engine (file mode), 0 =
   /// num_vls (the dry run in front of the plugin).
   int max_layers = 1;
+};
+
+/// The FORS outcome of a plan: what file mode publishes beside the mapping once OpenSM has the
+/// tables (sar/fors_job.h PublishForsSchedules).
+struct PlannedFors {
+  std::vector<ForsJobPlan> plans;
+  std::vector<std::string> rows;  // FormatForsScheduleRows per plan
+  std::vector<ForsJobNone> none;  // alltoall jobs without FORS, and why
 };
 
 /// max effective EFI and dark fiber: what a reroute is judged by (SAR paper Sec. 4.2).
@@ -57,8 +66,10 @@ class RoutePlanner {
   /// Quality of the current tables for the inputs' jobs. Fails without current tables.
   Status Evaluate(const RoutingInputs& in, RouteQuality* out) const;
   /// New tables for the inputs, validated. On any error *out is unspecified and the current
-  /// tables are unchanged (callers keep handing out those).
-  Status Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality) const;
+  /// tables are unchanged (callers keep handing out those). `fors` (if given) receives the
+  /// pass's FORS plans and the alltoall jobs without one.
+  Status Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality,
+              PlannedFors* fors = nullptr) const;
 
  private:
   Fabric fabric_;

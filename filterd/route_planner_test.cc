@@ -2,15 +2,19 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "daemon.h"
 #include "engines/engine_test_util.h"
 #include "invalid_tables_test_util.h"
 #include "replay_source.h"
 #include "sar/engine.h"
+#include "sar/fors_job.h"
 #include "sar/generate.h"
 #include "sar/io/lft_dump.h"
 #include "test_util.h"
@@ -259,6 +263,49 @@ TEST_F(FileModeTest, EachInvalidSetKeepsTheLastGoodTables) {
     std::getline(in, line);
     EXPECT_EQ(line, "last good") << c.name;
   }
+}
+
+// Issue 35: file mode publishes each alltoall job's FORS schedule beside the mapping once the
+// tables went out (after the SIGHUP), as the plugin does; a job without FORS gets the "none"
+// file and a WARN line, with the routing pass's reason.
+TEST_F(FileModeTest, AlltoallJobsGetTheirScheduleOnceTheTablesWentOut) {
+  trace_.clear();
+  ASSERT_TRUE(ParseJobTrace("0 - x h[0-3] batch 60 sar-pattern=alltoall\n", "t", &trace_).ok());
+  const std::string path = ForsSchedulePath(config_.mapping_file, "x");
+  Daemon d = MakeDaemon(MinHop());
+  EXPECT_TRUE(d.RunCycle(now_));
+  EXPECT_EQ(Hups(), 1);
+  ForsScheduleFile file;
+  ASSERT_TRUE(ReadForsSchedule(path, &file).ok());
+  EXPECT_FALSE(file.none);
+  EXPECT_EQ(file.job_id, "x");
+  EXPECT_EQ(file.rows.size(), 4u * 3u);  // every ordered pair of the job's 4 hosts once
+}
+
+TEST_F(FileModeTest, AJobWithoutForsGetsANoneFileAndAWarning) {
+  trace_.clear();
+  ASSERT_TRUE(ParseJobTrace("0 - x h[0-3] batch 60 sar-pattern=alltoall\n", "t", &trace_).ok());
+  // A cable between the two leaves: no longer a 2-level fat-tree.
+  Fabric f = TwoLeafFabric();
+  ASSERT_TRUE(f.Connect({f.FindByName("leaf0"), 3}, {f.FindByName("leaf1"), 3}).ok());
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  Daemon d = MakeDaemon(MinHop(), f);
+  const bool rerouted = d.RunCycle(now_);
+  spdlog::set_default_logger(previous);
+  EXPECT_TRUE(rerouted);
+  EXPECT_EQ(Hups(), 1);
+  ForsScheduleFile file;
+  ASSERT_TRUE(ReadForsSchedule(ForsSchedulePath(config_.mapping_file, "x"), &file).ok());
+  EXPECT_TRUE(file.none);
+  EXPECT_TRUE(file.rows.empty());
+  EXPECT_NE(file.none_reason.find("not a 2-level fat-tree"), std::string::npos) << file.none_reason;
+  const std::string text = log.str();
+  EXPECT_NE(text.find("[warning] alltoall job x gets no FORS schedule: " + file.none_reason),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

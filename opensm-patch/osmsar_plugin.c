@@ -108,6 +108,13 @@ typedef struct osmsar {
   uint32_t planned_epoch;
   uint32_t released_epoch;  /* the next pass installs `planned` (0: none released) */
   uint32_t installed_epoch; /* whose tables the last pass installed (0: none of ours) */
+  /* FORS schedules are published once the tables that carry them are in the switches: set when
+   * a pass installs a new table set; at OpenSM's routing-done it becomes fors_pushed (outside
+   * migration mode the schedules are published right there). In migration mode the plugin's
+   * thread publishes once the epoch that pushed them has ended (its RePath sent and acked or
+   * timed out): the job's traffic is back on the base LIDs the schedule is for. */
+  int fors_installed;
+  int fors_pushed;
   mig_event_t queue[MIG_QUEUE];
   int queued;
   unsigned long dropped_events;
@@ -533,6 +540,31 @@ static void log_result(osmsar_t* p, const sar_result_t* result, int switches, co
           what);
 }
 
+/* Publishes the FORS schedules of p->result beside the mapping (docs/fors.md): a schedule per
+ * alltoall job with FORS, the "none" file (and a WARN line) per alltoall job without, saying why.
+ * Epoch: now. Files that did not change are left as they are. Caller holds p->mutex (path_sl
+ * waits for the writes; they never block on what they find) and not OpenSM's lock. */
+static void publish_fors_locked(osmsar_t* p, const char* when) {
+  char* err = NULL;
+  int i, current;
+  if (!p->result || !p->config.mapping_file[0]) return;
+  for (i = 0; i < sar_result_num_fors_none(p->result); i++)
+    OSM_LOG(&p->osm->log, OSM_LOG_INFO,
+            "osmsar: WARN: alltoall job %s gets no FORS schedule: %s (its schedule file says "
+            "so)\n",
+            sar_result_fors_none_job(p->result, i), sar_result_fors_none_reason(p->result, i));
+  current = sar_result_publish_fors_schedules(p->result, (uint64_t)time(NULL),
+                                              p->config.fors_schedule_gid, &err);
+  if (current < 0) {
+    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: FORS schedules not written: %s\n", err);
+    sar_free(err);
+  } else if (sar_result_num_fors_jobs(p->result) + sar_result_num_fors_none(p->result) > 0) {
+    OSM_LOG(&p->osm->log, OSM_LOG_INFO,
+            "osmsar: FORS schedules published (%s): %d FORS, %d none, %d file(s) current\n", when,
+            sar_result_num_fors_jobs(p->result), sar_result_num_fors_none(p->result), current);
+  }
+}
+
 /* Migration mode's routing callback: installs the current table set, never waits, never plans.
  * Released plan of the same topology -> install it; same topology -> keep the installed set
  * (held or idle: job mapping changes go through an epoch); first pass or a topology change ->
@@ -590,6 +622,10 @@ static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
   pthread_mutex_lock(&p->mutex);
   switches = install_tables(flat, p->result);
   p->installed_epoch = installed;
+  if (routed_now || installed) {
+    p->fors_installed = 1;
+    p->fors_pushed = 0; /* superseded before it was published */
+  }
   if (topology_changed) {
     mig_event_t e = {.kind = EV_TOPOLOGY, .at_ms = now_ms()};
     queue_event_locked(p, &e);
@@ -656,17 +692,10 @@ static int osmsar_build_fwd_tables(void* context) {
   switches = install_tables(&flat, result);
   log_result(p, result, switches, "");
   flat_free(&flat);
-  /* FORS schedules of the alltoall jobs beside the mapping (docs/fors.md); epoch: time of the
-   * pass. A schedule that did not change is left as it is. */
-  if (sar_result_publish_fors_schedules(result, (uint64_t)time(NULL), p->config.fors_schedule_gid,
-                                        &err) < 0) {
-    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: FORS schedules not written: %s\n", err);
-    sar_free(err);
-    err = NULL;
-  }
   pthread_mutex_lock(&p->mutex);
   sar_result_destroy(p->result);
   p->result = result;
+  p->fors_installed = 1; /* its FORS schedules go out at routing-done, once the tables are in */
   pthread_mutex_unlock(&p->mutex);
   return 0;
 }
@@ -926,6 +955,24 @@ static void mig_write_status(osmsar_t* p) {
   }
 }
 
+/* Publishes the FORS schedules of tables OpenSM has pushed, unless an epoch is between its push
+ * and the end of its RePath (phases 3-4): the job's traffic returns to the base LIDs the schedule
+ * is for only then. A table set routed at once (first pass, topology change) goes out at its
+ * routing-done when no epoch is in those phases. */
+static void mig_publish_fors(osmsar_t* p) {
+  const int phase = sar_mig_phase(p->mig);
+  if (phase == 3 || phase == 4) return;
+  pthread_mutex_lock(&p->mutex);
+  if (p->fors_pushed) {
+    char when[64];
+    snprintf(when, sizeof when, "tables in the switches, migration epoch %u phase %d",
+             sar_mig_epoch(p->mig), phase);
+    publish_fors_locked(p, when);
+  }
+  p->fors_pushed = 0;
+  pthread_mutex_unlock(&p->mutex);
+}
+
 /* The coordinator's loop: waits for a request, an event or the next deadline, never under
  * OpenSM's lock. */
 static void mig_thread_loop(osmsar_t* p) {
@@ -1011,6 +1058,7 @@ static void mig_thread_loop(osmsar_t* p) {
     sar_mig_tick(p->mig, now_ms());
     mig_run_actions(p);
     mig_write_status(p);
+    mig_publish_fors(p);
   }
   free(batch);
   free(issuers);
@@ -1198,9 +1246,20 @@ static void osmsar_report(void* data, osm_epi_event_id_t id, void* event) {
     pthread_mutex_lock(&p->mutex);
     done.epoch = p->installed_epoch;
     p->installed_epoch = 0;
+    p->fors_pushed |= p->fors_installed; /* the plugin's thread publishes when the epoch ends */
+    p->fors_installed = 0;
     queue_event_locked(p, &done);
     pthread_mutex_unlock(&p->mutex);
     wake(p, 'e');
+    return;
+  }
+  /* OpenSM reports routing-done once every switch acknowledged its LFT blocks (after
+   * wait_for_pending_transactions), without its lock: the tables are in the switches. */
+  if (id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
+    pthread_mutex_lock(&p->mutex);
+    if (p->fors_installed) publish_fors_locked(p, "tables in the switches");
+    p->fors_installed = 0;
+    pthread_mutex_unlock(&p->mutex);
     return;
   }
   if (id != OSM_EVENT_ID_LFT_CHANGE || !(e->flags & LFT_CHANGED_BLOCK)) return;

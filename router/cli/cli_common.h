@@ -21,7 +21,15 @@
 
 namespace sarcli {
 
-enum ExitCode { kOk = 0, kCheckFailed = 1, kUsage = 2, kBadInput = 3, kIoError = 4 };
+// kNoSchedule: `fors-schedule` read a "none" schedule (the job has no FORS; it says why).
+enum ExitCode {
+  kOk = 0,
+  kCheckFailed = 1,
+  kUsage = 2,
+  kBadInput = 3,
+  kIoError = 4,
+  kNoSchedule = 5
+};
 
 int ExitCodeFor(const sar::Status& s);
 /// Prints "sar-route: <error>" to stderr and returns its exit code.

@@ -104,6 +104,12 @@ int Run(const ScheduleArgs& a) {
     return Fail(
         sar::Status::Corruption(path + ": schedule of job " + file.job_id + ", not of " + a.job));
   }
+  if (file.none) {
+    // The router's honest answer: this job gets no FORS (its reason), so there is no order to
+    // follow; the job's own algorithm is as good as any.
+    std::printf("no FORS schedule: %s\n", file.none_reason.c_str());
+    return kNoSchedule;
+  }
   if (!a.verify_lfts.empty()) return Verify(a, path, file);
   std::string host = a.host;
   if (host.empty()) {

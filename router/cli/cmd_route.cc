@@ -14,6 +14,7 @@
 
 #include "cli_common.h"
 #include "sar/engine.h"
+#include "sar/fors_job.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
@@ -44,6 +45,7 @@ struct RouteArgs {
   size_t sl_out_limit = sar::kMaxLayersFileBytes;  // hidden, for tests
   std::string previous;
   std::string previous_jobs;
+  std::string schedule_out;
   bool json = false;
 };
 
@@ -108,7 +110,9 @@ int RunRoute(const RouteArgs& a) {
   // The routing pass: the engine, then libsar's one validation, before anything is written.
   sar::RoutingOutput out;
   sar::ValidationReport check;
-  s = sar::RunRoutingPass(in, &out, &check);
+  std::vector<sar::ForsJobPlan> fors;
+  std::vector<sar::ForsJobNone> fors_none;
+  s = sar::RunRoutingPass(in, &out, &check, sar::AnalysisOptions(), nullptr, &fors, &fors_none);
   for (const std::string& note : out.notes) {
     std::fprintf(stderr, "sar-route: note: %s\n", note.c_str());
   }
@@ -141,6 +145,20 @@ int RunRoute(const RouteArgs& a) {
   if (!a.sl_out.empty()) {
     s = sar::WriteFileAtomic(a.sl_out, layers_text);
     if (!s.ok()) return Fail(s);
+  }
+  if (!a.schedule_out.empty()) {
+    // The same files the plugin and sar-filterd publish beside the mapping (epoch 0), by the
+    // same function: a service's file must equal this one but for its epoch.
+    std::vector<std::string> rows;
+    for (const sar::ForsJobPlan& plan : fors) rows.push_back(sar::FormatForsScheduleRows(f, plan));
+    int current = 0;
+    s = sar::PublishForsSchedules(a.schedule_out, fors, rows, fors_none, 0, static_cast<gid_t>(-1),
+                                  &current);
+    if (!s.ok()) return Fail(s);
+    for (const sar::ForsJobNone& n : fors_none) {
+      std::fprintf(stderr, "sar-route: WARN: alltoall job %s gets no FORS schedule: %s\n",
+                   n.job_id.c_str(), n.reason.c_str());
+    }
   }
   const double write_ms = watch.Lap();
 
@@ -223,6 +241,10 @@ std::function<int()> SetupRoute(CLI::App* c) {
                 "the job mapping --previous was computed for: jobs running across the reroute "
                 "(same hosts) keep their own routes unless the fabric changed or keeping them "
                 "costs more than 2% (docs/dfsssp-sar.md)");
+  c->add_option("--schedule-out", r.schedule_out,
+                "PREFIX: write each alltoall job's FORS schedule (or its 'none' file saying why "
+                "it has none) to PREFIX.fors.<job>, as the plugin and sar-filterd publish them "
+                "beside the mapping (epoch 0; docs/formats.md)");
   c->add_flag("--json", r.json, "print one JSON object");
   return [a] { return RunRoute(*a); };
 }

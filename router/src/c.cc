@@ -47,11 +47,9 @@ struct sar_result_t {
   std::vector<std::string> notes;
   std::string mapping_path;
   sar::JobMapping mapping;  // the job set the tables were routed for
-  struct Fors {
-    sar::ForsJobPlan plan;
-    std::string rows;  // made while the fabric is known (host names, LIDs)
-  };
-  std::vector<Fors> fors;
+  std::vector<sar::ForsJobPlan> fors;
+  std::vector<std::string> fors_rows;       // made while the fabric is known (host names, LIDs)
+  std::vector<sar::ForsJobNone> fors_none;  // alltoall jobs without FORS, and why
 };
 
 struct sar_mig_t {
@@ -174,8 +172,9 @@ sar::Status Route(const sar_fabric_t& fabric, const sar_options_t& c_options, sa
   sar::RoutingOutput out;
   sar::ValidationReport report;
   std::vector<sar::ForsJobPlan> fors;
+  std::vector<sar::ForsJobNone> fors_none;
   const sar::Status s =
-      sar::RunRoutingPass(in, &out, &report, sar::AnalysisOptions(), nullptr, &fors);
+      sar::RunRoutingPass(in, &out, &report, sar::AnalysisOptions(), nullptr, &fors, &fors_none);
   for (const std::string& n : out.notes) r->notes.push_back(in.engine + ": " + n);
   SAR_RETURN_IF_ERROR(s);
   r->route_ms = out.paths_ms + out.layers_ms;
@@ -186,10 +185,11 @@ sar::Status Route(const sar_fabric_t& fabric, const sar_options_t& c_options, sa
   r->switch_of_input = fabric.switch_of_input;
   r->mapping_path = options.mapping_path;
   r->mapping = in.mapping;
-  for (sar::ForsJobPlan& plan : fors) {
-    std::string rows = sar::FormatForsScheduleRows(fabric.fabric, plan);
-    r->fors.push_back({std::move(plan), std::move(rows)});
+  for (const sar::ForsJobPlan& plan : fors) {
+    r->fors_rows.push_back(sar::FormatForsScheduleRows(fabric.fabric, plan));
   }
+  r->fors = std::move(fors);
+  r->fors_none = std::move(fors_none);
   return sar::Status::OK();
 }
 
@@ -335,6 +335,17 @@ const char* sar_result_note(const sar_result_t* r, int i) {
 }
 
 int sar_result_num_fors_jobs(const sar_result_t* r) { return static_cast<int>(r->fors.size()); }
+int sar_result_num_fors_none(const sar_result_t* r) {
+  return static_cast<int>(r->fors_none.size());
+}
+const char* sar_result_fors_none_job(const sar_result_t* r, int i) {
+  return i < 0 || i >= static_cast<int>(r->fors_none.size()) ? nullptr
+                                                             : r->fors_none[i].job_id.c_str();
+}
+const char* sar_result_fors_none_reason(const sar_result_t* r, int i) {
+  return i < 0 || i >= static_cast<int>(r->fors_none.size()) ? nullptr
+                                                             : r->fors_none[i].reason.c_str();
+}
 
 int sar_result_publish_fors_schedules(const sar_result_t* r, uint64_t epoch, long group,
                                       char** errptr) {
@@ -343,25 +354,9 @@ int sar_result_publish_fors_schedules(const sar_result_t* r, uint64_t epoch, lon
     if (r == nullptr)
       return sar::Status::InvalidArgument("sar_result_publish_fors_schedules: null");
     if (r->mapping_path.empty()) return sar::Status::OK();
-    std::vector<std::string> keep;
-    sar::Status first_error;
-    for (const sar_result_t::Fors& f : r->fors) {
-      // A job id that cannot name a file gets no schedule (the mapping allows more than files).
-      if (!sar::ForsJobIdIsFileSafe(f.plan.job_id)) continue;
-      keep.push_back(f.plan.job_id);
-      bool written = false;
-      // One job's path that cannot be written (a FIFO put there) does not cost the others theirs.
-      const sar::Status s = sar::WriteForsSchedule(
-          sar::ForsSchedulePath(r->mapping_path, f.plan.job_id), f.plan, f.rows, epoch, &written,
-          group < 0 ? static_cast<gid_t>(-1) : static_cast<gid_t>(group));
-      if (s.ok()) {
-        ++current;
-      } else if (first_error.ok()) {
-        first_error = s;
-      }
-    }
-    const sar::Status removed = sar::RemoveStaleForsSchedules(r->mapping_path, keep);
-    return first_error.ok() ? removed : first_error;
+    return sar::PublishForsSchedules(r->mapping_path, r->fors, r->fors_rows, r->fors_none, epoch,
+                                     group < 0 ? static_cast<gid_t>(-1) : static_cast<gid_t>(group),
+                                     &current);
   });
   return ok ? current : -1;
 }

@@ -273,8 +273,10 @@ std::string Channel(const Fabric& f, PortId c) {
 // FORS for the alltoall jobs (engine "sar"): their hosts' base-LID entries are replaced by the
 // per-job plan's (fors_job.h) over SAR's tables; everything else stays SAR's. Jobs must not share
 // hosts (entries are per destination), so a job overlapping an earlier one keeps SAR's routes.
-// Each plan is checked on the resulting tables before it counts.
-void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobPlan>* plans) {
+// Each plan is checked on the resulting tables before it counts. Every alltoall job without a
+// plan goes to *none with the reason (its "none" schedule file says it; one rule for all callers).
+void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobPlan>* plans,
+               std::vector<ForsJobNone>* none) {
   std::vector<const ResolvedJob*> jobs;
   std::string names;
   for (const ResolvedJob& j : in.jobs) {
@@ -282,7 +284,16 @@ void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobP
     jobs.push_back(&j);
     names += (names.empty() ? "" : " ") + j.id;
   }
-  if (jobs.empty() || in.engine != "sar") return;
+  auto no_fors = [&](const ResolvedJob& job, std::string reason) {
+    none->push_back({job.id, std::move(reason), job.endpoints.size()});
+  };
+  if (jobs.empty()) return;
+  if (in.engine != "sar") {
+    for (const ResolvedJob* job : jobs) {
+      no_fors(*job, "routing engine " + in.engine + ", FORS needs engine sar");
+    }
+    return;
+  }
   const Fabric& f = *in.fabric;
   Ft2Topology topo;
   if (const Status s = DetectFatTree2(f, &topo); !s.ok()) {
@@ -290,17 +301,25 @@ void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobP
         "alltoall jobs routed as ordinary SAR jobs, the fabric is not a 2-level "
         "fat-tree (" +
         s.message() + "): " + names);
+    for (const ResolvedJob* job : jobs) {
+      no_fors(*job, "the fabric is not a 2-level fat-tree (" + s.message() + ")");
+    }
     return;
   }
   std::vector<uint8_t> taken(f.num_port_slots(), 0);
   std::vector<int> spine_load;
   for (const ResolvedJob* job : jobs) {
-    if (job->endpoints.size() < 2) continue;
+    if (job->endpoints.size() < 2) {
+      no_fors(*job, std::to_string(job->endpoints.size()) +
+                        " of the job's hosts in the fabric: nothing to exchange");
+      continue;
+    }
     bool overlap = false;
     for (const PortRef& e : job->endpoints) overlap = overlap || taken[f.port_id(e)];
     if (overlap) {
       out->notes.push_back("alltoall job " + job->id +
                            " shares hosts with an earlier alltoall job: routed by SAR");
+      no_fors(*job, "shares hosts with an earlier alltoall job: routed by SAR");
       continue;
     }
     ForsJobPlan plan;
@@ -312,6 +331,7 @@ void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobP
     }
     if (!s.ok()) {
       out->notes.push_back("alltoall job " + job->id + " routed by SAR: " + s.message());
+      no_fors(*job, "routed by SAR: " + s.message());
       continue;
     }
     ApplyForsJobRoutes(f, topo, plan, &out->lfts);
@@ -449,7 +469,8 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
 
 Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out,
                       ValidationReport* report, const AnalysisOptions& also,
-                      AnalysisResult* analysis, std::vector<ForsJobPlan>* fors) {
+                      AnalysisResult* analysis, std::vector<ForsJobPlan>* fors,
+                      std::vector<ForsJobNone>* fors_none) {
   *report = ValidationReport();
   const bool dmodc_memory = inputs.memory != nullptr && engine.name() == "dmodc";
   if (inputs.options.migration) {
@@ -466,7 +487,8 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
   for (const ResolvedJob& j : inputs.jobs) any_alltoall |= j.pattern == JobPattern::kAllToAll;
   if (any_alltoall) sar_tables = out->lfts;
   std::vector<ForsJobPlan> plans;
-  ApplyFors(inputs, out, &plans);
+  std::vector<ForsJobNone> none;
+  ApplyFors(inputs, out, &plans, &none);
   // The analyses follow the LID each source uses (osrm2/osrm3: its group's).
   AnalysisOptions with = also;
   if (!out->source_lid_offset.empty()) with.source_lid_offset = &out->source_lid_offset;
@@ -478,6 +500,11 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
     // Never fail a reroute for FORS: SAR's tables alone are what the pass would have given.
     out->notes.push_back("FORS entries withdrawn, the tables with them are invalid: " +
                          s.message());
+    for (const ForsJobPlan& plan : plans) {
+      none.push_back({plan.job_id,
+                      "FORS entries withdrawn, the tables with them are invalid: " + s.message(),
+                      plan.hosts.size()});
+    }
     plans.clear();
     out->lfts = std::move(sar_tables);
     s = ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
@@ -485,15 +512,16 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
                         analysis ? analysis : &own, report);
   }
   if (fors != nullptr) *fors = std::move(plans);
+  if (fors_none != nullptr) *fors_none = std::move(none);
   return s;
 }
 
 Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
                       const AnalysisOptions& also, AnalysisResult* analysis,
-                      std::vector<ForsJobPlan>* fors) {
+                      std::vector<ForsJobPlan>* fors, std::vector<ForsJobNone>* fors_none) {
   const std::unique_ptr<RoutingEngine> engine = MakeRoutingEngine(inputs.engine);
   if (engine == nullptr) return Status::InvalidArgument("unknown engine '" + inputs.engine + "'");
-  return RunRoutingPass(inputs, *engine, out, report, also, analysis, fors);
+  return RunRoutingPass(inputs, *engine, out, report, also, analysis, fors, fors_none);
 }
 
 }  // namespace sar

@@ -13,6 +13,9 @@
 namespace {
 
 std::string Write(const sar::ForsScheduleFile& f) {
+  if (f.none) {  // the "none" form (docs/formats.md), as sar::FormatForsNoneFile writes it
+    return sar::FormatForsNoneFile({f.job_id, f.none_reason, 0}, f.epoch);
+  }
   char gen[24];
   std::snprintf(gen, sizeof gen, "%016" PRIx64, f.generation);
   std::string out = std::string(sar::kForsScheduleMagic) + "\n# job " + f.job_id + " epoch " +
@@ -32,6 +35,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   sar::ForsScheduleFile f;
   if (!sar::ParseForsSchedule(text, "fuzz", &f).ok()) return 0;
+  // "none" only whole: no rows, no phases, a reason of one line.
+  if (f.none && (!f.rows.empty() || f.phases != 0 || f.lower_bound != 0 || f.none_reason.empty() ||
+                 f.none_reason.find('\n') != std::string::npos)) {
+    std::abort();
+  }
+  if (!f.none && !f.none_reason.empty()) std::abort();
   for (const sar::ForsScheduleRow& r : f.rows) {
     if (r.phase < 0 || r.dlid == 0 || r.dlid > sar::kMaxUnicastLid) std::abort();
     if (r.src.empty() || r.dst.empty()) std::abort();
@@ -41,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!sar::ParseForsSchedule(Write(f), "written", &back).ok()) std::abort();
   if (back.job_id != f.job_id || back.epoch != f.epoch || back.generation != f.generation ||
       back.phases != f.phases || back.lower_bound != f.lower_bound ||
-      back.rows.size() != f.rows.size()) {
+      back.rows.size() != f.rows.size() || back.none != f.none ||
+      back.none_reason != f.none_reason) {
     std::abort();
   }
   for (size_t i = 0; i < f.rows.size(); ++i) {

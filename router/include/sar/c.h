@@ -166,12 +166,19 @@ const char* sar_result_note(const sar_result_t* result, int i); /* NULL if out o
 
 /* Alltoall jobs the pass gave FORS routes (sar/fors_job.h). */
 int sar_result_num_fors_jobs(const sar_result_t* result);
+/* Alltoall jobs the pass gave none, and why (one line from the routing pass: e.g. the fabric is
+ * not a 2-level fat-tree): worth a WARN line each. NULL if i is out of range. */
+int sar_result_num_fors_none(const sar_result_t* result);
+const char* sar_result_fors_none_job(const sar_result_t* result, int i);
+const char* sar_result_fors_none_reason(const sar_result_t* result, int i);
 /* Writes each such job's schedule to "<mapping file>.fors.<job id>" atomically, mode 0640 and
- * group `group` (-1: the caller's), leaves a file that already holds exactly this schedule as it
- * is, and removes the schedules of jobs no longer planned. `epoch` is recorded in the files it
+ * group `group` (-1: the caller's), and for each job without FORS the "none" form saying why
+ * (docs/formats.md), leaves a file that already holds exactly this as it is, and removes the
+ * files of jobs that are no longer alltoall jobs. `epoch` is recorded in the files it
  * writes. Never blocks on what it finds at a schedule's path (a FIFO is refused, a symbolic link
- * replaced; sar/fors_job.h). Call once the tables are handed over. A job whose schedule cannot be
- * written does not stop the others. Returns the number of schedules now current (0 without a
+ * replaced; sar/fors_job.h). Call once the tables are in the switches (the plugin: at OpenSM's
+ * routing-done; in migration mode when the epoch that pushed them ended). A job whose file cannot
+ * be written does not stop the others. Returns the number of schedules now current (0 without a
  * mapping file), -1 on error (*errptr: the first one). */
 int sar_result_publish_fors_schedules(const sar_result_t* result, uint64_t epoch, long group,
                                       char** errptr);

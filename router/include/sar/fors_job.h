@@ -83,6 +83,14 @@ struct ForsJobPlan {
   ForsJobStats stats;
 };
 
+/// An alltoall job the routing pass gave no FORS plan, and why: its schedule file is the "none"
+/// form (docs/formats.md), and the plugin and sar-filterd log a WARN line with the reason.
+struct ForsJobNone {
+  std::string job_id;
+  std::string reason;  // one line, from the routing pass
+  size_t hosts = 0;    // the job's hosts in the fabric
+};
+
 /// Plans one job. `spine_offset` in [0, M0). Fails (Failed) only where no schedule exists: a
 /// pair of the job's leaves shares no working spine.
 Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
@@ -120,6 +128,10 @@ uint64_t ForsScheduleGenerationOf(const ForsJobPlan& plan, const std::string& ro
 std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& rows,
                                    uint64_t epoch);
 
+/// The "none" form: the header with `generation none phases 0 lower_bound 0`, a line
+/// "# none: <reason>" (line breaks in the reason become blanks), the column line, no rows.
+std::string FormatForsNoneFile(const ForsJobNone& none, uint64_t epoch);
+
 /// Writes the file atomically, mode kJobPlacementFileMode (0640) and group `group` (-1: the
 /// writer's), unless it already holds exactly this schedule (then it is left alone, epoch
 /// included). *written says which. The old file is only kept if it is a regular file (not a
@@ -129,9 +141,24 @@ std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& r
 /// or directory at `path` is refused as WriteFileAtomic refuses it; a symbolic link is replaced.
 Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
                          uint64_t epoch, bool* written, gid_t group = static_cast<gid_t>(-1));
+/// The same for a job without FORS: writes its "none" file (FormatForsNoneFile), under the same
+/// rules (left alone when it already says exactly this).
+Status WriteForsNoneSchedule(const std::string& path, const ForsJobNone& none, uint64_t epoch,
+                             bool* written, gid_t group = static_cast<gid_t>(-1));
 /// Removes "<mapping path>.fors.*" files whose job is not in `keep`.
 Status RemoveStaleForsSchedules(const std::string& mapping_path,
                                 const std::vector<std::string>& keep);
+
+/// Publishes a routing pass's FORS outcome beside the mapping, once its tables are in the
+/// switches (the OpenSM plugin, sar-filterd's file mode): each plan's schedule (rows[i] =
+/// FormatForsScheduleRows of plans[i]) and each job without FORS its "none" file, then removes
+/// the files of other jobs. Job ids that cannot name a file (ForsJobIdIsFileSafe) get none. One
+/// job's failure does not stop the others; *current = files now current; the first error is
+/// returned. Nothing without a mapping path.
+Status PublishForsSchedules(const std::string& mapping_path, const std::vector<ForsJobPlan>& plans,
+                            const std::vector<std::string>& rows,
+                            const std::vector<ForsJobNone>& none, uint64_t epoch, gid_t group,
+                            int* current);
 
 struct ForsScheduleRow {
   int64_t phase = 0;
@@ -145,12 +172,20 @@ struct ForsScheduleFile {
   int64_t phases = 0;
   int64_t lower_bound = 0;
   std::vector<ForsScheduleRow> rows;
+  /// The "none" form: the job has no FORS schedule; `none_reason` says why (generation,
+  /// phases, lower_bound 0, no rows).
+  bool none = false;
+  std::string none_reason;
 };
 /// Line 1 of a schedule file, and the column line.
 inline constexpr char kForsScheduleMagic[] = "# sar-fors-schedule 1";
 inline constexpr char kForsScheduleColumns[] = "phase,src,dst,dlid";
+/// The reason line of the "none" form: "# none: <reason>".
+inline constexpr char kForsScheduleNonePrefix[] = "# none: ";
 /// Parses a schedule's text (what ReadForsSchedule reads); errors name "source:line". `phase`
 /// and `dlid` are plain decimal digits, `dlid` 1..kMaxUnicastLid; `src` and `dst` non-empty.
+/// The "none" form is accepted only whole: `generation none` with phases 0, lower_bound 0, one
+/// "# none: <reason>" line with a reason, and no rows.
 Status ParseForsSchedule(std::string_view text, const std::string& source, ForsScheduleFile* out);
 /// The largest schedule file ReadForsSchedule reads (a 1152-host job with long host names is
 /// about 200 MiB).

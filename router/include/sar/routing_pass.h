@@ -50,6 +50,7 @@
 namespace sar {
 
 struct ForsJobPlan;  // fors_job.h
+struct ForsJobNone;  // fors_job.h
 
 struct RoutingOptions {
   std::string engine = "sar";
@@ -197,17 +198,22 @@ ValidationOptions ValidationFor(const RoutingOptions& options);
 /// computes what `also` asks for (sar-filterd's planner judges its new tables by their metrics) and
 /// *analysis receives it. The analyses follow out->source_lid_offset (osrm2/osrm3) when the
 /// engine sets it.
-/// `fors` (if given) receives the FORS plans of the alltoall jobs whose entries are in the tables.
+/// `fors` (if given) receives the FORS plans of the alltoall jobs whose entries are in the tables,
+/// `fors_none` (if given) every other alltoall job with the reason it has none (another engine,
+/// not a 2-level fat-tree, fewer than 2 hosts, hosts shared with an earlier alltoall job, two
+/// leaves without a common working spine, entries withdrawn): the "none" schedule file's reason.
 /// With inputs.memory and the engine dmodc (not in migration mode) the tables come from the
 /// memory's DmodcRouter::Reroute (the same input checks and tables as the engine) and a note says
 /// whether the pass was incremental and what it recomputed, or why it was a full one; an
 /// exception inside the reroute empties the memory (the next pass is a full one).
 Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
                       const AnalysisOptions& also = AnalysisOptions(),
-                      AnalysisResult* analysis = nullptr, std::vector<ForsJobPlan>* fors = nullptr);
+                      AnalysisResult* analysis = nullptr, std::vector<ForsJobPlan>* fors = nullptr,
+                      std::vector<ForsJobNone>* fors_none = nullptr);
 /// The same with a given engine instead of inputs.engine (tests inject their own).
 Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out,
                       ValidationReport* report, const AnalysisOptions& also = AnalysisOptions(),
-                      AnalysisResult* analysis = nullptr, std::vector<ForsJobPlan>* fors = nullptr);
+                      AnalysisResult* analysis = nullptr, std::vector<ForsJobPlan>* fors = nullptr,
+                      std::vector<ForsJobNone>* fors_none = nullptr);
 
 }  // namespace sar

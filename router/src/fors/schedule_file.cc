@@ -23,8 +23,26 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
+// The file at `path` holds exactly what format(its own epoch) gives, for job `job_id`.
+template <class Format>
+bool ScheduleIsCurrent(const std::string& path, const std::string& job_id, const Format& format,
                        size_t new_size, gid_t group);
+
+// Writes format(epoch) unless the file already holds format(its epoch): one rule for FORS
+// schedules and "none" files.
+template <class Format>
+Status WriteScheduleText(const std::string& path, const std::string& job_id, const Format& format,
+                         uint64_t epoch, bool* written, gid_t group) {
+  *written = false;
+  const std::string text = format(epoch);
+  if (ScheduleIsCurrent(path, job_id, format, text.size(), group)) {
+    return Status::OK();  // same routes, same schedule: the job keeps reading what it has
+  }
+  // Never the mode of a file someone else put there.
+  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, text, JobPlacementFileOptions(group)));
+  *written = true;
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -81,15 +99,16 @@ std::string FormatForsScheduleFile(const ForsJobPlan& plan, const std::string& r
 
 Status WriteForsSchedule(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
                          uint64_t epoch, bool* written, gid_t group) {
-  *written = false;
-  const std::string text = FormatForsScheduleFile(plan, rows, epoch);
-  if (ScheduleIsCurrent(path, plan, rows, text.size(), group)) {
-    return Status::OK();  // same routes, same schedule: the job keeps reading what it has
-  }
-  // Never the mode of a file someone else put there.
-  SAR_RETURN_IF_ERROR(WriteFileAtomic(path, text, JobPlacementFileOptions(group)));
-  *written = true;
-  return Status::OK();
+  return WriteScheduleText(
+      path, plan.job_id, [&](uint64_t e) { return FormatForsScheduleFile(plan, rows, e); }, epoch,
+      written, group);
+}
+
+Status WriteForsNoneSchedule(const std::string& path, const ForsJobNone& none, uint64_t epoch,
+                             bool* written, gid_t group) {
+  return WriteScheduleText(
+      path, none.job_id, [&](uint64_t e) { return FormatForsNoneFile(none, e); }, epoch, written,
+      group);
 }
 
 Status RemoveStaleForsSchedules(const std::string& mapping_path,
@@ -123,6 +142,44 @@ Status RemoveStaleForsSchedules(const std::string& mapping_path,
   return Status::OK();
 }
 
+Status PublishForsSchedules(const std::string& mapping_path, const std::vector<ForsJobPlan>& plans,
+                            const std::vector<std::string>& rows,
+                            const std::vector<ForsJobNone>& none, uint64_t epoch, gid_t group,
+                            int* current) {
+  *current = 0;
+  if (mapping_path.empty()) return Status::OK();
+  if (rows.size() != plans.size()) {
+    return Status::InvalidArgument("PublishForsSchedules: one rows text per plan");
+  }
+  std::vector<std::string> keep;
+  Status first_error;
+  // One job's path that cannot be written (a FIFO put there) does not cost the others theirs.
+  auto count = [&](const Status& s) {
+    if (s.ok()) {
+      ++*current;
+    } else if (first_error.ok()) {
+      first_error = s;
+    }
+  };
+  for (size_t i = 0; i < plans.size(); ++i) {
+    // A job id that cannot name a file gets no schedule (the mapping allows more than files).
+    if (!ForsJobIdIsFileSafe(plans[i].job_id)) continue;
+    keep.push_back(plans[i].job_id);
+    bool written = false;
+    count(WriteForsSchedule(ForsSchedulePath(mapping_path, plans[i].job_id), plans[i], rows[i],
+                            epoch, &written, group));
+  }
+  for (const ForsJobNone& n : none) {
+    if (!ForsJobIdIsFileSafe(n.job_id)) continue;
+    keep.push_back(n.job_id);
+    bool written = false;
+    count(
+        WriteForsNoneSchedule(ForsSchedulePath(mapping_path, n.job_id), n, epoch, &written, group));
+  }
+  const Status removed = RemoveStaleForsSchedules(mapping_path, keep);
+  return first_error.ok() ? removed : first_error;
+}
+
 Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out) {
   std::string text;
   FileInfo info;
@@ -140,7 +197,8 @@ Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out) {
 
 namespace {
 
-bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const std::string& rows,
+template <class Format>
+bool ScheduleIsCurrent(const std::string& path, const std::string& job_id, const Format& format,
                        size_t new_size, gid_t group) {
   // The OpenSM plugin calls this as root with the SM lock held, on every pass: it must never
   // block or read without end (issue 34: a FIFO here blocked the sweep thread in open(), a link
@@ -159,10 +217,10 @@ bool ScheduleIsCurrent(const std::string& path, const ForsJobPlan& plan, const s
     return false;
   }
   ForsScheduleFile old;
-  if (!ParseForsSchedule(text, path, &old).ok() || old.job_id != plan.job_id) return false;
+  if (!ParseForsSchedule(text, path, &old).ok() || old.job_id != job_id) return false;
   // Byte for byte what we would write with its epoch: a matching generation line alone does
   // not prove that the rows below it are ours.
-  return text == FormatForsScheduleFile(plan, rows, old.epoch);
+  return text == format(old.epoch);
 }
 
 }  // namespace

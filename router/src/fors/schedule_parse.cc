@@ -1,5 +1,6 @@
-// The FORS schedule file's parser (docs/formats.md, "FORS schedule"), on its own so that the
-// fuzz target (tests/fuzz/fors_schedule_fuzz.cc) links it without the planner.
+// The FORS schedule file's parser (docs/formats.md, "FORS schedule") and the "none" form's text,
+// on their own so that the fuzz target (tests/fuzz/fors_schedule_fuzz.cc) links them without the
+// planner and checks that what the parser accepts is written back the same.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,20 @@ bool Digits(std::string_view s, uint64_t max, uint64_t* v) {
 }
 
 }  // namespace
+
+std::string FormatForsNoneFile(const ForsJobNone& none, uint64_t epoch) {
+  std::string reason = none.reason.empty() ? std::string("no reason given") : none.reason;
+  for (char& c : reason) {
+    if (c == '\n' || c == '\r') c = ' ';  // one line: readers take the line as the reason
+  }
+  std::string out = kForsScheduleMagic;
+  out += "\n# job " + none.job_id + " epoch " + std::to_string(epoch) +
+         " generation none phases 0 lower_bound 0 hosts " + std::to_string(none.hosts) + "\n";
+  out += kForsScheduleNonePrefix + reason + "\n";
+  out += kForsScheduleColumns;
+  out += '\n';
+  return out;
+}
 
 Status ParseForsSchedule(std::string_view text, const std::string& source, ForsScheduleFile* out) {
   ForsScheduleFile f;
@@ -55,13 +70,33 @@ Status ParseForsSchedule(std::string_view text, const std::string& source, ForsS
       }
       f.job_id = job;
       f.epoch = epoch;
-      f.generation = std::strtoull(gen, nullptr, 16);
+      f.none = std::string_view(gen) == "none";
+      if (f.none && (phases != 0 || bound != 0)) {
+        return Status::Corruption(where + "generation none with phases or a lower bound");
+      }
+      f.generation = f.none ? 0 : std::strtoull(gen, nullptr, 16);
       f.phases = phases;
       f.lower_bound = bound;
       header = true;
       continue;
     }
+    if (line.rfind(kForsScheduleNonePrefix, 0) == 0) {
+      if (!header || !f.none || !f.none_reason.empty() || columns) {
+        return Status::Corruption(where +
+                                  "a '# none:' line belongs after a 'generation none' "
+                                  "header, once, before the column line");
+      }
+      f.none_reason = line.substr(sizeof kForsScheduleNonePrefix - 1);
+      if (f.none_reason.empty()) return Status::Corruption(where + "'# none:' without a reason");
+      if (f.none_reason.find('\r') != std::string::npos) {
+        return Status::Corruption(where + "a carriage return in the reason");
+      }
+      continue;
+    }
     if (line.empty() || line[0] == '#') continue;
+    if (f.none && columns) {
+      return Status::Corruption(where + "a row in a 'generation none' schedule");
+    }
     if (!columns) {
       if (line != kForsScheduleColumns) {
         return Status::Corruption(where + "expected '" + kForsScheduleColumns + "'");
@@ -92,6 +127,15 @@ Status ParseForsSchedule(std::string_view text, const std::string& source, ForsS
     f.rows.push_back(std::move(row));
   }
   if (!header || !columns) return Status::Corruption(source + ": missing header");
+  if (!f.none && !f.none_reason.empty()) {
+    return Status::Corruption(source + ": a '# none:' line in a schedule that is not 'none'");
+  }
+  if (f.none && !f.rows.empty()) {
+    return Status::Corruption(source + ": rows in a 'generation none' schedule");
+  }
+  if (f.none && f.none_reason.empty()) {
+    return Status::Corruption(source + ": 'generation none' without a '# none: <reason>' line");
+  }
   *out = std::move(f);
   return Status::OK();
 }
