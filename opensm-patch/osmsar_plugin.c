@@ -1057,8 +1057,8 @@ static void mig_thread_loop(osmsar_t* p) {
     } while (nacks == MIG_ACK_BATCH);
     sar_mig_tick(p->mig, now_ms());
     mig_run_actions(p);
+    mig_publish_fors(p); /* before the status: "idle" then means the schedules are out */
     mig_write_status(p);
-    mig_publish_fors(p);
   }
   free(batch);
   free(issuers);

@@ -21,6 +21,7 @@
 #include "sar/fabric.h"
 #include "sar/fabric_order.h"
 #include "sar/failures.h"
+#include "sar/fors_job.h"
 #include "sar/generate.h"
 #include "sar/jobs.h"
 #include "sar/lids.h"
@@ -193,6 +194,34 @@ TEST(SarCApi, OneUnwritableSchedulePathDoesNotStopTheOthers) {
     EXPECT_EQ(::access(fifo.c_str(), F_OK), 0);  // left as it is
     ::unlink(fifo.c_str());
   }
+}
+
+// Issue 35: an alltoall job without FORS (a 3-level fabric) is named with the pass's reason,
+// and publishing writes its "none" file.
+TEST(SarCApi, AJobWithoutForsIsNamedWithItsReasonAndGetsANoneFile) {
+  const Fabric f = ThreeLevel();
+  const auto& h = f.hcas();
+  std::string text;
+  for (size_t i = 0; i < h.size(); i += 2) text += std::string(f.hostname(h[i])) + " 31 alltoall\n";
+  const std::string mapping = TempFile("jobs_fors_none", text);
+  Routed routed;
+  RouteFlat(Flatten(f, Identity(f)), Options("sar", mapping), &routed);
+  ASSERT_NE(routed.r, nullptr) << routed.err;
+  EXPECT_EQ(sar_result_num_fors_jobs(routed.r), 0);
+  ASSERT_EQ(sar_result_num_fors_none(routed.r), 1);
+  EXPECT_STREQ(sar_result_fors_none_job(routed.r, 0), "31");
+  const std::string reason = sar_result_fors_none_reason(routed.r, 0);
+  EXPECT_NE(reason.find("not a 2-level fat-tree"), std::string::npos) << reason;
+  EXPECT_EQ(sar_result_fors_none_job(routed.r, 1), nullptr);
+  EXPECT_EQ(sar_result_fors_none_reason(routed.r, -1), nullptr);
+  char* err = nullptr;
+  EXPECT_EQ(sar_result_publish_fors_schedules(routed.r, 7, -1, &err), 1);
+  EXPECT_EQ(err, nullptr);
+  sar::ForsScheduleFile file;
+  ASSERT_TRUE(sar::ReadForsSchedule(mapping + ".fors.31", &file).ok());
+  EXPECT_TRUE(file.none);
+  EXPECT_EQ(file.none_reason, reason);
+  EXPECT_EQ(file.epoch, 7u);
 }
 
 // The refinement's work limit reaches the sar engine through the options the plugin sets: one
