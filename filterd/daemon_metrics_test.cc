@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+
+#include "migration_status.h"
 
 namespace sar::filterd {
 namespace {
@@ -56,6 +61,43 @@ TEST(DaemonMetrics, PendingChangeSinceIsExported) {
   m.pending_change_since_unix_s = 1795377601;
   const auto samples = Samples(FormatPrometheus(m), "sar_filterd_pending_change_since");
   EXPECT_EQ(samples.at("sar_filterd_pending_change_since_timestamp_seconds"), 1795377601);
+}
+
+// The names the daemon exports (samples, histogram series included), from its own formatter.
+std::set<std::string> ExportedNames() {
+  MigrationStatus migration;
+  migration.phase = 5;
+  const std::string body = FormatPrometheus(DaemonMetrics{}) + FormatMigrationPrometheus(migration);
+  std::set<std::string> names;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    names.insert(line.substr(0, line.find_first_of("{ ")));
+  }
+  return names;
+}
+
+// The shipped Grafana dashboard and Prometheus rules (config/) name only metrics the daemon
+// exports: a renamed metric would leave a panel empty and an alert silent, with no error.
+TEST(DaemonMetrics, DashboardAndRulesNameOnlyExportedMetrics) {
+  const std::set<std::string> exported = ExportedNames();
+  ASSERT_TRUE(exported.count("sar_filterd_poll_seconds_bucket"));
+  for (const char* file : {"/config/grafana/sar.json", "/config/prometheus/sar-rules.yml"}) {
+    std::ifstream in(std::string(SAR_SOURCE_DIR) + file);
+    ASSERT_TRUE(in) << file;
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string body = text.str();
+    const std::regex metric("sar_filterd_[a-z_]+");
+    int found = 0;
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), metric);
+         it != std::sregex_iterator(); ++it) {
+      ++found;
+      EXPECT_TRUE(exported.count(it->str())) << file << " names " << it->str()
+                                             << ", which the daemon does not export";
+    }
+    EXPECT_GE(found, 8) << file;
+  }
 }
 
 }  // namespace

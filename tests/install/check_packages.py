@@ -90,7 +90,9 @@ def body(args, work):
         "sar-tools": (["./usr/bin/sar-route", "./usr/share/man/man1/sar-route.1.gz",
                        "./usr/share/doc/sar/operations.md"], ["libc6", "libstdc++6"], []),
         "sar-filterd": (["./usr/bin/sar-filterd", "./usr/lib/systemd/system/sar-filterd.service",
-                         "./etc/sar/sar-filterd.yaml", "./usr/share/man/man8/sar-filterd.8.gz"],
+                         "./etc/sar/sar-filterd.yaml", "./usr/share/man/man8/sar-filterd.8.gz",
+                         "./usr/share/sar/monitoring/sar.json",
+                         "./usr/share/sar/monitoring/sar-rules.yml"],
                         ["libc6", "adduser", "sar-tools (= "], ["/etc/sar/sar-filterd.yaml"]),
     }
     if have_plugin:
