@@ -92,8 +92,10 @@ def body(args, work):
         "sar-filterd": (["./usr/bin/sar-filterd", "./usr/lib/systemd/system/sar-filterd.service",
                          "./etc/sar/sar-filterd.yaml", "./usr/share/man/man8/sar-filterd.8.gz",
                          "./usr/share/sar/monitoring/sar.json",
-                         "./usr/share/sar/monitoring/sar-rules.yml"],
-                        ["libc6", "adduser", "sar-tools (= "], ["/etc/sar/sar-filterd.yaml"]),
+                         "./usr/share/sar/monitoring/sar-rules.yml", "./etc/logrotate.d/sar-filterd",
+                         "./usr/share/bash-completion/completions/sar-filterd"],
+                        ["libc6", "adduser", "sar-tools (= "],
+                        ["/etc/sar/sar-filterd.yaml", "/etc/logrotate.d/sar-filterd"]),
     }
     if have_plugin:
         want["opensm-sar-plugin"] = (
