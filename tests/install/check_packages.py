@@ -93,7 +93,8 @@ def body(args, work):
                          "./etc/sar/sar-filterd.yaml", "./usr/share/man/man8/sar-filterd.8.gz",
                          "./usr/share/sar/monitoring/sar.json",
                          "./usr/share/sar/monitoring/sar-rules.yml", "./etc/logrotate.d/sar-filterd",
-                         "./usr/share/bash-completion/completions/sar-filterd"],
+                         "./usr/share/bash-completion/completions/sar-filterd",
+                         "./usr/share/man/man5/sar-filterd.yaml.5.gz"],
                         ["libc6", "adduser", "sar-tools (= "],
                         ["/etc/sar/sar-filterd.yaml", "/etc/logrotate.d/sar-filterd"]),
     }
