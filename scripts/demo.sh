@@ -26,7 +26,7 @@ for arg in "$@"; do
   fi
 done
 scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null  # the same flags as scripts/test.sh: one build/, one prefix
 if [[ "${1:-}" == engines ]]; then
   shift
   cmake --build build -j "$(nproc)" --target sar-route >/dev/null
