@@ -235,7 +235,28 @@ bool Daemon::RunCycle(double now_s) {
       jobs.size(), filtered.jobs.size(), vs_router.added.size(), vs_router.removed.size(),
       metrics_.last_poll_seconds * 1e3, metrics_.last_cycle_seconds * 1e3);
   for (const MultiSwitchJob& j : vs_router.added) spdlog::info("  + {}", Describe(j));
-  for (const MultiSwitchJob& j : vs_router.removed) spdlog::info("  - {}", Describe(j));
+  for (const MultiSwitchJob& j : vs_router.removed) {
+    // A job the router knows under an older id ends under the id SLURM gave it last.
+    auto renamed = current_ids_.find(j.id);
+    if (renamed == current_ids_.end()) {
+      spdlog::info("  - {}", Describe(j));
+    } else {
+      MultiSwitchJob now = j;
+      now.id = renamed->second;
+      spdlog::info("  - {} (the router has it as job {})", Describe(now), j.id);
+    }
+  }
+  std::map<std::string, std::string> ids;
+  for (const auto& [router_id, slurm_id] : vs_router.renamed) {
+    auto before = current_ids_.find(router_id);
+    if (before == current_ids_.end() || before->second != slurm_id) {
+      spdlog::info(
+          "  = job {} now runs as job {} on the same hosts (an id change only: no reroute)",
+          before == current_ids_.end() ? router_id : before->second, slurm_id);
+    }
+    ids.emplace(router_id, slurm_id);
+  }
+  current_ids_ = std::move(ids);
 
   bool rerouted = false;
   const RerouteGate::Decision decision =

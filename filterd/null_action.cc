@@ -58,9 +58,10 @@ class DryRunAction : public Action {
     }
     if (!now_known) {
       // No "(now 0)": a figure never computed is not shown as one.
-      spdlog::info("dry run: after a reroute: max effective EFI {}, dark fiber {:.3f} (the current "
-                   "tables were not evaluated: nothing to compare with)",
-                   after.max_effective_efi, after.dark_fiber);
+      spdlog::info(
+          "dry run: after a reroute: max effective EFI {}, dark fiber {:.3f} (the current "
+          "tables were not evaluated: nothing to compare with)",
+          after.max_effective_efi, after.dark_fiber);
       return Status::OK();
     }
     spdlog::info(

@@ -45,6 +45,7 @@ struct RouteArgs {
   std::string previous;
   std::string previous_jobs;
   bool json = false;
+  std::string progress = "auto";
 };
 
 int RunRoute(const RouteArgs& a) {
@@ -66,6 +67,8 @@ int RunRoute(const RouteArgs& a) {
                                                             : "--topology FILE");
     return kUsage;
   }
+  const StepLog steps("route", StepsWanted(a.progress, a.json));
+  steps.Step("reading the fabric and the jobs");
   Stopwatch watch;
   sar::Fabric f;
   sar::Status s = LoadFabric(a.fabric, &f);
@@ -106,6 +109,8 @@ int RunRoute(const RouteArgs& a) {
   const double read_ms = watch.Lap();
 
   // The routing pass: the engine, then libsar's one validation, before anything is written.
+  steps.Step("routing with " + in.engine + " and validating (" + std::to_string(f.num_nodes()) +
+             " nodes)");
   sar::RoutingOutput out;
   sar::ValidationReport check;
   s = sar::RunRoutingPass(in, &out, &check);
@@ -130,6 +135,7 @@ int RunRoute(const RouteArgs& a) {
   if (!a.sl_out.empty()) {
     layers_made = sar::FormatVirtualLayers(out.layers, &layers_text, a.sl_out_limit);
   }
+  steps.Step("writing " + a.out);
   s = a.out_format == "compact" ? sar::WriteCompactLftDump(a.out, f, out.lfts)
                                 : sar::WriteLftDump(a.out, f, out.lfts);
   if (!s.ok()) return Fail(s);
@@ -224,6 +230,7 @@ std::function<int()> SetupRoute(CLI::App* c) {
                 "(same hosts) keep their own routes unless the fabric changed or keeping them "
                 "costs more than 2% (docs/dfsssp-sar.md)");
   c->add_flag("--json", r.json, "print one JSON object");
+  AddProgressOption(c, &r.progress);
   return [a] { return RunRoute(*a); };
 }
 
