@@ -109,7 +109,7 @@ static int ParseHeader(parser_t* p, const char* line) {
   if (phases < 0 || phases > SARFORS_MAX_PHASES) return Fail(p, "bad phase count");
   if (hosts < 0 || hosts > SARFORS_MAX_HOSTS) return Fail(p, "bad host count");
   sarfors_schedule_t* s = p->s;
-  snprintf(s->job, sizeof s->job, "%s", job);
+  snprintf(s->job, sizeof s->job, "%.*s", SARFORS_MAX_NAME, job);
   snprintf(s->generation, sizeof s->generation, "%s", gen);
   s->none = strcmp(gen, "none") == 0;
   s->num_phases = (int)phases;
