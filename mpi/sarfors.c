@@ -69,8 +69,7 @@ typedef struct comm_state {
   int* host_start;   /* [num_hosts + 1] */
   int* host_ranks;   /* [size]: the ranks of host h at host_start[h]..host_start[h+1]-1 */
   int* host_of_rank; /* [size] */
-  int max_per_host;
-  MPI_Request* reqs;                  /* [2 * max(size, ...)] */
+  MPI_Request* reqs; /* [2 * size]: a phase posts at most 2 * (ranks of one host) */
   char missing[SARFORS_MAX_NAME + 1]; /* a host without a rank (when not usable) */
 } comm_state_t;
 
@@ -196,7 +195,6 @@ static int BuildCommState(MPI_Comm comm, const sarfors_schedule_t* s, comm_state
   int* fill = calloc((size_t)s->num_hosts, sizeof(int));
   int usable = c->host_start != NULL && fill != NULL;
   c->missing[0] = '\0';
-  c->max_per_host = 0;
   if (usable) {
     for (int r = 0; r < size; ++r) c->host_start[c->host_of_rank[r] + 1]++;
     for (int h = 0; h < s->num_hosts; ++h) {
@@ -204,7 +202,6 @@ static int BuildCommState(MPI_Comm comm, const sarfors_schedule_t* s, comm_state
       if (k == 0 && c->missing[0] == '\0') {
         snprintf(c->missing, sizeof c->missing, "%s", s->names[h]);
       }
-      if (k > c->max_per_host) c->max_per_host = k;
       c->host_start[h + 1] += c->host_start[h];
     }
     for (int r = 0; r < size; ++r) {
