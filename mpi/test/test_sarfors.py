@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """libsarfors in real Open MPI (shared memory, mpirun --oversubscribe) on real FORS schedules.
 
-Schedules come from libsar's routing pass on FT(2;4,4) (fors_schedule_gen: engine sar, the
-OpenSM plugin's publishing function). Hosts are faked per rank by SAR_FORS_HOSTS_BY_RANK.
+Schedules come from libsar's routing pass on FT(2;4,4): `sar-route route --schedule-out` where
+sar-route has it, else fors_schedule_gen (engine sar, libsar's schedule writer); the "none" file
+then from the same job on a 3-level fat-tree, else written by hand in the documented form.
+Hosts are faked per rank by SAR_FORS_HOSTS_BY_RANK.
 - MPI_Alltoall / MPI_Alltoallv (a strided send type, zero counts, gaps; 1, 100 and 5000 pairs
   of ints per block) give byte-identical results with and without the library, for 2-16 ranks
   and 1-4 ranks per host (uneven too); alltoall_check also checks every element itself;
@@ -181,16 +183,27 @@ def main():
                       "-o", degraded])
     check(rc == 0, f"sar-route gen FT(2;4,4) without leaf000:5 {err.strip()}")
 
-    def publish(name, topology, hosts, epoch=1795377601):
+    # `sar-route route --schedule-out` where this sar-route has it (the plugin's publisher,
+    # offline), else fors_schedule_gen (the same routing pass and writer).
+    _, route_help, _ = run([args.sar_route, "route", "--help"])
+    schedule_out = "--schedule-out" in route_help
+
+    def publish(name, topology, hosts):
         d = os.path.join(w, name)
         os.makedirs(d, exist_ok=True)
         mapping = os.path.join(d, "jobs.map")
         with open(mapping, "w") as f:
             f.writelines(f"{h} 4712 alltoall\n" for h in hosts)
-        rc, out, err = run([args.gen, topology, mapping, str(epoch)])
-        check(rc == 0 and out.split()[:2] == ["4712", mapping + ".fors.4712"],
-              f"{name}: schedule published ({out.strip()} {err.strip()})")
+        if schedule_out:
+            cmd = [args.sar_route, "route", "--engine", "sar", "--topology", topology, "--jobs",
+                   mapping, "-o", os.path.join(d, "tables.lfts"), "--schedule-out", mapping]
+        else:
+            cmd = [args.gen, topology, mapping, "1795377601"]
+        rc, out, err = run(cmd)
         path = mapping + ".fors.4712"
+        check(rc == 0 and os.path.exists(path),
+              f"{name}: schedule published by {os.path.basename(cmd[0])} "
+              f"({out.strip()} {err.strip()[-200:]})")
         with open(path) as f:
             head = f.read().splitlines()[1].split()
         return path, head[head.index("generation") + 1]
@@ -218,7 +231,9 @@ def main():
                         left[i] -= 1
         ranks = len(by_rank)
         path, gen = publish(name, topo, hosts)
-        kept = path + ".kept"  # what the expectations are read from (the run may replace path)
+        # What the expectations are read from (the run may replace path). Not named
+        # "<mapping>.fors.*": publishing removes such files of jobs it does not know.
+        kept = os.path.join(os.path.dirname(path), "expected-schedule")
         shutil.copy(path, kept)
         env = {"SAR_FORS_SCHEDULE": path, "SAR_FORS_HOSTS_BY_RANK": ",".join(by_rank)}
         extra = []
@@ -227,7 +242,7 @@ def main():
             # the same job on the degraded tree: another schedule, given between two rounds;
             # then each half of the ranks (4 hosts of 8): not the job's communicator
             new_path, new_gen = publish(name + "-degraded", degraded, hosts)
-            keep = new_path + ".kept"
+            keep = os.path.join(os.path.dirname(new_path), "expected-schedule")
             shutil.copy(new_path, keep)
             check(new_gen != gen and any(host_order(args, "4712", keep, x) !=
                                          host_order(args, "4712", kept, x) for x in hosts),
@@ -254,11 +269,18 @@ def main():
     rc, ref, err = mpi.run([(4, dict(base, SAR_FORS_SCHEDULE=path))], sizes, preload=False)
     check(rc == 0, f"fallback reference run: exit {rc} {err[-300:]}")
     d = os.path.join(w, "fallback")
-    none = os.path.join(d, "none")
-    with open(none, "w") as f:
-        f.write("# sar-fors-schedule 1\n"
-                "# job 4712 epoch 1795377601 generation none phases 0 lower_bound 0 hosts 2\n"
-                "# none: fabric is not a 2-level fat-tree\nphase,src,dst,dlid\n")
+    if schedule_out:
+        # a real "none" file: the same job on a 3-level fat-tree gets no FORS
+        three = os.path.join(w, "kary.topo")
+        rc, _, err = run([args.sar_route, "gen", "--fabric", "kary:4,3", "-o", three])
+        check(rc == 0, f"sar-route gen kary:4,3 {err.strip()}")
+        none, _ = publish("none", three, hosts)
+    else:  # the documented form, by hand
+        none = os.path.join(d, "none")
+        with open(none, "w") as f:
+            f.write("# sar-fors-schedule 1\n"
+                    "# job 4712 epoch 1795377601 generation none phases 0 lower_bound 0 hosts 4\n"
+                    "# none: fabric is not a 2-level fat-tree\nphase,src,dst,dlid\n")
     corrupt = os.path.join(d, "corrupt")
     with open(path) as f:
         text = f.read()
@@ -270,7 +292,7 @@ def main():
     # between their reads
     other, other_gen = publish("fallback-other", degraded, hosts)
     cases = [
-        ("none", [(4, {"SAR_FORS_SCHEDULE": none})], "no FORS schedule: fabric is not a 2-level"),
+        ("none", [(4, {"SAR_FORS_SCHEDULE": none})], "job 4712: no FORS schedule: "),
         ("missing", [(4, {"SAR_FORS_SCHEDULE": os.path.join(d, "absent")})], "no schedule file"),
         ("corrupt", [(4, {"SAR_FORS_SCHEDULE": corrupt})], corrupt + ": host h0000"),
         ("fifo", [(4, {"SAR_FORS_SCHEDULE": fifo})], "not a regular file (refused)"),
