@@ -213,6 +213,10 @@ TEST(FilterdCli, DryRunTakesTheLidsOfALiveFormFabricFile) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("no routing data"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("EFI"), std::string::npos) << r.err;
+  // No current_lfts: the current tables are not evaluated, and the log says so instead of
+  // showing their figures as 0 (issue 38).
+  EXPECT_EQ(r.err.find("(now 0"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("current tables were not evaluated"), std::string::npos) << r.err;
 }
 
 }  // namespace

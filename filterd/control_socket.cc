@@ -120,13 +120,32 @@ Status ControlSocket::Open(const std::string& path, const std::string& group) {
   return Status::OK();
 }
 
-int ControlSocket::Handle(const std::vector<pollfd>& fds, const Queries& queries) {
+namespace {
+
+// A client's line as the log may show it: bounded, printable, never a terminal escape.
+std::string Printable(std::string_view line) {
+  constexpr size_t kMax = 64;
+  std::string out;
+  for (size_t i = 0; i < line.size() && i < kMax; ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+  }
+  if (line.size() > kMax) out += "...";
+  return out;
+}
+
+}  // namespace
+
+int ControlSocket::Handle(const std::vector<pollfd>& fds, const Queries& queries,
+                          std::vector<std::string>* requests) {
   int polls = 0;
   conns_.Handle(fd_, fds, [&](std::string_view request) -> std::string {
-    const std::string_view line = request.substr(0, request.find('\n'));
+    std::string_view line = request.substr(0, request.find('\n'));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     const std::string_view command = line.substr(0, line.find(' '));
     if (command == "poll" || command == "job-start" || command == "job-end") {
       ++polls;
+      if (requests != nullptr) requests->push_back(Printable(line));
       return "ok\n";
     }
     if (command == "status") return queries.status() + "\n";

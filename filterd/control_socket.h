@@ -44,8 +44,10 @@ class ControlSocket {
   };
   /// After poll(): accepts, reads and answers what is ready; never waits on a client (each has
   /// 2 s and 1 KiB for its line). Returns the number of poll requests (poll, job-start,
-  /// job-end) answered.
-  int Handle(const std::vector<pollfd>& fds, const Queries& queries);
+  /// job-end) answered. With `requests`, each of those lines is appended to it as the log shows
+  /// it: at most 64 printable characters ("job-start 4712"), anything else as '?'.
+  int Handle(const std::vector<pollfd>& fds, const Queries& queries,
+             std::vector<std::string>* requests = nullptr);
   IoClock::time_point NextDeadline() const { return conns_.NextDeadline(); }
   const RequestServer& connections() const { return conns_; }
 

@@ -88,6 +88,39 @@ TEST(ControlSocket, OwnerOnlyAndCommands) {
   EXPECT_EQ(sock.connections().open_connections(), 0u);
 }
 
+// The daemon logs each hook by its event and job: Handle reports the poll lines as sent,
+// bounded and printable (a client cannot put escapes or a megabyte into the log).
+TEST(ControlSocket, ReportsEachPollRequestLine) {
+  TempDir dir;
+  ControlSocket sock;
+  ASSERT_TRUE(sock.Open(dir.Join("ctl")).ok());
+  const std::string long_id(200, '7');
+  const std::vector<std::string> lines = {"job-start 4712\n", "job-end 4690\r\n", "status\n",
+                                          "job-start \x1b[31m9\n", "job-end " + long_id + "\n"};
+  std::vector<std::string> seen;
+  for (const std::string& line : lines) {
+    std::atomic<bool> done{false};
+    std::thread client([&] {
+      Ask(dir.Join("ctl"), line);
+      done = true;
+    });
+    for (int i = 0; i < 500 && !done; ++i) {
+      std::vector<pollfd> fds;
+      sock.AddPollFds(&fds);
+      poll(fds.data(), fds.size(), 10);
+      const ControlSocket::Queries queries{[] { return std::string("s"); },
+                                           [] { return std::string(); }};
+      sock.Handle(fds, queries, &seen);
+    }
+    client.join();
+  }
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0], "job-start 4712");
+  EXPECT_EQ(seen[1], "job-end 4690");
+  EXPECT_EQ(seen[2], "job-start ?[31m9");
+  EXPECT_EQ(seen[3], ("job-end " + long_id).substr(0, 64) + "...");
+}
+
 // Clients that send nothing, or a byte now and then, neither delay the others nor stay
 // forever: each connection has its deadline (2 s) and the socket never waits on one.
 TEST(ControlSocket, SlowAndSilentClientsCostNoTime) {

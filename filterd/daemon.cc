@@ -42,6 +42,16 @@ double UnixSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// UTC, ISO 8601 to the second: what the log and the status line show of a Unix time.
+std::string WallClockText(double unix_s) {
+  const auto t = static_cast<std::time_t>(unix_s);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf;
+}
+
 std::string Describe(const MultiSwitchJob& job) {
   std::string hosts;
   for (size_t i = 0; i < job.hosts.size() && i < 8; ++i) hosts += (i ? "," : "") + job.hosts[i];
@@ -130,6 +140,7 @@ bool Daemon::PollWithRetries(std::vector<SourceJob>* jobs) {
     const double t0 = MonotonicSeconds();
     Status s = source_->Poll(jobs);
     metrics_.last_poll_seconds = MonotonicSeconds() - t0;
+    metrics_.poll_seconds.Observe(metrics_.last_poll_seconds);
     if (s.ok()) return true;
     if (attempt >= config_.poll_retries) {
       spdlog::error("poll: {} failed {} times, last: {}; no reroute on partial data",
@@ -208,6 +219,12 @@ bool Daemon::RunCycle(double now_s) {
   metrics_.multi_switch_jobs = static_cast<int64_t>(filtered.jobs.size());
   metrics_.unknown_hosts = static_cast<int64_t>(reported_unknown_.size());
   metrics_.last_cycle_seconds = MonotonicSeconds() - t0;
+  metrics_.cycle_seconds.Observe(metrics_.last_cycle_seconds);
+  if (!vs_router.changed() && !router_unsure_) {
+    metrics_.pending_change_since_unix_s = 0;
+  } else if (metrics_.pending_change_since_unix_s == 0) {
+    metrics_.pending_change_since_unix_s = UnixSeconds();
+  }
   if (!nodes_compared_) {
     CompareNodeLists();  // one extra RPC, kept out of the cycle time
     metrics_.unknown_hosts = static_cast<int64_t>(reported_unknown_.size());
@@ -218,7 +235,28 @@ bool Daemon::RunCycle(double now_s) {
       jobs.size(), filtered.jobs.size(), vs_router.added.size(), vs_router.removed.size(),
       metrics_.last_poll_seconds * 1e3, metrics_.last_cycle_seconds * 1e3);
   for (const MultiSwitchJob& j : vs_router.added) spdlog::info("  + {}", Describe(j));
-  for (const MultiSwitchJob& j : vs_router.removed) spdlog::info("  - {}", Describe(j));
+  for (const MultiSwitchJob& j : vs_router.removed) {
+    // A job the router knows under an older id ends under the id SLURM gave it last.
+    auto renamed = current_ids_.find(j.id);
+    if (renamed == current_ids_.end()) {
+      spdlog::info("  - {}", Describe(j));
+    } else {
+      MultiSwitchJob now = j;
+      now.id = renamed->second;
+      spdlog::info("  - {} (the router has it as job {})", Describe(now), j.id);
+    }
+  }
+  std::map<std::string, std::string> ids;
+  for (const auto& [router_id, slurm_id] : vs_router.renamed) {
+    auto before = current_ids_.find(router_id);
+    if (before == current_ids_.end() || before->second != slurm_id) {
+      spdlog::info(
+          "  = job {} now runs as job {} on the same hosts (an id change only: no reroute)",
+          before == current_ids_.end() ? router_id : before->second, slurm_id);
+    }
+    ids.emplace(router_id, slurm_id);
+  }
+  current_ids_ = std::move(ids);
 
   bool rerouted = false;
   const RerouteGate::Decision decision =
@@ -230,11 +268,17 @@ bool Daemon::RunCycle(double now_s) {
       spdlog::info("no reroute: the multi-switch host sets are those the router has");
       break;
     case RerouteGate::Decision::kWaitSettle:
-      spdlog::info("no reroute yet: waiting for the job set to settle ({} s)", config_.settle_s);
+      spdlog::info(
+          "no reroute yet: waiting for the job set to settle ({} s); next possible in "
+          "{:.1f} s",
+          config_.settle_s, std::max(0.0, gate_.ReadyAt() - now_s));
       break;
     case RerouteGate::Decision::kWaitInterval:
-      spdlog::info("no reroute yet: the last one was under {} s ago",
-                   config_.min_reroute_interval_s);
+      spdlog::info(
+          "no reroute yet: the last one was under {} s ago; next possible in {:.1f} s "
+          "(at {}) if the change still holds then",
+          config_.min_reroute_interval_s, std::max(0.0, gate_.ReadyAt() - now_s),
+          WallClockText(UnixSeconds() + std::max(0.0, gate_.ReadyAt() - now_s)));
       break;
     case RerouteGate::Decision::kReroute:
       rerouted = Reroute(filtered.jobs);
@@ -306,6 +350,7 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
   const uint64_t write_failures = action_->stats().mapping_write_failed;
   const Status s = action_->Apply({set, mapping, state_.router_set});
   metrics_.last_action_seconds = action_->stats().last_seconds;
+  metrics_.action_seconds.Observe(metrics_.last_action_seconds);
   if (action_->dry_run()) return true;
   // An atomic write that failed left the old file in place: nothing to put back then.
   const uint64_t new_write_failures = action_->stats().mapping_write_failed - write_failures;
@@ -327,6 +372,7 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
   state_.has_router_set = true;
   state_.last_reroute_unix_s = UnixSeconds();
   metrics_.last_reroute_unix_s = state_.last_reroute_unix_s;
+  metrics_.pending_change_since_unix_s = 0;
   Persist(mapping);
   return true;
 }
@@ -348,15 +394,8 @@ int PollTimeoutMs(double wait_s) {
 
 std::string Daemon::StatusLine() const {
   // One line (sar-notify status, systemctl status via STATUS=): what an operator asks first.
-  std::string last = "never";
-  if (metrics_.last_reroute_unix_s > 0) {
-    const auto t = static_cast<std::time_t>(metrics_.last_reroute_unix_s);
-    std::tm utc{};
-    gmtime_r(&t, &utc);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    last = buf;
-  }
+  const std::string last =
+      metrics_.last_reroute_unix_s > 0 ? WallClockText(metrics_.last_reroute_unix_s) : "never";
   std::string state = "idle";
   if (waiting_) {
     state = fmt::format("held({:.0f}s)", std::max(0.0, gate_.ReadyAt() - MonotonicSeconds()));
@@ -484,10 +523,15 @@ int Daemon::Run() {
       // A burst of hooks is one batch of requests and, through `events`, one poll.
       const ControlSocket::Queries queries{[this] { return StatusLine(); },
                                            [this] { return MappingText(); }};
-      if (const int requests = control.Handle(fds, queries); requests > 0) {
+      std::vector<std::string> lines;
+      if (const int requests = control.Handle(fds, queries, &lines); requests > 0) {
         for (int i = 0; i < requests; ++i) events.Request(MonotonicSeconds());
         metrics_.control_requests += requests;
-        spdlog::info("control socket: {} poll request(s); polling in {:.0f} ms", requests,
+        // Each hook by its event and job ("job-start 4712"), so the log tells which job woke us.
+        std::string what;
+        for (size_t i = 0; i < lines.size() && i < 8; ++i) what += (i ? ", " : "") + lines[i];
+        if (lines.size() > 8) what += fmt::format(" and {} more", lines.size() - 8);
+        spdlog::info("control socket: {}; polling in {:.0f} ms", what,
                      std::max(0.0, events.DueAt() - MonotonicSeconds()) * 1e3);
       }
     } catch (const std::exception& e) {

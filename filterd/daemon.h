@@ -4,6 +4,7 @@
 // start-up is fatal.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -79,6 +80,9 @@ class Daemon {
 
   PersistentState state_;                      // what the router has
   std::vector<MultiSwitchJob> last_poll_set_;  // what the previous poll saw
+  // Router set id -> the id the same job (hosts, pattern) runs under now, after an id-only
+  // change: the log names the job by the id SLURM shows, also when it ends.
+  std::map<std::string, std::string> current_ids_;
   std::unordered_set<std::string> reported_unknown_;
   bool nodes_compared_ = false;
   bool waiting_ = false;  // the last cycle held a change back (settle / interval)

@@ -14,7 +14,32 @@ void Add(std::string* out, const char* name, const char* type, const char* help,
                   name, help, type, value);
 }
 
+void AddHistogram(std::string* out, const char* name, const char* help,
+                  const DurationHistogram& h) {
+  *out += fmt::format("# HELP sar_filterd_{0} {1}\n# TYPE sar_filterd_{0} histogram\n", name, help);
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < DurationHistogram::kBounds.size(); ++i) {
+    cumulative += h.counts[i];
+    *out += fmt::format("sar_filterd_{}_bucket{{le=\"{}\"}} {}\n", name,
+                        DurationHistogram::kBounds[i], cumulative);
+  }
+  *out += fmt::format(
+      "sar_filterd_{0}_bucket{{le=\"+Inf\"}} {1}\nsar_filterd_{0}_sum {2}\n"
+      "sar_filterd_{0}_count {1}\n",
+      name, h.count, h.sum);
+}
+
 }  // namespace
+
+void DurationHistogram::Observe(double seconds) {
+  // A NaN or negative duration (a clock oddity) counts in the first bucket, never out of range.
+  if (!(seconds >= 0)) seconds = 0;
+  size_t i = 0;
+  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
+  ++counts[i];
+  sum += seconds;
+  ++count;
+}
 
 std::string FormatPrometheus(const DaemonMetrics& m) {
   std::string out;
@@ -44,6 +69,14 @@ std::string FormatPrometheus(const DaemonMetrics& m) {
   Add(&out, "unknown_hosts", "gauge", "Hosts of running jobs the topology lacks.", m.unknown_hosts);
   Add(&out, "last_reroute_timestamp_seconds", "gauge", "Unix time of the last reroute.",
       m.last_reroute_unix_s);
+  Add(&out, "pending_change_since_timestamp_seconds", "gauge",
+      "Unix time since which the multi-switch job set differs from the router's (0: none).",
+      m.pending_change_since_unix_s);
+  AddHistogram(&out, "poll_seconds", "Job source calls.", m.poll_seconds);
+  AddHistogram(&out, "cycle_seconds", "Poll + filter + diff.", m.cycle_seconds);
+  AddHistogram(&out, "action_seconds",
+               "Reroute actions: mapping write and trigger (file mode: routing too).",
+               m.action_seconds);
   return out;
 }
 

@@ -123,6 +123,20 @@ TEST(JobSetDiff, SameHostsUnderNewIdsIsNoChange) {
       DiffJobSets(FromJobMapping(ToJobMapping(a)), FromJobMapping(ToJobMapping(b))).changed());
 }
 
+// The id-only changes are reported (the daemon logs them), each matched job once.
+TEST(JobSetDiff, ReportsIdOnlyChanges) {
+  const std::vector<MultiSwitchJob> a = {
+      {"1", {"n0", "n9"}, 2}, {"2", {"n1", "n8"}, 2}, {"3", {"n2", "n7"}, 2}};
+  const std::vector<MultiSwitchJob> b = {{"77", {"n0", "n9"}, 2}, {"2", {"n1", "n8"}, 2}};
+  const JobSetDiff d =
+      DiffJobSets(FromJobMapping(ToJobMapping(a)), FromJobMapping(ToJobMapping(b)));
+  ASSERT_EQ(d.removed.size(), 1u);
+  EXPECT_EQ(d.removed[0].id, "3");
+  EXPECT_TRUE(d.added.empty());
+  ASSERT_EQ(d.renamed.size(), 1u);
+  EXPECT_EQ(d.renamed[0], std::make_pair(std::string("1"), std::string("77")));
+}
+
 TEST(JobSetDiff, APatternChangeOnTheSameHostsIsAChange) {
   const std::vector<MultiSwitchJob> before = {{"1", {"n0", "n9"}, 2, JobPattern::kDefault}};
   const std::vector<MultiSwitchJob> after = {{"1", {"n0", "n9"}, 2, JobPattern::kAllToAll}};

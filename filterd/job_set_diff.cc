@@ -18,6 +18,7 @@ JobSetDiff DiffJobSets(const std::vector<MultiSwitchJob>& previous,
     } else if (i == previous.size() || before(current[j], previous[i])) {
       diff.added.push_back(current[j++]);
     } else {
+      if (previous[i].id != current[j].id) diff.renamed.emplace_back(previous[i].id, current[j].id);
       ++i;
       ++j;
     }

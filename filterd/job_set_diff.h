@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "filter.h"
@@ -15,6 +16,9 @@ namespace sar::filterd {
 struct JobSetDiff {
   std::vector<MultiSwitchJob> added;    // (hosts, pattern) in `current` and not in `previous`
   std::vector<MultiSwitchJob> removed;  // (hosts, pattern) in `previous` and not in `current`
+  // (previous id, current id) of the jobs matched by (hosts, pattern) whose ids differ: an id-only
+  // change (a job resubmitted on the same nodes). Not a change for the router.
+  std::vector<std::pair<std::string, std::string>> renamed;
   bool changed() const { return !added.empty() || !removed.empty(); }
 };
 

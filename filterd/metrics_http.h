@@ -1,6 +1,6 @@
 // The Prometheus text endpoint: a minimal HTTP/1.0 server on a loopback address that answers
 // GET /metrics with the daemon's counters. Loopback only: the figures are for a local scraper
-// (or an SSH tunnel), and the daemon runs as root.
+// (or an SSH tunnel): the job counts and reroute times are the site's business, not the network's.
 #pragma once
 
 #include <netinet/in.h>

@@ -33,6 +33,7 @@ class DryRunAction : public Action {
       return Status::OK();
     }
     RouteQuality now, now_new_jobs, after;
+    bool now_known = false;       // the current tables evaluated with the new jobs
     RoutingInputs router_in, in;  // each job set converted once
     if (Status s = planner_->Inputs(request.mapping, &in); !s.ok()) {
       spdlog::info("dry run: {}", s.ToString());
@@ -43,6 +44,7 @@ class DryRunAction : public Action {
     } else if (s = planner_->Evaluate(router_in, &now); !s.ok()) {
       spdlog::info("dry run: current tables not evaluated: {}", s.ToString());
     } else if (planner_->Evaluate(in, &now_new_jobs).ok()) {
+      now_known = true;
       spdlog::info(
           "dry run: current tables: max effective EFI {} -> {} and dark fiber {:.3f} -> {:.3f} "
           "with the new jobs and no reroute",
@@ -52,6 +54,14 @@ class DryRunAction : public Action {
     LftSet tables;
     if (Status s = planner_->Plan(in, &tables, &after); !s.ok()) {
       spdlog::info("dry run: a reroute would fail and keep the last good tables: {}", s.ToString());
+      return Status::OK();
+    }
+    if (!now_known) {
+      // No "(now 0)": a figure never computed is not shown as one.
+      spdlog::info(
+          "dry run: after a reroute: max effective EFI {}, dark fiber {:.3f} (the current "
+          "tables were not evaluated: nothing to compare with)",
+          after.max_effective_efi, after.dark_fiber);
       return Status::OK();
     }
     spdlog::info(

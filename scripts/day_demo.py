@@ -153,7 +153,8 @@ class Day:
         after = before
         multi = {j.id: (sorted(j.hosts), j.pattern or "default")
                  for j in self.bed.jobs.values() if len(j.leaves) > 1}
-        row = dict(n=self.n, tag=tag, title=title, rerouted=rerouted, expect=expect_reroute,
+        row = dict(n=self.n, tag=tag, title=title, detail=detail, rerouted=rerouted,
+                   expect=expect_reroute,
                    before=before, after=after, minhop=minhop, latency=None, same=None,
                    multi_leaf_jobs=multi, event="start" if job else "end" if end_job else None)
         if rerouted:

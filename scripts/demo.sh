@@ -8,11 +8,25 @@
 #                   [--bin-root DIR]  (programs from an installed/unpacked tree, not build/)
 # The engine comparison (one job mix, every engine through real OpenSM, scripts/demo.py):
 #   scripts/demo.sh engines [--fabric ft2:20,18] [--engines ftree,updn,minhop,dfsssp] [--out DIR]
-# Installs what is missing and builds first.
+# Installs what is missing and builds first (not for --help, which answers at once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for arg in "$@"; do
+  if [[ "$arg" == -h || "$arg" == --help ]]; then
+    if [[ "${1:-}" == engines ]]; then
+      # demo.py's --sar-route is filled in by this script.
+      python3 scripts/demo.py --help | sed 's/ --sar-route SAR_ROUTE//'
+    else
+      echo "scripts/demo.sh: the day demo (scripts/day_demo.py; 'scripts/demo.sh engines --help' for the"
+      echo "engine comparison). It installs what is missing and builds first; --build is set by this script."
+      echo
+      python3 scripts/day_demo.py --help
+    fi
+    exit 0
+  fi
+done
 scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr >/dev/null  # the same flags as scripts/test.sh: one build/, one prefix
 if [[ "${1:-}" == engines ]]; then
   shift
   cmake --build build -j "$(nproc)" --target sar-route >/dev/null

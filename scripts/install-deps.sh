@@ -18,6 +18,7 @@ PACKAGES=(
   slurmctld slurmd slurm-client libslurm-dev slurmrestd libsystemd-dev
   python3
   libcadical-dev  # FORS: SAT solver for the exact spine assignment
+  openmpi-bin libopenmpi-dev  # libsarfors (mpi/): MPI_Alltoall in FORS phases, its test
   # man pages (help2man at build time) and the Debian packages' test (cpack -G DEB)
   help2man dpkg-dev lintian file
   # the HTML reports rendered in a real browser (sar_route_report_browser): chromium, not
@@ -26,22 +27,41 @@ PACKAGES=(
   chromium fonts-dejavu-core
 )
 
+# Tools taken out of a package without installing it: Debian's prometheus package would enable
+# a Prometheus server at boot; the tests need only its promtool (tests/install/check_monitoring.py),
+# unpacked to SAR_TOOLS_DIR with `apt-get download` + `dpkg-deb -x`. No user, unit or service.
+TOOLS_DIR="${SAR_TOOLS_DIR:-/var/cache/sar-tools}"
+unpack_tool() {  # package, path inside it
+  [ -x "$TOOLS_DIR/root$2" ] && return 0
+  local tmp
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$1" >/dev/null) &&
+    $SUDO mkdir -p "$TOOLS_DIR/root" &&
+    $SUDO dpkg-deb -x "$tmp"/"$1"_*.deb "$TOOLS_DIR/root" &&
+    echo "install-deps: unpacked $2 from $1 into $TOOLS_DIR/root (not installed)"
+  local rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
+SUDO=""
+if [ "$(id -u)" -ne 0 ] && { [ ${#missing[@]} -gt 0 ] || [ ! -x "$TOOLS_DIR/root/usr/bin/promtool" ]; }; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]} promtool" >&2; exit 1; }
+  SUDO=sudo
+fi
 if [ ${#missing[@]} -eq 0 ]; then
+  unpack_tool prometheus /usr/bin/promtool ||
+    echo "install-deps: promtool not unpacked (the monitoring check will say so)" >&2
   echo "install-deps: all ${#PACKAGES[@]} packages present"
   exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  SUDO=sudo
-fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 
@@ -73,4 +93,6 @@ $SUDO chmod 0755 "$policy"
 
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+unpack_tool prometheus /usr/bin/promtool ||
+  echo "install-deps: promtool not unpacked (the monitoring check will say so)" >&2
 echo "install-deps: done (no service was started; see README.md)"

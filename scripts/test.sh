@@ -8,7 +8,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
-[ "${1:-}" = "--quick" ] && QUICK=1
+case "${1:-}" in
+  --quick) QUICK=1 ;;
+  -h | --help)
+    sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  "") ;;
+  *)
+    echo "scripts/test.sh: unknown argument '$1' (--quick, --help)" >&2
+    exit 2
+    ;;
+esac
 JOBS=$(nproc)
 FUZZ_SECONDS=${SAR_FUZZ_SECONDS:-15}
 # The unit suite's time budget (seconds), about 4x its usual time: `ctest -L unit -j2` took 22 s

@@ -1,5 +1,7 @@
 #include "cli_common.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
@@ -153,6 +155,26 @@ sar::Status LoadJobs(const sar::Fabric& fabric, const std::string& path,
                  path.c_str());
   }
   return sar::Status::OK();
+}
+
+void StepLog::Step(const std::string& what) const {
+  if (!on_) return;
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::fprintf(stderr, "sar-route %s: [%8.1f s] %s\n", command_, s, what.c_str());
+  std::fflush(stderr);
+}
+
+void AddProgressOption(CLI::App* cmd, std::string* mode) {
+  cmd->add_option("--progress", *mode,
+                  "a line per step on stderr with the time so far: auto (on a terminal, not with "
+                  "--json), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+}
+
+bool StepsWanted(const std::string& mode, bool json_output) {
+  if (mode == "on") return true;
+  if (mode == "off") return false;
+  return !json_output && isatty(STDERR_FILENO);
 }
 
 }  // namespace sarcli

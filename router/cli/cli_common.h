@@ -73,6 +73,24 @@ class ProgressBar {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// What a long command is doing: one line per step on stderr with the time since it started
+// ("sar-route eval: [   12.3 s] per-job flows"), so `route` or `eval` on a 45k-host fabric is
+// not silent for half a minute. Off unless StepsWanted says so.
+class StepLog {
+ public:
+  StepLog(const char* command, bool on) : command_(command), on_(on) {}
+  void Step(const std::string& what) const;
+
+ private:
+  const char* command_;
+  bool on_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+/// --progress auto|on|off (auto: on when stderr is a terminal and the output is not JSON).
+void AddProgressOption(CLI::App* cmd, std::string* mode);
+bool StepsWanted(const std::string& mode, bool json_output);
+
 struct FabricArgs {
   std::string topology;
   std::string lids;  // guid2lid file

@@ -51,6 +51,7 @@ struct CompareArgs {
   int threads = 0;
   bool allow_disconnected = false;
   bool json = false;
+  std::string progress = "auto";
   std::string html;
   std::string testbed_script;
   std::string workdir;
@@ -319,6 +320,8 @@ std::string CompareHtml(const CompareArgs& a, const sar::Fabric& f, size_t num_j
 }
 
 int RunCompare(const CompareArgs& a) {
+  const StepLog steps("compare", StepsWanted(a.progress, a.json));
+  steps.Step("reading the fabric and the jobs");
   sar::Fabric f;
   sar::Status s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
@@ -355,10 +358,12 @@ int RunCompare(const CompareArgs& a) {
 
   std::vector<Row> rows;
   for (const std::string& e : a.engines) {
+    steps.Step("routing, validating and judging with " + e);
     rows.emplace_back();
     RouteOurs(a, f, jobs, e, &rows.back());
   }
   for (const std::string& e : a.opensm) {
+    steps.Step("OpenSM's " + e + " on ibsim");
     rows.emplace_back();
     RouteOpenSm(a, f, jobs, script, dir, e, &rows.back());
   }
@@ -541,6 +546,7 @@ std::function<int()> SetupCompare(CLI::App* c) {
                 "default dfsssp if it is a row, else the first row)");
   c->add_flag("--per-job", a->per_job, "also print every row's per-job throughput table");
   c->add_flag("--json", a->json, "print one JSON object");
+  AddProgressOption(c, &a->progress);
   c->add_option("--html", a->html,
                 "also write a self-contained HTML report (table, per-engine link-load heat maps)");
   return [a] {

@@ -34,6 +34,7 @@ struct EvalArgs {
   int vls = 15;
   bool allow_disconnected = false;
   bool json = false;
+  std::string progress = "auto";
   bool per_channel = false;
   std::vector<std::string> traffic;
   std::string source_lids;  // engine whose per-source LID choice the metrics follow
@@ -127,6 +128,8 @@ sar::Status ParseTraffic(const std::string& text, sar::TrafficSpec* spec) {
 Json EfiJson(const sar::EfiSummary& e) { return Json{{"max", e.max}, {"mean", e.mean}}; }
 
 int RunEval(const EvalArgs& a) {
+  const StepLog steps("eval", StepsWanted(a.progress, a.json));
+  steps.Step("reading the fabric and the tables");
   Stopwatch watch;
   Json timing;
   sar::Fabric f;
@@ -156,6 +159,8 @@ int RunEval(const EvalArgs& a) {
     if (!s.ok()) return Fail(s);
   }
   timing["read_ms"] = watch.Lap();
+  steps.Step("validating and analysing the routes (" + std::to_string(f.num_nodes()) + " nodes, " +
+             std::to_string(f.num_switches()) + " switches)");
 
   // One sweep over the destinations gives the verdict of libsar's routing pass
   // (ValidateRouting, as for `route`, `compare`, the plugin and sar-filterd) and everything
@@ -180,6 +185,7 @@ int RunEval(const EvalArgs& a) {
                            vo, also, &r, &check);
   if (!verdict.ok() && verdict.code() != sar::Status::Code::kFailed) return Fail(verdict);
   timing["analysis_ms"] = watch.Lap();
+  steps.Step("the oblivious performance ratio");
   const sar::TraceReport& trace = r.trace;
   const sar::DeadlockReport& single_layer = r.single_layer;
   const sar::DeadlockReport* layered = layers ? &r.deadlock : nullptr;
@@ -202,6 +208,7 @@ int RunEval(const EvalArgs& a) {
   bool want_flows = a.flows && !jobs.empty();
   bool want_baseline = want_flows && !a.baseline_lfts.empty();
   if (want_flows) {
+    steps.Step("per-job flows of " + std::to_string(jobs.size()) + " jobs, every job at once");
     const std::vector<sar::FlowJob> flow_jobs =
         FlowJobsFor(f, jobs, a.schedules_of.empty() ? a.jobs : a.schedules_of,
                     a.schedules || !a.schedules_of.empty(), &flow_notes);
@@ -429,6 +436,7 @@ std::function<int()> SetupEval(CLI::App* c) {
                 "back from the switches)");
   c->add_option("--baseline-name", e.baseline_name, "what to call the baseline in the report");
   c->add_flag("--json", e.json, "print one JSON object");
+  AddProgressOption(c, &e.progress);
   c->add_flag("--per-channel", e.per_channel, "with --json: EFI of every channel");
   return [a] { return RunEval(*a); };
 }

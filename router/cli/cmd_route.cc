@@ -47,6 +47,7 @@ struct RouteArgs {
   std::string previous_jobs;
   std::string schedule_out;
   bool json = false;
+  std::string progress = "auto";
 };
 
 int RunRoute(const RouteArgs& a) {
@@ -68,6 +69,8 @@ int RunRoute(const RouteArgs& a) {
                                                             : "--topology FILE");
     return kUsage;
   }
+  const StepLog steps("route", StepsWanted(a.progress, a.json));
+  steps.Step("reading the fabric and the jobs");
   Stopwatch watch;
   sar::Fabric f;
   sar::Status s = LoadFabric(a.fabric, &f);
@@ -108,6 +111,8 @@ int RunRoute(const RouteArgs& a) {
   const double read_ms = watch.Lap();
 
   // The routing pass: the engine, then libsar's one validation, before anything is written.
+  steps.Step("routing with " + in.engine + " and validating (" + std::to_string(f.num_nodes()) +
+             " nodes)");
   sar::RoutingOutput out;
   sar::ValidationReport check;
   std::vector<sar::ForsJobPlan> fors;
@@ -134,6 +139,7 @@ int RunRoute(const RouteArgs& a) {
   if (!a.sl_out.empty()) {
     layers_made = sar::FormatVirtualLayers(out.layers, &layers_text, a.sl_out_limit);
   }
+  steps.Step("writing " + a.out);
   s = a.out_format == "compact" ? sar::WriteCompactLftDump(a.out, f, out.lfts)
                                 : sar::WriteLftDump(a.out, f, out.lfts);
   if (!s.ok()) return Fail(s);
@@ -246,6 +252,7 @@ std::function<int()> SetupRoute(CLI::App* c) {
                 "it has none) to PREFIX.fors.<job>, as the plugin and sar-filterd publish them "
                 "beside the mapping (epoch 0; docs/formats.md)");
   c->add_flag("--json", r.json, "print one JSON object");
+  AddProgressOption(c, &r.progress);
   return [a] { return RunRoute(*a); };
 }
 

@@ -90,8 +90,13 @@ def body(args, work):
         "sar-tools": (["./usr/bin/sar-route", "./usr/share/man/man1/sar-route.1.gz",
                        "./usr/share/doc/sar/operations.md"], ["libc6", "libstdc++6"], []),
         "sar-filterd": (["./usr/bin/sar-filterd", "./usr/lib/systemd/system/sar-filterd.service",
-                         "./etc/sar/sar-filterd.yaml", "./usr/share/man/man8/sar-filterd.8.gz"],
-                        ["libc6", "adduser", "sar-tools (= "], ["/etc/sar/sar-filterd.yaml"]),
+                         "./etc/sar/sar-filterd.yaml", "./usr/share/man/man8/sar-filterd.8.gz",
+                         "./usr/share/sar/monitoring/sar.json",
+                         "./usr/share/sar/monitoring/sar-rules.yml", "./etc/logrotate.d/sar-filterd",
+                         "./usr/share/bash-completion/completions/sar-filterd",
+                         "./usr/share/man/man5/sar-filterd.yaml.5.gz"],
+                        ["libc6", "adduser", "sar-tools (= "],
+                        ["/etc/sar/sar-filterd.yaml", "/etc/logrotate.d/sar-filterd"]),
     }
     if have_plugin:
         want["opensm-sar-plugin"] = (
