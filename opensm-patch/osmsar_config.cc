@@ -110,6 +110,7 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
     return sar::Status::OK();
   }
   if (key == "status_file") return path_value(c->status_file);
+  if (key == "metrics_textfile") return path_value(c->metrics_textfile);
   if (key == "fors_schedule_group") {
     gid_t gid = 0;
     const sar::Status s = sar::LookUpGroup(value, &gid);

@@ -29,13 +29,14 @@ typedef struct OsmsarConfig {
   uint64_t sar_refine_work;    /* sar: the refinement's work limit in steps, 1..2^40 (2^28) */
   int sar_no_regret;           /* sar: no job slower than under dfsssp (0) */
   /* The baseLID/highLID migration protocol (docs/opensm-plugin.md). */
-  int migration;                     /* on: LMC 1 routing and the five-phase update (0) */
-  int ack_timeout_ms;                /* phase 2 deadline (2000) */
-  int repath_timeout_ms;             /* phase 4 deadline (2000) */
-  int exclude_after;                 /* missed epochs in a row before exclusion (3) */
-  int ack_scope_changed;             /* 0: every subscriber acks (default); 1: only the
-                                        ports of routes that change */
-  char status_file[OSMSAR_PATH_MAX]; /* migration status, one JSON line; "" = none */
+  int migration;                          /* on: LMC 1 routing and the five-phase update (0) */
+  int ack_timeout_ms;                     /* phase 2 deadline (2000) */
+  int repath_timeout_ms;                  /* phase 4 deadline (2000) */
+  int exclude_after;                      /* missed epochs in a row before exclusion (3) */
+  int ack_scope_changed;                  /* 0: every subscriber acks (default); 1: only the
+                                             ports of routes that change */
+  char status_file[OSMSAR_PATH_MAX];      /* migration status, one JSON line; "" = none */
+  char metrics_textfile[OSMSAR_PATH_MAX]; /* Prometheus textfile of the passes; "" = none */
   /* FORS schedules are written 0640 (job placement is private) with this group, so that the
    * jobs' users may read them; "" = OpenSM's own group (-1). */
   char fors_schedule_group[64];

@@ -129,6 +129,12 @@ typedef struct osmsar {
   struct sigaction old_usr2;
   int handler_installed;
   unsigned long lft_blocks; /* LFT_CHANGE events with a changed block, since load */
+  /* The passes' figures for metrics_textfile (guarded by mutex): counted by the routing callback,
+   * written at routing-done, when OpenSM holds no lock. */
+  unsigned long passes_ok, passes_failed;
+  double last_route_ms, last_check_ms;
+  int last_layers, last_switches, last_fors_jobs, last_fors_none;
+  time_t last_pass_unix;
   /* "<mapping_file>.ready": says this OpenSM (pid) has the plugin and catches SIGUSR2, for a
    * sar-filterd that may not read OpenSM's /proc/<pid>/maps (a system user: docs/operations.md).
    * Guarded by mutex: written at load and retried by routing passes until it succeeds. */
@@ -528,6 +534,69 @@ static sar_result_t* route_flat_delta(osmsar_t* p, const flat_subnet_t* flat, ch
   return result;
 }
 
+/* Caller holds p->mutex or is the routing callback before the result is shared. */
+static void count_pass_locked(osmsar_t* p, const sar_result_t* result, int switches) {
+  p->passes_ok++;
+  p->last_route_ms = sar_result_route_ms(result);
+  p->last_check_ms = sar_result_check_ms(result);
+  p->last_layers = sar_result_num_layers(result);
+  p->last_switches = switches;
+  p->last_fors_jobs = sar_result_num_fors_jobs(result);
+  p->last_fors_none = sar_result_num_fors_none(result);
+  p->last_pass_unix = time(NULL);
+}
+
+static void count_failed_pass(osmsar_t* p) {
+  pthread_mutex_lock(&p->mutex);
+  p->passes_failed++;
+  p->last_pass_unix = time(NULL);
+  pthread_mutex_unlock(&p->mutex);
+}
+
+/* metrics_textfile: the passes in Prometheus' text format, for node_exporter's textfile
+ * collector (a file, not an endpoint: no socket or thread inside OpenSM). Called at routing-done
+ * without OpenSM's lock; the file is written outside p->mutex too. */
+static void write_metrics_textfile(osmsar_t* p) {
+  char text[2048], *err = NULL;
+  int n;
+  if (!p->config.metrics_textfile[0]) return;
+  pthread_mutex_lock(&p->mutex);
+  n = snprintf(
+      text, sizeof text,
+      "# HELP sar_osmsar_passes_total Routing passes of the sar plugin, by result (failed: the "
+      "previous tables kept, or OpenSM's fallback engine).\n"
+      "# TYPE sar_osmsar_passes_total counter\n"
+      "sar_osmsar_passes_total{result=\"ok\"} %lu\nsar_osmsar_passes_total{result=\"failed\"} %lu\n"
+      "# HELP sar_osmsar_lft_blocks_changed_total LFT blocks the switches acknowledged as "
+      "changed.\n"
+      "# TYPE sar_osmsar_lft_blocks_changed_total counter\nsar_osmsar_lft_blocks_changed_total "
+      "%lu\n"
+      "# HELP sar_osmsar_last_pass_seconds The last successful pass, by stage.\n"
+      "# TYPE sar_osmsar_last_pass_seconds gauge\n"
+      "sar_osmsar_last_pass_seconds{stage=\"route\"} %.6f\n"
+      "sar_osmsar_last_pass_seconds{stage=\"validate\"} %.6f\n"
+      "# HELP sar_osmsar_last_pass_layers Virtual layers (SLs) of the last successful pass.\n"
+      "# TYPE sar_osmsar_last_pass_layers gauge\nsar_osmsar_last_pass_layers %d\n"
+      "# HELP sar_osmsar_last_pass_switches Switches routed by the last successful pass.\n"
+      "# TYPE sar_osmsar_last_pass_switches gauge\nsar_osmsar_last_pass_switches %d\n"
+      "# HELP sar_osmsar_fors_jobs Alltoall jobs of the last pass, with FORS routes or without.\n"
+      "# TYPE sar_osmsar_fors_jobs gauge\n"
+      "sar_osmsar_fors_jobs{fors=\"yes\"} %d\nsar_osmsar_fors_jobs{fors=\"none\"} %d\n"
+      "# HELP sar_osmsar_last_pass_timestamp_seconds Unix time of the last pass.\n"
+      "# TYPE sar_osmsar_last_pass_timestamp_seconds gauge\n"
+      "sar_osmsar_last_pass_timestamp_seconds %ld\n",
+      p->passes_ok, p->passes_failed, p->lft_blocks, p->last_route_ms / 1e3, p->last_check_ms / 1e3,
+      p->last_layers, p->last_switches, p->last_fors_jobs, p->last_fors_none,
+      (long)p->last_pass_unix);
+  pthread_mutex_unlock(&p->mutex);
+  if (n < 0 || (size_t)n >= sizeof text) return;
+  if (sar_write_file_atomic(p->config.metrics_textfile, text, &err) != 0) {
+    OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: metrics textfile not written: %s\n",
+            err ? err : "out of memory");
+    sar_free(err);
+  }
+}
+
 static void log_result(osmsar_t* p, const sar_result_t* result, int switches, const char* what) {
   int i;
   for (i = 0; i < sar_result_num_notes(result); i++)
@@ -596,6 +665,7 @@ static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
       pthread_mutex_lock(&p->mutex);
       have_old = p->result != NULL;
       pthread_mutex_unlock(&p->mutex);
+      count_failed_pass(p);
       OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: routing failed: %s; %s\n",
               err ? err : "out of memory",
               have_old ? "keeping the previous tables"
@@ -631,6 +701,7 @@ static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
     queue_event_locked(p, &e);
   }
   if (routed_now || installed) {
+    count_pass_locked(p, p->result, switches);
     log_result(p, p->result, switches,
                installed          ? " (released plan installed)"
                : topology_changed ? " (topology changed: routed at once, not held)"
@@ -661,6 +732,7 @@ static int osmsar_build_fwd_tables(void* context) {
 
   if (flat_build(subn, &flat) != 0) {
     flat_free(&flat);
+    count_failed_pass(p);
     OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: out of memory copying the subnet\n");
     pthread_mutex_lock(&p->mutex);
     have_old = p->result != NULL;
@@ -679,6 +751,7 @@ static int osmsar_build_fwd_tables(void* context) {
     pthread_mutex_lock(&p->mutex);
     have_old = p->result != NULL;
     pthread_mutex_unlock(&p->mutex);
+    count_failed_pass(p);
     OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "osmsar: routing failed: %s; %s\n",
             err ? err : "out of memory",
             have_old ? "keeping the previous tables"
@@ -693,6 +766,7 @@ static int osmsar_build_fwd_tables(void* context) {
   log_result(p, result, switches, "");
   flat_free(&flat);
   pthread_mutex_lock(&p->mutex);
+  count_pass_locked(p, result, switches);
   sar_result_destroy(p->result);
   p->result = result;
   p->fors_installed = 1; /* its FORS schedules go out at routing-done, once the tables are in */
@@ -1237,10 +1311,12 @@ static void report_trap(osmsar_t* p, const ib_mad_notice_attr_t* ntc) {
 static void osmsar_report(void* data, osm_epi_event_id_t id, void* event) {
   osmsar_t* p = data;
   const osm_epi_lft_change_event_t* e = event;
+  unsigned long blocks;
   if (p->mig && id == OSM_EVENT_ID_TRAP) {
     report_trap(p, event);
     return;
   }
+  if (id == OSM_EVENT_ID_UCAST_ROUTING_DONE) write_metrics_textfile(p);
   if (p->mig && id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
     mig_event_t done = {.kind = EV_ROUTING_DONE, .at_ms = now_ms()};
     pthread_mutex_lock(&p->mutex);
@@ -1263,10 +1339,12 @@ static void osmsar_report(void* data, osm_epi_event_id_t id, void* event) {
     return;
   }
   if (id != OSM_EVENT_ID_LFT_CHANGE || !(e->flags & LFT_CHANGED_BLOCK)) return;
-  p->lft_blocks++;
+  pthread_mutex_lock(&p->mutex); /* read by write_metrics_textfile */
+  blocks = ++p->lft_blocks;
+  pthread_mutex_unlock(&p->mutex);
   OSM_LOG(&p->osm->log, OSM_LOG_INFO,
           "osmsar: LFT block %u of switch 0x%016" PRIx64 " changed (%lu since load)\n",
-          e->block_num, cl_ntoh64(osm_node_get_node_guid(e->p_sw->p_node)), p->lft_blocks);
+          e->block_num, cl_ntoh64(osm_node_get_node_guid(e->p_sw->p_node)), blocks);
   test_stop_point(p->osm, "push");
 }
 

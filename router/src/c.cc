@@ -550,6 +550,20 @@ int sar_mig_write_status(const sar_mig_t* m, uint64_t now_ms, const char* path, 
              : 1;
 }
 
+int sar_write_file_atomic(const char* path, const char* text, char** errptr) {
+  return Guarded(errptr,
+                 [&] {
+                   if (path == nullptr || *path == '\0' || text == nullptr) {
+                     return sar::Status::InvalidArgument("sar_write_file_atomic: no path or text");
+                   }
+                   sar::WriteOptions options;
+                   options.mode = 0644;  // figures for a local scraper, never a copied mode
+                   return sar::WriteFileAtomic(path, text, options);
+                 })
+             ? 0
+             : 1;
+}
+
 void sar_mig_count_ignored(sar_mig_t* m, uint64_t n) { m->coordinator.CountIgnored(n); }
 
 sar_mig_inbox_t* sar_mig_inbox_create(void) { return new (std::nothrow) sar_mig_inbox_t(); }

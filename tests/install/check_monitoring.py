@@ -3,8 +3,9 @@
 rules`, and its alerts fire (and stay quiet) as tests/install/sar-rules.test.yml says, under
 `promtool test rules`; config/grafana/sar.json is a dashboard Grafana can import (unique panel
 ids, a Prometheus query in every panel, panels inside the 24-column grid). That both name only
-metrics sar-filterd exports is checked in filterd/daemon_metrics_test.cc, against the daemon's
-own formatter. promtool comes unpacked from Debian's prometheus package by
+metrics that exist is checked where they are made: sar-filterd's in filterd/daemon_metrics_test.cc
+(against the daemon's own formatter), the OpenSM plugin's in integration.osmsar_plugin (against
+the textfile the real plugin writes). promtool comes unpacked from Debian's prometheus package by
 scripts/install-deps.sh (SAR_TOOLS_DIR), or from PATH. Exit 0 if all hold."""
 import json
 import os
@@ -52,7 +53,7 @@ def main():
         if p.get("type") == "row":
             continue
         exprs = [t.get("expr", "") for t in p.get("targets", [])]
-        check(exprs and all("sar_filterd_" in e for e in exprs),
+        check(exprs and all("sar_filterd_" in e or "sar_osmsar_" in e for e in exprs),
               f"panel {p.get('title')!r}: every query reads a sar metric ({len(exprs)})")
         check(p.get("datasource", {}).get("uid") == "${datasource}",
               f"panel {p.get('title')!r}: the dashboard's datasource variable")

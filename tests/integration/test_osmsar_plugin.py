@@ -192,8 +192,43 @@ def sent_blocks(log_text):
         r"osmsar: LFT block (\d+) of switch (0x[0-9a-fA-F]+) changed", log_text)]
 
 
+def check_metrics_textfile(fab, path):
+    """The plugin's metrics_textfile agrees with OpenSM's log (passes, LFT blocks since load),
+    and has every sar_osmsar_* metric the shipped dashboard and alert rules name."""
+    log = fab.daemon.log_since(0)
+    passes = len(re.findall(r"osmsar: engine sar routed", log))
+    blocks = len(sent_blocks(log))
+    deadline = time.monotonic() + 10
+    while True:  # written at routing-done: wait for the file of the last pass
+        samples = {}
+        if os.path.exists(path):
+            for line in open(path):
+                if line and not line.startswith("#"):
+                    name, value = line.rsplit(" ", 1)
+                    samples[name] = float(value)
+        if (samples.get('sar_osmsar_passes_total{result="ok"}') == passes and
+                samples.get("sar_osmsar_lft_blocks_changed_total") == blocks):
+            break
+        check(time.monotonic() < deadline,
+              f"metrics textfile {samples} disagrees with the log: {passes} passes, "
+              f"{blocks} LFT blocks")
+        time.sleep(0.2)
+    check(samples.get('sar_osmsar_passes_total{result="failed"}') == 0, f"failed passes: {samples}")
+    check(samples.get('sar_osmsar_last_pass_seconds{stage="route"}', 0) > 0 and
+          samples.get("sar_osmsar_last_pass_layers", 0) >= 1, f"last pass: {samples}")
+    check(oct(os.stat(path).st_mode & 0o777) == "0o644", "metrics textfile mode")
+    names = {n.split("{")[0] for n in samples}
+    for shipped in ("config/grafana/sar.json", "config/prometheus/sar-rules.yml"):
+        with open(os.path.join(sar_it.REPO, shipped)) as f:
+            wanted = set(re.findall(r"sar_osmsar_[a-z_]+", f.read()))
+        check(wanted and wanted <= names,
+              f"{shipped} names plugin metrics the plugin does not write: {wanted - names}")
+    print(f"metrics textfile: {passes} passes, {blocks} LFT blocks, as the log says")
+
+
 def test_ft2(args):
-    fab = Fabric(args, "ft2_20_18", ["ft2:20,18"])
+    metrics = os.path.join(args.workdir, "osmsar.prom")
+    fab = Fabric(args, "ft2_20_18", ["ft2:20,18"], conf_extra=[f"metrics_textfile {metrics}"])
     write_atomic(fab.mapping, mapping_text(fab.topo, 1))
     port = free_port_block(1)
     fab.start(port)
@@ -273,6 +308,7 @@ def test_ft2(args):
         current, current_path = switches, path
     check(total_full >= 3 * total_sent,
           f"delta sent {total_sent} blocks, a full recompute changes {total_full}: < 3x fewer")
+    check_metrics_textfile(fab, metrics)
     fab.tb.stop()
 
 

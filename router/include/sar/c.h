@@ -275,6 +275,11 @@ int sar_mig_pop_action(sar_mig_t* mig, sar_mig_action_t* out);
  * file + rename). 0 on success, else nonzero and *errptr. */
 int sar_mig_write_status(const sar_mig_t* mig, uint64_t now_ms, const char* path, char** errptr);
 
+/* Writes `text` to `path` atomically (temporary file in the same directory, fsync, rename;
+ * a symbolic link at `path` is replaced, never followed), mode 0644. 0 on success, else nonzero
+ * and *errptr. The plugin's metrics textfile. */
+int sar_write_file_atomic(const char* path, const char* text, char** errptr);
+
 /* Acks dropped before sar_mig_ack (sar_mig_inbox_take_strays): counted in acks_ignored. */
 void sar_mig_count_ignored(sar_mig_t* mig, uint64_t n);
 
