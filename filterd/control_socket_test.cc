@@ -182,6 +182,7 @@ TEST(ControlSocket, DribblingClientsDoNotStarveAHook) {
   EXPECT_LT(answered_at - asked_at, 1.0) << "a hook waited behind dribbling clients";
   EXPECT_GE(dribblers.connects(), 300);
   EXPECT_LE(sock.connections().open_connections(), 256u);
+  EXPECT_GT(sock.connections().evicted(), 0u);  // the cap was reached: the eviction was at work
 }
 
 // Issue 34 defect 7: a second daemon (another state_dir, the same control_socket) unlinked the
