@@ -18,6 +18,8 @@ int MillisLeft(IoClock::time_point deadline) {
                   : (deadline > IoClock::now() ? 1 : 0);
 }
 
+constexpr size_t kReserveAt = size_t{4} << 20;
+
 // One read(): >0 bytes appended, 0 at EOF, -1 with errno (EINTR retried here).
 ssize_t ReadOnce(int fd, size_t room, std::string* out) {
   char buf[65536];
@@ -83,7 +85,14 @@ IoEnd ReadBounded(int fd, IoClock::time_point deadline, size_t max_bytes, std::s
     if (ready == 0) continue;  // the deadline check above decides
     const size_t used = out->size() - start;
     if (used >= max_bytes) return IoEnd::kTooLarge;
-    const ssize_t n = ReadOnce(fd, max_bytes - used + 1, out);
+    const size_t room = max_bytes - used + 1;
+    // Past kReserveAt bytes a reply gets room for all it may still send, at once: reserved, not
+    // touched (RSS follows what is read), and never copied again. std::string's own doubling
+    // copied a large reply into a buffer twice its size: 512 MiB peak for squeue printing `yes`
+    // against the 256 MiB cap (issue 34 defect 11).
+    if (used >= kReserveAt && out->capacity() - out->size() < room)
+      out->reserve(out->size() + room);
+    const ssize_t n = ReadOnce(fd, room, out);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n < 0) return IoEnd::kError;
     if (n == 0) return complete ? IoEnd::kEof : IoEnd::kComplete;

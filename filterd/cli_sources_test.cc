@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -46,6 +48,51 @@ TEST_F(SqueueChild, AChildThatClosesStdoutButRunsOnIsKilledAtTheTimeout) {
   EXPECT_LT(Since(t0), 2.0) << "waited for the child past the timeout";
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("killed"), std::string::npos) << s.message();
+}
+
+// Issue 34 defect 11: squeue printing `yes` (an endless "y\n") took sar-filterd to 531 MB against
+// its 256 MiB reply cap: the reply buffer doubled to 512 MiB for the byte that proved the reply
+// too large (whenever a read crossed the cap, as `yes` through a pipe mostly does). Measured in a
+// child of this test (its peak RSS, from before the poll to after).
+TEST_F(SqueueChild, AnEndlessReplyCostsNoMoreMemoryThanTheCap) {
+  // One odd byte first: every read is then an even amount of "y\n" after it, so the reply can
+  // never be exactly at the cap; the read that crosses it is the one that grew the buffer.
+  const std::string squeue = Script("printf x; exec yes");
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(report[0]);
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    std::vector<SourceJob> jobs;
+    const Status s = MakeSqueueSource(squeue, "", 30)->Poll(&jobs);
+    getrusage(RUSAGE_SELF, &after);
+    const long fields[3] = {
+        before.ru_maxrss, after.ru_maxrss,
+        !s.ok() && s.message().find("larger than 256 MiB") != std::string::npos};
+    _exit(write(report[1], fields, sizeof(fields)) == sizeof(fields) ? 0 : 1);
+  }
+  close(report[1]);
+  long fields[3] = {0, 0, 0};
+  const ssize_t got = read(report[0], fields, sizeof(fields));
+  close(report[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_EQ(got, static_cast<ssize_t>(sizeof(fields)));
+  EXPECT_TRUE(fields[2]) << "the endless reply was not refused as too large";
+  const double grew_mib = static_cast<double>(fields[1] - fields[0]) / 1024;  // ru_maxrss: KiB
+  EXPECT_GT(grew_mib, 200) << "the reply was not read up to the cap: nothing measured";
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's shadow (a byte per 8 of the reply) and its allocator's own: still far
+  // below the doubling's 512 MiB.
+  const double shadow_mib = 256.0 / 8 + 32;
+#else
+  const double shadow_mib = 0;
+#endif
+  EXPECT_LT(grew_mib, 256 + 16 + shadow_mib)
+      << "peak memory of one poll well over the 256 MiB reply cap";
 }
 
 // True once `pid` has exited (gone, or a zombie waiting for whoever adopted it).

@@ -166,6 +166,58 @@ TEST(ControlSocket, SlowAndSilentClientsCostNoTime) {
   close(dribbler);
 }
 
+// Issue 34 defect 10, on the control socket: more dribbling clients (a byte a second, back at
+// once when dropped) than its 256 slots; a hook's poll request must still be answered promptly.
+TEST(ControlSocket, DribblingClientsDoNotStarveAHook) {
+  TempDir dir;
+  ControlSocket sock;
+  ASSERT_TRUE(sock.Open(dir.Join("ctl")).ok());
+  const std::string path = dir.Join("ctl");
+  Dribblers dribblers(300, [path] {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      close(fd);
+      return -1;
+    }
+    return fd;
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&t0] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::atomic<bool> done{false};
+  std::string reply;
+  double asked_at = -1, answered_at = -1;
+  std::thread hook;
+  while (elapsed() < 8.0 && (elapsed() < 3.0 || !done)) {
+    if (asked_at < 0 && elapsed() >= 2.5) {  // past the first deadlines: the slots churn
+      asked_at = elapsed();
+      hook = std::thread([&] {
+        // Ask(), giving up after 5 s so that a starved hook ends the test.
+        const int fd = ConnectUnix(path);
+        const timeval limit{5, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+        (void)!write(fd, "poll\n", 5);
+        char buf[128];
+        for (ssize_t n; (n = read(fd, buf, sizeof(buf))) > 0;) reply.append(buf, n);
+        close(fd);
+        done = true;
+      });
+    }
+    Turn(&sock, "counters");
+    if (done && answered_at < 0) answered_at = elapsed();
+  }
+  if (hook.joinable()) hook.join();
+  EXPECT_EQ(reply, "ok\n");
+  EXPECT_LT(answered_at - asked_at, 1.0) << "a hook waited behind dribbling clients";
+  EXPECT_GE(dribblers.connects(), 300);
+  EXPECT_LE(sock.connections().open_connections(), 256u);
+  EXPECT_GT(sock.connections().evicted(), 0u);  // the cap was reached: the eviction was at work
+}
+
 // Issue 34 defect 7: a second daemon (another state_dir, the same control_socket) unlinked the
 // live socket, bound its own, and removed that on exit: the first one was unreachable.
 TEST(ControlSocket, ALiveSocketIsNeitherTakenNorRemoved) {

@@ -54,7 +54,8 @@ Status MetricsHttpServer::Open(const std::string& address) {
   const int one = 1;
   setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   socklen_t len = sizeof(addr);
-  if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd_, 16) != 0 ||
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(fd_, SOMAXCONN) != 0 ||
       getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     Status s = Status::IOError("metrics_listen '" + address + "': " + strerror(errno));
     close(fd_);

@@ -31,9 +31,21 @@ Status CheckOneSm(const std::string& pid_file, int signum, const SmProcessCheck&
                   std::string* detail) {
   pid_t pid = 0;
   SAR_RETURN_IF_ERROR(ReadPidFile(pid_file, &pid));
-  if (kill(pid, 0) != 0 && errno == ESRCH) {
-    return Status::Failed(pid_file + ": pid " + std::to_string(pid) +
-                          " is not running (a stale pid file: is OpenSM up?)");
+  // kill(pid, 0) does what the first reroute's kill() does, without the signal: EPERM here is
+  // the reroute failing later (issue 34: it passed, and showed at the first job).
+  if (kill(pid, 0) != 0) {
+    const int err = errno;
+    const std::string head = pid_file + ": pid " + std::to_string(pid);
+    if (err == ESRCH)
+      return Status::Failed(head + " is not running (a stale pid file: is OpenSM up?)");
+    if (err == EPERM) {
+      return Status::Failed(
+          head +
+          ": no permission to signal it (kill: EPERM): sar-filterd needs "
+          "CAP_KILL to signal root's OpenSM (the unit's "
+          "AmbientCapabilities=CAP_KILL; run --check with it, docs/operations.md)");
+    }
+    return Status::Failed(head + ": kill(pid, 0): " + strerror(err));
   }
   if (check) {
     const Status s = check(pid, signum);

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +72,60 @@ TEST(Preflight, DeadOpensmPidFails) {
   ASSERT_NE(t, nullptr);
   EXPECT_FALSE(t->status.ok());
   EXPECT_NE(t->status.message().find("not running"), std::string::npos) << t->status.ToString();
+}
+
+// Issue 34: --check passed where the first reroute's kill() failed with EPERM (the daemon as its
+// system user without CAP_KILL). Run in a child as another user (nobody) when this test is root,
+// else as this user: a process of another uid (the root parent, or init) fails naming CAP_KILL,
+// the child's own pid passes.
+TEST(Preflight, APidWeMayNotSignalFailsNamingCapKill) {
+  TempDir dir;
+  pid_t other = getpid();  // the root parent, once the child is nobody
+  if (geteuid() != 0) {
+    other = 1;
+    if (kill(other, 0) == 0) GTEST_SKIP() << "this user may signal pid 1: no other uid to try";
+  }
+  chmod(dir.path().c_str(), 0777);  // the child, as nobody, writes its own pid file
+  const std::string other_pid = dir.Join("other.pid");
+  const std::string own_pid = dir.Join("own.pid");
+  std::ofstream(other_pid) << other << "\n";
+  int report[2];
+  ASSERT_EQ(pipe(report), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(report[0]);
+    if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+      _exit(3);
+    std::ofstream(own_pid) << getpid() << "\n";
+    std::string out;
+    for (const std::string& pid_file : {other_pid, own_pid}) {
+      Config c;
+      c.trigger = Trigger::kSignal;
+      c.opensm_pid_files = {pid_file};
+      c.mapping_file = "/nonexistent/jobs.map";
+      c.state_dir = "/nonexistent/state";
+      const auto items = RunPreflight(c, AcceptAll());
+      const PreflightItem* t = Find(items, "trigger signal");
+      out += t == nullptr ? "missing" : t->status.ok() ? "ok" : t->status.message();
+      out += '\n';
+    }
+    _exit(write(report[1], out.data(), out.size()) == static_cast<ssize_t>(out.size()) ? 0 : 1);
+  }
+  close(report[1]);
+  std::string out;
+  char buf[512];
+  for (ssize_t n; (n = read(report[0], buf, sizeof(buf))) > 0;) out.append(buf, n);
+  close(report[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  const size_t eol = out.find('\n');
+  ASSERT_NE(eol, std::string::npos) << out;
+  const std::string other_result = out.substr(0, eol), own_result = out.substr(eol + 1);
+  EXPECT_NE(other_result.find("CAP_KILL"), std::string::npos) << other_result;
+  EXPECT_NE(other_result.find("EPERM"), std::string::npos) << other_result;
+  EXPECT_EQ(own_result, "ok\n");
 }
 
 TEST(Preflight, ProcessThatIsNotOpensmFailsWithTheChecksReason) {

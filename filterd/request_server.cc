@@ -15,9 +15,12 @@ RequestServer::~RequestServer() {
 }
 
 void RequestServer::AddPollFds(int listen_fd, std::vector<pollfd>* fds) const {
-  // At the cap, further clients wait in the kernel's listen backlog until a slot frees (by an
-  // answer or a deadline); not polling the listener then keeps the loop from spinning on it.
-  if (listen_fd >= 0 && conns_.size() < options_.max_clients) {
+  // At the cap with every connection being answered, further clients wait in the kernel's
+  // listen backlog until a slot frees; not polling the listener then keeps the loop from
+  // spinning on it. A connection still reading its request can be evicted for a new one.
+  const bool evictable =
+      std::any_of(conns_.begin(), conns_.end(), [](const Conn& c) { return !c.answered; });
+  if (listen_fd >= 0 && (conns_.size() < options_.max_clients || evictable)) {
     fds->push_back({listen_fd, POLLIN, 0});
   }
   for (const Conn& c : conns_) {
@@ -29,6 +32,19 @@ IoClock::time_point RequestServer::NextDeadline() const {
   IoClock::time_point t = IoClock::time_point::max();
   for (const Conn& c : conns_) t = std::min(t, c.deadline);
   return t;
+}
+
+size_t RequestServer::OldestReader() const {
+  size_t oldest = conns_.size();
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    const Conn& c = conns_[i];
+    // Unanswered connections all have their accept-time deadline: the earliest is the oldest.
+    if (!c.answered && !c.this_turn &&
+        (oldest == conns_.size() || c.deadline < conns_[oldest].deadline)) {
+      oldest = i;
+    }
+  }
+  return oldest;
 }
 
 void RequestServer::Close(size_t i) {
@@ -97,6 +113,7 @@ int RequestServer::Handle(int listen_fd, const std::vector<pollfd>& fds, const A
     return true;
   };
   int answered = 0;
+  for (Conn& c : conns_) c.this_turn = false;
   for (size_t i = 0; i < conns_.size();) {
     if (step(&conns_[i], ready(conns_[i].fd), &answered)) {
       ++i;
@@ -107,10 +124,22 @@ int RequestServer::Handle(int listen_fd, const std::vector<pollfd>& fds, const A
   if (listen_fd >= 0 && ready(listen_fd)) {
     // Accept what is queued (the listening socket is non-blocking), up to max_clients open at
     // once: a burst of hooks becomes one batch, and a flood of idle connections cannot grow
-    // our state without bound (the rest wait in the backlog).
-    while (conns_.size() < options_.max_clients) {
+    // our state without bound. At the cap the oldest connection still sending its request
+    // makes room; the ones accepted in this turn are kept, so the loop ends (the rest wait in
+    // the backlog for the next turn, which comes at once: the listener stays readable).
+    for (;;) {
+      size_t evict = conns_.size();
+      if (conns_.size() >= options_.max_clients) {
+        evict = OldestReader();
+        if (evict == conns_.size()) break;
+      }
       const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) break;
+      if (evict < conns_.size()) {
+        ++dropped_;
+        ++evicted_;
+        Close(evict);
+      }
       conns_.push_back({fd, DeadlineIn(options_.deadline_s), {}, {}, false});
       // Most clients have sent their request by now: answer it in this same turn.
       if (!step(&conns_.back(), true, &answered)) Close(conns_.size() - 1);

@@ -20,7 +20,12 @@ namespace sar::filterd {
 struct RequestServerOptions {
   double deadline_s = 2;      // from accept to the last byte of the answer
   size_t max_request = 4096;  // a request still incomplete at this size is dropped
-  size_t max_clients = 64;    // open at once; further clients wait in the listen backlog
+  // Open at once. At the cap a new client takes the slot of the oldest one still sending its
+  // request (accepted in an earlier turn): a client that has sent its request is answered in
+  // the turn it is accepted, so slow or silent clients, however many, cannot keep a prompt one
+  // waiting (issue 34 defect 10). Only when every open connection is being answered do further
+  // clients wait in the listen backlog.
+  size_t max_clients = 64;
 };
 
 class RequestServer {
@@ -49,7 +54,8 @@ class RequestServer {
   /// The earliest connection deadline (for the loop's poll timeout); max() if none is open.
   IoClock::time_point NextDeadline() const;
   size_t open_connections() const { return conns_.size(); }
-  uint64_t dropped() const { return dropped_; }  // closed unanswered: deadline or byte cap
+  uint64_t dropped() const { return dropped_; }  // closed unanswered: deadline, cap or evicted
+  uint64_t evicted() const { return evicted_; }  // of those, closed for a newer client at the cap
 
  private:
   struct Conn {
@@ -60,11 +66,15 @@ class RequestServer {
     bool answered = false;
     char last_sent = '\n';  // the last byte of the answer written: '\n' at a line's end
     bool cut = false;       // past the deadline: finishing the line and the cut notice
+    bool this_turn = true;  // accepted in the current Handle(): not evicted for the next one
   };
   void Close(size_t i);
   bool Progress(Conn* c, const Answer& answer, int* answered);
   /// At the deadline with an answer still going out: true if a cut notice is now queued.
   bool StartCut(Conn* c);
+  /// The oldest connection still reading its request and accepted before this turn; size() if
+  /// none.
+  size_t OldestReader() const;
 
   RequestServerOptions options_;
   IoComplete complete_;
@@ -72,6 +82,7 @@ class RequestServer {
   double cut_grace_s_ = 0;
   std::vector<Conn> conns_;
   uint64_t dropped_ = 0;
+  uint64_t evicted_ = 0;
 };
 
 }  // namespace sar::filterd

@@ -2,14 +2,21 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "sar/fabric.h"
 
@@ -27,6 +34,67 @@ inline int ConnectUnix(const std::string& path) {
   }
   return fd;
 }
+
+/// `count` hostile clients of a server, from a thread of their own: each connects, then sends
+/// one byte a second and never completes a request; one the server closes connects again at
+/// once. `connect_nonblocking` returns a non-blocking socket with a connect under way (or
+/// done), or -1.
+class Dribblers {
+ public:
+  Dribblers(int count, std::function<int()> connect_nonblocking)
+      : connect_(std::move(connect_nonblocking)), fds_(count, -1), next_send_(count) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~Dribblers() {
+    stop_ = true;
+    thread_.join();
+    for (int fd : fds_) {
+      if (fd >= 0) close(fd);
+    }
+  }
+  int connects() const { return connects_; }  // attempts, the first ones included
+
+ private:
+  void Run() {
+    using Clock = std::chrono::steady_clock;
+    while (!stop_) {
+      std::vector<pollfd> pfds;
+      for (size_t i = 0; i < fds_.size(); ++i) {
+        if (fds_[i] < 0) {
+          fds_[i] = connect_();
+          next_send_[i] = Clock::now();
+          ++connects_;
+        }
+        if (fds_[i] >= 0) pfds.push_back({fds_[i], POLLIN, 0});
+      }
+      poll(pfds.data(), pfds.size(), 20);
+      for (size_t i = 0; i < fds_.size(); ++i) {
+        if (fds_[i] < 0) continue;
+        char c;
+        const ssize_t n = recv(fds_[i], &c, 1, MSG_DONTWAIT);
+        bool closed = n == 0 || (n < 0 && errno != EAGAIN && errno != ENOTCONN);
+        if (!closed && Clock::now() >= next_send_[i]) {
+          if (send(fds_[i], "G", 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) {
+            next_send_[i] += std::chrono::seconds(1);
+          } else {
+            closed = errno != EAGAIN && errno != ENOTCONN;
+          }
+        }
+        if (closed) {
+          close(fds_[i]);
+          fds_[i] = -1;
+        }
+      }
+    }
+  }
+
+  std::function<int()> connect_;
+  std::vector<int> fds_;
+  std::vector<std::chrono::steady_clock::time_point> next_send_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connects_{0};
+  std::thread thread_;
+};
 
 class TempDir {
  public:

@@ -38,6 +38,7 @@ from testbed_common import (ProcessError, StartStop, live_registry, socket_path,
                             wait_gone)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHIPPED_OSMSAR_CONF = os.path.join(REPO, "config", "osmsar.conf")
 _live = live_registry()
 
 
@@ -83,7 +84,7 @@ class Binaries:
     packages unpacked with `dpkg-deb -x` (from_root, the /usr layout of docs/operations.md)."""
 
     def __init__(self, sar_route, sar_filterd, plugin, sar_notify, spank, lua, agent, consumer,
-                 where):
+                 where, osmsar_conf=SHIPPED_OSMSAR_CONF):
         self.sar_route = sar_route
         self.sar_filterd = sar_filterd
         self.plugin = plugin  # libosmsar.so
@@ -93,6 +94,7 @@ class Binaries:
         self.agent = agent
         self.consumer = consumer
         self.where = where
+        self.osmsar_conf = osmsar_conf  # the plugin's shipped config
 
     @classmethod
     def from_build(cls, build_dir):
@@ -123,7 +125,7 @@ class Binaries:
                    os.path.join(usr, "share", "sar", "slurm", "job_submit.lua"),
                    os.path.join(usr, "bin", "sar-agent"),
                    os.path.join(usr, "bin", "sar-migconsumer"),
-                   f"installed tree {r}")
+                   f"installed tree {r}", os.path.join(r, "etc", "sar", "osmsar.conf"))
 
     def plugin_dir(self):
         return os.path.dirname(self.plugin)
@@ -135,6 +137,24 @@ class Binaries:
 def default_sm(bins):
     """The plugin when it is built, else stock OpenSM's file engine."""
     return "plugin" if os.path.exists(bins.plugin) else "file"
+
+
+def shipped_osmsar_conf(shipped, path, settings):
+    """Writes the plugin config that ships (`shipped`: config/osmsar.conf, installed as
+    /etc/sar/osmsar.conf) to `path` with only `settings` (key -> value) changed or added: the
+    bed's own paths and sizes. What ships is what is tested (issue 34: the beds ran `delta
+    false` while the shipped config says `delta true`)."""
+    out, done = [], set()
+    with open(shipped) as f:
+        for line in f.read().splitlines():
+            words = line.split()
+            if words and not words[0].startswith("#") and words[0] in settings:
+                line = f"{words[0]} {settings[words[0]]}"
+                done.add(words[0])
+            out.append(line)
+    out += [f"{k} {v}" for k, v in settings.items() if k not in done]
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
 
 
 def sm_setup(mode, bed, run_dir):
@@ -152,17 +172,18 @@ def sm_setup(mode, bed, run_dir):
         conf = os.path.join(run_dir, "osmsar.conf")
         with open(bed.mapping_file, "w"):
             pass  # no jobs yet
-        with open(conf, "w") as f:
-            # delta false: the day's checks compare the switches with full recomputes
-            # (`sar-route route` offline); minimal-delta passes are tested in
-            # tests/integration/test_osmsar_plugin.py.
-            f.write(f"mapping_file {bed.mapping_file}\nengine sar\nnum_vls {bed.num_vls}\n"
-                    "threads 1\ndelta false\n")
-            if bed.migration:
-                # docs/opensm-plugin.md "Migration mode"; the agents give their consumers 3/4 of
-                # the ack deadline.
-                f.write(f"migration on\nstatus_file {bed.migration_status}\n"
-                        "ack_timeout_ms 2000\nrepath_timeout_ms 2000\n")
+        # The shipped config (delta true: each pass starts from the switches' tables, so the
+        # checks compare with `sar-route route --previous ... --previous-jobs ...`), with the
+        # bed's mapping and VLs; `delta` only where a caller says so (bench/soak.py).
+        settings = {"mapping_file": bed.mapping_file, "num_vls": bed.num_vls}
+        if bed.plugin_delta is not None:
+            settings["delta"] = "true" if bed.plugin_delta else "false"
+        if bed.migration:
+            # docs/opensm-plugin.md "Migration mode"; the agents give their consumers 3/4 of
+            # the ack deadline.
+            settings.update({"migration": "on", "status_file": bed.migration_status,
+                             "ack_timeout_ms": 2000, "repath_timeout_ms": 2000})
+        shipped_osmsar_conf(bed.bins.osmsar_conf, conf, settings)
         # As docs/opensm-plugin.md: QoS on, so OpenSM programs SL2VL through the engine.
         return dict(engine="sar", lfts_file=None,
                     extra_conf=["event_plugin_name osmsar", f"event_plugin_options {conf}",
@@ -223,8 +244,10 @@ class DayBed(StartStop):
     def __init__(self, workdir, fabric="ft2:16,16", sm=None, hooks=None, sar_route=None,
                  sar_filterd=None, build_dir=None, poll_interval_s=1.0, num_vls=8,
                  progress=None, migration=False, migration_agents=8, drain_ms=50,
-                 extra_env=None, bins=None):
+                 extra_env=None, bins=None, plugin_delta=None):
         self.workdir = os.path.abspath(workdir)
+        # The plugin's `delta`: None keeps the shipped config's (true).
+        self.plugin_delta = plugin_delta
         self.fabric_spec = fabric
         # `bins`: the programs' layout (Binaries); else those of `build_dir` (default build/).
         self.bins = bins or Binaries.from_build(build_dir or os.path.join(REPO, "build"))
@@ -591,13 +614,21 @@ class DayBed(StartStop):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         return self.osm.readback(path)
 
-    def offline_route(self, mapping, out):
+    def offline_route(self, mapping, out, previous=None, previous_jobs=None):
         """What `sar-route route` computes for this mapping, independently of the daemons. libsar's
         routing pass settles the engine (an empty mapping routes as plain dfsssp) for the plugin,
-        sar-filterd's file mode and sar-route alike."""
+        sar-filterd's file mode and sar-route alike. `previous`, `previous_jobs`: the tables the
+        switches held before the pass and the mapping they were routed for, as the plugin's
+        `delta true` pass starts from them; ignored where the pass is a full recompute (file
+        mode, migration mode, `delta false`)."""
+        delta = self.sm == "plugin" and not self.migration and self.plugin_delta is not False
+        prev = []
+        if delta and previous:
+            prev = ["--previous", previous] + (["--previous-jobs", previous_jobs]
+                                               if previous_jobs else [])
         run([self.sar_route, "route", "--engine", "sar", "--topology", self.topology, "--lids",
              self.guid2lid, "--jobs", mapping, "--vls", self.num_vls, "-o", out,
-             *(["--migration"] if self.migration else [])])
+             *(["--migration"] if self.migration else []), *prev])
         return out
 
     def diff_lfts(self, a, b):

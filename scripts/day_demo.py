@@ -127,6 +127,15 @@ class Day:
         self.failures = []
         self.latency_gaps = {}  # event number -> which log lacked a latency line
         self.n = 0
+        # The mapping the switches' tables (bed.current_lfts) were routed for: with the shipped
+        # `delta true` a pass starts from both (check_tables).
+        moments = os.path.join(bed.workdir, "moments")
+        os.makedirs(moments, exist_ok=True)
+        self.last_handed = os.path.join(moments, "start.filterd.map")
+        if os.path.exists(bed.mapping_file):
+            shutil.copyfile(bed.mapping_file, self.last_handed)
+        else:
+            open(self.last_handed, "w").close()
 
     def moment(self, tag):
         """The mapping of all running jobs now, and the minhop reference's figures for it."""
@@ -158,6 +167,7 @@ class Day:
                    before=before, after=after, minhop=minhop, latency=None, same=None,
                    multi_leaf_jobs=multi, event="start" if job else "end" if end_job else None)
         if rerouted:
+            previous = self.bed.current_lfts
             self.bed.current_lfts = self.bed.readback(tag)
             row["after"] = after = self.bed.evaluate(self.bed.current_lfts, mapping,
                                                      schedules=True,
@@ -167,7 +177,7 @@ class Day:
                 if not ok:
                     self.failures.append(f"event {self.n}: FORS schedule of job {fors_job}: "
                                          f"{verdict}")
-            row["same"] = self.check_tables(tag)
+            row["same"] = self.check_tables(tag, previous)
             if job or end_job:
                 row["latency"] = self.latency(job or end_job, marks, row["event"])
             if self.bed.migration:
@@ -231,18 +241,23 @@ class Day:
                                      f"tables changed: {res['base_used'][:3]}")
         return res
 
-    def check_tables(self, tag):
-        """The switches' tables equal `sar-route route` for sar-filterd's mapping."""
+    def check_tables(self, tag, previous):
+        """The switches' tables equal `sar-route route` for sar-filterd's mapping, given the
+        tables they held before (`previous`) and the mapping those were routed for, as the
+        plugin's pass had them (the shipped `delta true`)."""
         handed = os.path.join(self.bed.workdir, "moments", f"{tag}.filterd.map")
         shutil.copyfile(self.bed.mapping_file, handed)
+        previous_jobs, self.last_handed = self.last_handed, handed
         if not self.compare_offline:
             return None
         offline = self.bed.offline_route(handed, os.path.join(self.bed.workdir, "moments",
-                                                              f"{tag}.offline.lfts"))
+                                                              f"{tag}.offline.lfts"),
+                                         previous=previous, previous_jobs=previous_jobs)
         same, report = self.bed.diff_lfts(offline, self.bed.current_lfts)
         if not same:
             self.failures.append(f"event {self.n}: switch tables differ from sar-route route "
-                                 f"for the mapping sar-filterd handed over:\n{report[-1500:]}")
+                                 f"for the mapping sar-filterd handed over (given the tables "
+                                 f"before and their mapping):\n{report[-1500:]}")
         return same
 
     def latency(self, job, marks, event):

@@ -47,7 +47,10 @@ def main():
     if subs:
         include += "\n[SUBCOMMANDS]\n"
         for s in subs:
-            include += (f".SS {s}\n.nf\n{roff_literal(help_text([args.binary, s]))}\n.fi\n")
+            # CLI11 prints a subcommand's usage with argv[0], the build tree's path: the page
+            # shows the installed program's name instead.
+            text = help_text([args.binary, s]).replace(args.binary, args.name)
+            include += f".SS {s}\n.nf\n{roff_literal(text)}\n.fi\n"
     # The page's date: SOURCE_DATE_EPOCH if the build sets it (reproducible builds), else when
     # the program was built.
     epoch = os.environ.get("SOURCE_DATE_EPOCH") or str(int(os.stat(args.binary).st_mtime))
@@ -64,6 +67,9 @@ def main():
         if p.returncode != 0:
             sys.exit(f"make_man: help2man {args.binary}: exit {p.returncode}\n{p.stderr}")
         data = open(page, "rb").read()
+    build_dir = os.path.dirname(os.path.abspath(args.binary))
+    if build_dir.encode() in data.replace(b"\\-", b"-"):
+        sys.exit(f"make_man: the page of {args.name} names the build directory {build_dir}")
     tmp_out = args.o + ".tmp"
     with open(tmp_out, "wb") as raw:
         with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0) as gz:

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -47,7 +48,10 @@ class ScratchTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(t.data()), nullptr);
     dir_ = t;
   }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+  void TearDown() override {
+    std::error_code ec;  // a scratch directory left behind is not a test failure
+    std::filesystem::remove_all(dir_, ec);
+  }
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
   /// Runs `binary args` in the scratch directory (see Run).
   Outcome RunIn(const std::string& binary, const std::string& args) const {

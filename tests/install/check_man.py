@@ -2,9 +2,12 @@
 """The man pages (docs/man/, made by help2man at build time) say every option the programs'
 --help lists: for each page, every `--long` and `-x` option in `<program> --help` (and, for
 sar-route, in every `sar-route <subcommand> --help`) appears in the page's text. Also checks the
-page's NAME line and that it is a gzip'd troff page. Exit 0 if all hold."""
+page's NAME line, that it is a gzip'd troff page and that it names neither the build nor the
+source directory (issue 34: sar-route's subcommand usages showed the build tree's path). Exit 0
+if all hold."""
 import argparse
 import gzip
+import os
 import re
 import subprocess
 import sys
@@ -44,6 +47,9 @@ def main():
         check(troff.startswith(".\\\"") or ".TH" in troff, f"{page}: a troff page")
         check(re.search(rf"^\.TH {re.escape(name.upper())}", troff, re.M | re.I) is not None,
               f"{page}: .TH names {name}")
+        source_dir = os.path.abspath(__file__).rsplit("/", 3)[0]
+        leaked = [d for d in (os.path.dirname(os.path.abspath(binary)), source_dir) if d in text]
+        check(not leaked, f"{page}: no build path in the page ({' '.join(leaked) or 'none'})")
         helps = [("", help_text([binary]))]
         helps += [(s, help_text([binary, s])) for s in subcommands(helps[0][1])]
         for sub, h in helps:

@@ -22,10 +22,14 @@ pass, then brought back.
 For every case, within BOUND_S of the fault: the mapping holds the running multi-leaf jobs, and
 the tables read back from the switches equal `sar-route route` for them (on the fabric as it is:
 without the link while it is down), every route arrives and the channel dependencies are
-acyclic (independent checks in sar_it). At the end every process started is gone. The cases
+acyclic (independent checks in sar_it). The plugin runs the shipped config/osmsar.conf (`delta
+true`): a pass starts from the tables the switches hold and the job set of the plugin's last
+pass, so "equal" means equal to `sar-route route --previous --previous-jobs` along the passes a
+fault can cause (Matrix.candidates). At the end every process started is gone. The cases
 share one bed; --targets picks which processes are faulted (CTest runs one per target).
 """
 
+import hashlib
 import os
 import re
 import signal
@@ -51,11 +55,14 @@ class Matrix:
         self.osm_stop = os.path.join(args.workdir, "osmsar.stop")
         build = os.path.dirname(os.path.dirname(os.path.abspath(args.sar_route)))
         self.bed = day_bed.DayBed(
-            w, fabric="ft2:4,4", sm="plugin", hooks=False, sar_route=args.sar_route,
+            w, fabric=args.fabric, sm="plugin", hooks=False, sar_route=args.sar_route,
             sar_filterd=args.sar_filterd, build_dir=build, poll_interval_s=0.3, progress=print,
             extra_env={"SAR_FILTERD_TEST_STOP_FILE": self.filterd_stop,
                        "OSMSAR_TEST_STOP_FILE": self.osm_stop})
-        self.offline = {}  # (mapping text, topology) -> offline LFT file
+        self.offline = {}  # (mapping text, topology, previous, previous jobs) -> (file, tables)
+        # The tables the switches held at the last convergence and the job set (mapping file)
+        # they were routed for: where the next case's passes start. None before the first.
+        self.held = None
         self.n = 0
         self.times = []
 
@@ -64,7 +71,9 @@ class Matrix:
     def change_jobs(self):
         """Starts the multi-leaf job 'wide' (on leaves 0 and 1) if it is not running, else ends
         it; waits until SLURM says so."""
-        hosts = [f"h0000{i}" for i in range(2, 6)]
+        # Two hosts each side of the first leaf boundary (h00002..h00005 on ft2:4,4).
+        first = self.bed.per_leaf - 2
+        hosts = [f"h{i:05d}" for i in range(first, first + 4)]
         if "wide" in self.bed.jobs:
             self.bed.cancel("wide")
         else:
@@ -115,20 +124,67 @@ class Matrix:
 
     # --- the check --------------------------------------------------------------------------
 
-    def offline_for(self, mapping, topo):
+    def mapping_file(self, mapping):
         text = "".join(f"{h} {j}\n" for j, hosts in sorted(mapping.items()) for h in hosts)
-        key = (text, topo)
-        if key not in self.offline:
-            k = len(self.offline)
-            m = os.path.join(self.args.workdir, f"offline{k}.map")
-            with open(m, "w") as f:
+        path = os.path.join(self.args.workdir,
+                            f"jobs-{hashlib.sha1(text.encode()).hexdigest()[:12]}.map")
+        if not os.path.exists(path):
+            with open(path, "w") as f:
                 f.write(text)
-            out = os.path.join(self.args.workdir, f"offline{k}.lfts")
+        return path
+
+    def offline_for(self, mapping, topo, previous=None, previous_jobs=None):
+        """`sar-route route` for the job set `mapping` (dict), from the tables file `previous`
+        routed for the mapping file `previous_jobs` (the plugin's `delta true` pass) or, without
+        `previous`, a full recompute. Returns (LFT file, parsed tables)."""
+        jobs = self.mapping_file(mapping)
+        key = (jobs, topo, previous, previous_jobs)
+        if key not in self.offline:
+            out = os.path.join(self.args.workdir, f"offline{len(self.offline)}.lfts")
+            prev = ["--previous", previous] if previous else []
+            prev += ["--previous-jobs", previous_jobs] if previous and previous_jobs else []
             sar_it.run([self.args.sar_route, "route", "--engine", "sar", "--topology", topo,
-                        "--lids", self.bed.guid2lid, "--jobs", m, "--vls", self.bed.num_vls,
-                        "-o", out], expect=0)
-            self.offline[key] = sar_it.parse_lfts(out)
+                        "--lids", self.bed.guid2lid, "--jobs", jobs, "--vls", self.bed.num_vls,
+                        "-o", out, *prev], expect=0)
+            self.offline[key] = (out, sar_it.parse_lfts(out))
         return self.offline[key]
+
+    def candidates(self, want, topo, passes=3):
+        """The tables the switches may hold once the plugin has routed the job set `want` on
+        the fabric `topo`, most likely first (a generator of (LFT file, parsed tables), each
+        computed when asked for): up to `passes` passes, each for `want` or for the job set
+        held before the case (a fault can make a pass for it run again: the unsent mapping), on
+        `topo` or the intact fabric (a pass held while a link went down ends on the fabric it
+        started on), the last for `want` on `topo`. The first starts from the tables held at
+        the last convergence, with their job set (the plugin's last mapping) or without it (a
+        restarted OpenSM has none), or from nothing (a restarted OpenSM holds no tables: a full
+        recompute). Each further pass starts from the one before, with its job set."""
+        sets = [want]
+        topos = [topo] + ([self.bed.topology] if topo != self.bed.topology else [])
+        starts = [(None, None)]
+        if self.held:
+            held_lfts, held_jobs, held_map = self.held
+            starts = [(held_lfts, held_jobs), (held_lfts, None), (None, None)]
+            if held_map != want:
+                sets.append(held_map)
+        seen, frontier = set(), starts
+        for step in range(passes):
+            after = []
+            for prev, prev_jobs in frontier:
+                for t in topos:
+                    for m in sets:
+                        final = m is want and t == topo
+                        if step == passes - 1 and not final:
+                            continue  # would only start passes beyond `passes`
+                        out, tables = self.offline_for(m, t, prev, prev_jobs)
+                        digest = hashlib.sha1(open(out, "rb").read()).hexdigest()
+                        if (digest, id(m)) in seen:
+                            continue
+                        seen.add((digest, id(m)))
+                        if final:
+                            yield out, tables
+                        after.append((out, self.mapping_file(m)))
+            frontier = after
 
     def converge(self, what, topo=None):
         """Waits (BOUND_S) until the mapping holds the running multi-leaf jobs and the switches
@@ -137,8 +193,8 @@ class Matrix:
         topo = topo or self.bed.topology
         t0 = time.monotonic()
         want = self.expected_mapping()
-        offline = self.offline_for(want, topo)
         last = "nothing read yet"
+        passes = 1  # the usual case; more passes only while the switches match none
         while True:
             try:
                 with open(self.bed.mapping_file) as f:
@@ -148,11 +204,21 @@ class Matrix:
             if got == want:
                 self.n += 1
                 lfts = self.bed.readback(f"case{self.n}")
-                diff = sar_it.diff_tables(offline, sar_it.parse_lfts(lfts))
-                if not diff:
-                    sar_it.check_tables_valid(topo, self.bed.guid2lid, lfts, what)
-                    return time.monotonic() - t0
-                last = f"switches differ from sar-route route in {len(diff)} entries: {diff[:3]}"
+                switches = sar_it.parse_lfts(lfts)
+                nearest, tried = None, 0
+                for out, tables in self.candidates(want, topo, passes):
+                    tried += 1
+                    diff = sar_it.diff_tables(tables, switches)
+                    if not diff:
+                        sar_it.check_tables_valid(topo, self.bed.guid2lid, lfts, what)
+                        self.held = (lfts, self.mapping_file(want), want)
+                        return time.monotonic() - t0
+                    if nearest is None or len(diff) < len(nearest):
+                        nearest = diff
+                passes = min(passes + 1, 3)
+                last = (f"switches differ from each of {tried} offline routings (sar-route "
+                        f"route, delta passes as the plugin runs them), from the nearest in "
+                        f"{len(nearest or [])} entries: {(nearest or [])[:3]}")
             else:
                 last = f"mapping {got}, want {want}"
             it.check(time.monotonic() - t0 < BOUND_S,
@@ -173,6 +239,18 @@ class Matrix:
         t0 = time.monotonic()
         holder = "filterd" if stage in FILTERD_STAGES and not (
             stage == "signal" and target == "opensm") else "opensm"
+        if stage == "push":
+            # A pass that changes no table pushes nothing. With `delta true` a toggle of 'wide'
+            # often keeps every entry ("delta: kept 47 of 47": its routes cost no quality on
+            # dfsssp's tables, and after a few toggles the tables suit both job sets). Ending it
+            # on the tables a restarted OpenSM computes from nothing (a full recompute with
+            # 'wide') does change entries ("kept 10 of 49"): so the push case starts from there.
+            if "wide" not in self.bed.jobs:
+                self.change_jobs()
+                self.converge(f"{what}: 'wide' started first")
+            self.bed.osm.stop()
+            self.bed.restart_sm()
+            self.converge(f"{what}: OpenSM restarted first")
         if stage == "poll":
             # sar-filterd paused while the job set changes, so that its next poll (the one it
             # stops after) is the first to see the change.
@@ -331,5 +409,7 @@ if __name__ == "__main__":
         ap.add_argument("--sar-filterd", required=True)
         ap.add_argument("--targets", default="slurmctld,opensm,filterd",
                         help="comma-separated: slurmctld, opensm, filterd")
+        ap.add_argument("--fabric", default="ft2:4,4",
+                        help="the bed's fabric (bench/fault_matrix_day.py: the day demo's)")
     a = sar_it.parse_args(__doc__, extra=extra)
     sar_it.main(lambda: body(a), errors=(day_bed.DayError,))

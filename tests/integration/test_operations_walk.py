@@ -62,9 +62,9 @@ SKIP = [
      "router/cli/test/check_replay_report.py"),
     (r"^\(cd build && cpack -G DEB\)$", "the packages are built and checked by install.packages"),
     (r"^install -d -o sar-filterd ", "root-only host change for the system user the package makes"),
-    (r"^runuser -u sar-filterd -- ", "needs the package's system user; "
-                                     "integration.filterd_unprivileged runs sar-filterd as an "
-                                     "unprivileged user with CAP_KILL only"),
+    (r"^setpriv --reuid=sar-filterd ", "needs the package's system user; "
+                                       "integration.filterd_unprivileged runs sar-filterd as an "
+                                       "unprivileged user with CAP_KILL only"),
 ]
 # Commands a step below runs (regex -> step name); every one must be on the page.
 RUN = [

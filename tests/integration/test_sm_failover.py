@@ -12,6 +12,10 @@ sar-filterd (replay source) lists both pid files in `opensm_pid_file` and signal
      takes over (MASTER) and pushes the tables offline routing gives for the current mapping
   3. the first job ends: sar-filterd signals, the new master reroutes, tables equal offline
      routing again
+Both run the shipped config/osmsar.conf (`delta true`: a pass starts from the tables the switches
+hold and the plugin's last job set), so "the tables offline routing gives" is `sar-route route
+--previous <the tables read back before> --previous-jobs <their mapping>`, for the new master's
+first passes also a full recompute (it routes from no tables of its own).
 After each step the tables read back from the switches also pass the independent checks
 (sar_it: every route arrives, no channel dependency cycle). Every process started here is gone
 at the end. ibsim clients: 2 OpenSMs and one dump_fts at a time.
@@ -24,6 +28,8 @@ import time
 
 import sar_it
 from sar_it import check, sar_testbed
+
+import day_bed  # scripts/ (sar_it puts it on the path)
 from filterd_process import FilterdProcess
 from testbed_common import socket_path, wait_gone
 
@@ -46,10 +52,10 @@ class Bed:
         self.mapping = os.path.join(self.w, "jobs.map")
         open(self.mapping, "w").close()
         self.osmsar_conf = os.path.join(self.w, "osmsar.conf")
-        with open(self.osmsar_conf, "w") as f:
-            # delta false: compared with full recomputes (`sar-route route`); minimal-delta
-            # passes are tested in osmsar_plugin.
-            f.write(f"mapping_file {self.mapping}\nengine sar\nnum_vls 8\nthreads 1\ndelta false\n")
+        day_bed.shipped_osmsar_conf(day_bed.SHIPPED_OSMSAR_CONF, self.osmsar_conf,
+                                    {"mapping_file": self.mapping, "num_vls": 8})
+        # The tables the switches held at the last check and the mapping they were routed for.
+        self.held = None
         self.tb = sar_testbed.Testbed(self.topo, os.path.join(self.w, "bed"), guid2lid=self.lids)
         self.pids = []
         self.filterd = None
@@ -116,19 +122,44 @@ class Bed:
                 return
             size = sm.log_offset()
 
-    def check_tables(self, sm, what):
-        """Switch tables == `sar-route route` for the mapping on disk, and independently valid."""
-        self.checks += 1
-        tag = f"check{self.checks}"
+    def offline(self, tag, mapping, previous=None, previous_jobs=None):
+        out = os.path.join(self.w, f"{tag}.offline.lfts")
+        prev = ["--previous", previous] if previous else []
+        prev += ["--previous-jobs", previous_jobs] if previous_jobs else []
+        sar_it.run([self.args.sar_route, "route", "--engine", "sar", "--topology", self.topo,
+                    "--lids", self.lids, "--jobs", mapping, "--vls", 8, "-o", out, *prev],
+                   expect=0)
+        return sar_it.parse_lfts(out)
+
+    def read_held(self, sm, tag):
+        """The switches' tables now (and the mapping on disk) as where the next pass starts."""
         got = sm.readback(os.path.join(self.w, f"{tag}.switches.lfts"))
         mapping = os.path.join(self.w, f"{tag}.jobs.map")
         shutil.copyfile(self.mapping, mapping)
-        want = os.path.join(self.w, f"{tag}.offline.lfts")
-        sar_it.run([self.args.sar_route, "route", "--engine", "sar", "--topology", self.topo,
-                    "--lids", self.lids, "--jobs", mapping, "--vls", 8, "-o", want], expect=0)
-        diff = sar_it.diff_tables(sar_it.parse_lfts(want), sar_it.parse_lfts(got))
-        check(not diff, f"{what}: switches differ from sar-route route in {len(diff)} entries, "
-                        f"e.g. {diff[:5]}")
+        self.held = (got, mapping)
+        return got, mapping
+
+    def check_tables(self, sm, what, new_master=False):
+        """Switch tables == `sar-route route` for the mapping on disk given the tables held
+        before and their mapping (the shipped `delta true`); for a new master's first passes
+        (`new_master`) a full recompute, or a pass from that, is right too. Independently
+        valid."""
+        self.checks += 1
+        tag = f"check{self.checks}"
+        before = self.held
+        got, mapping = self.read_held(sm, tag)
+        switches = sar_it.parse_lfts(got)
+        wants = {"delta": self.offline(f"{tag}.delta", mapping, *before)}
+        if new_master:
+            wants["full"] = self.offline(f"{tag}.full", mapping)
+            full_file = os.path.join(self.w, f"{tag}.full.offline.lfts")
+            wants["full, then delta"] = self.offline(f"{tag}.full2", mapping, full_file, mapping)
+        diffs = {k: sar_it.diff_tables(t, switches) for k, t in wants.items()}
+        same = [k for k, d in diffs.items() if not d]
+        diff = min(diffs.values(), key=len)
+        check(same, f"{what}: switches differ from sar-route route ({', '.join(wants)}) in "
+                    f"{len(diff)} entries or more, e.g. {diff[:5]}")
+        print(f"{what}: the switches hold sar-route route's tables ({same[0]})")
         sar_it.check_tables_valid(self.topo, self.lids, got, what)
         with open(mapping) as f:
             return {line.split()[1] for line in f if line.strip() and not line.startswith("#")}
@@ -152,6 +183,7 @@ def body(args):
         off = bed.master.log_offset()
         bed.master.signal(signal.SIGHUP)
         bed.master.wait_log(r"-> SUBNET UP\s*$", off, 30)
+        bed.read_held(bed.master, "start")
 
         # 1. the master routes, the standby only hears the signal
         moff, soff = bed.master.log_offset(), bed.standby.log_offset()
@@ -174,7 +206,7 @@ def body(args):
         bed.standby.wait_log(r"Entering MASTER state", soff, 20)
         bed.wait_routed(bed.standby, soff)
         t_takeover = time.monotonic() - t_kill
-        jobs = bed.check_tables(bed.standby, "step 2 (standby took over)")
+        jobs = bed.check_tables(bed.standby, "step 2 (standby took over)", new_master=True)
         check(jobs == {"wide", "second"}, f"step 2: mapping holds {jobs}")
 
         # 3. the new master reroutes on sar-filterd's signal
