@@ -48,13 +48,17 @@ void PlanSar(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* 
   }
   router->SetJobs(std::move(members));
 
-  // Lines 5-10: job nodes, descending by the size of their largest job.
+  // Lines 5-10: job nodes, descending by the size of their largest job. Destinations with
+  // fixed entries (RoutingInput::fixed: FORS jobs) go first: their routes are decided, so their
+  // loads are the base every other job's routes are balanced on.
   std::vector<int> job_dests;
   for (int e = 0; e < g.num_endpoint_dests; ++e) {
     if (largest[e] > 0) job_dests.push_back(e);
   }
-  std::stable_sort(job_dests.begin(), job_dests.end(),
-                   [&](int a, int b) { return largest[a] > largest[b]; });
+  std::stable_sort(job_dests.begin(), job_dests.end(), [&](int a, int b) {
+    if (router->HasFixed(a) != router->HasFixed(b)) return router->HasFixed(a);
+    return largest[a] > largest[b];
+  });
   for (int e : job_dests) steps->push_back({e, 0, true});
 
   // Lines 11-16: storage, then the rest (compute, other, remaining LMC LIDs of job nodes).
@@ -109,10 +113,23 @@ std::string RefineNote(const RefineStats& st) {
 void KeepNoJobSlower(const RoutingInput& in, LftSet* lfts, std::vector<std::string>* notes) {
   if (!in.sar_no_regret || in.jobs == nullptr) return;
   const Fabric& f = *in.fabric;
+  // LIDs with fixed entries (FORS jobs) are never taken back, nor any job with such a member.
+  std::vector<char> fixed_lid(lfts->max_lid() + 1, 0);
+  if (in.fixed != nullptr) {
+    for (const FixedEntry& x : *in.fixed) {
+      if (x.lid <= lfts->max_lid()) fixed_lid[x.lid] = 1;
+    }
+  }
   std::vector<FlowJob> jobs;
   uint64_t flows = 0;
   for (const ResolvedJob& j : *in.jobs) {
     if (j.num_leaf_switches < 2) continue;
+    bool fixed = false;
+    for (const PortRef& e : j.endpoints) {
+      const Lid lid = f.base_lid(e);
+      fixed = fixed || (lid <= lfts->max_lid() && fixed_lid[lid]);
+    }
+    if (fixed) continue;
     jobs.push_back({j.id, j.endpoints, {}});
     flows += static_cast<uint64_t>(j.endpoints.size()) * j.endpoints.size();
   }
@@ -137,6 +154,7 @@ void KeepNoJobSlower(const RoutingInput& in, LftSet* lfts, std::vector<std::stri
     back[j] = 1;
     for (const PortRef& e : jobs[j].endpoints) {
       const Lid lid = f.base_lid(e);
+      if (lid > lfts->max_lid() || fixed_lid[lid]) continue;
       for (int s = 0; s < lfts->num_switches(); ++s) lfts->set_port(s, lid, base.port(s, lid));
     }
   };
