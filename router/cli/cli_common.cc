@@ -78,8 +78,8 @@ void AddSarOptions(CLI::App* cmd, SarKnobs* knobs) {
       ->check(CLI::Range(uint64_t{1}, sar::kMaxSarRefineWork));
   cmd->add_flag("--sar-no-regret", knobs->no_regret,
                 "sar: the no-regret stage: a multi-switch job whose slowest flow would be slower "
-                "than under dfsssp keeps dfsssp's routes (may raise max effective EFI and the "
-                "all-pairs load; docs/dfsssp-sar.md)");
+                "than under dfsssp keeps dfsssp's routes on the switches they cross (may raise "
+                "max effective EFI; docs/dfsssp-sar.md)");
 }
 
 sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {

@@ -270,13 +270,20 @@ std::string Channel(const Fabric& f, PortId c) {
   return f.name(p.node) + "/" + std::to_string(p.port);
 }
 
-// FORS for the alltoall jobs (engine "sar"): their hosts' base-LID entries are replaced by the
-// per-job plan's (fors_job.h) over SAR's tables; everything else stays SAR's. Jobs must not share
-// hosts (entries are per destination), so a job overlapping an earlier one keeps SAR's routes.
-// Each plan is checked on the resulting tables before it counts. Every alltoall job without a
-// plan goes to *none with the reason (its "none" schedule file says it; one rule for all callers).
-void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobPlan>* plans,
-               std::vector<ForsJobNone>* none) {
+// Alltoall jobs first (engine "sar" on a 2-level fat-tree): each gets a per-job FORS plan
+// (fors_job.h) before the engine runs, and the plan's entries for its hosts' base LIDs go to the
+// engine as fixed entries (RoutingInput::fixed): SAR routes them first, balances every other job
+// around their loads, and no later stage moves them, so the delta keep, the stability rule, the
+// all-pairs budget and the layers all see the final tables. Jobs must not share hosts (entries
+// are per destination), so a job overlapping an earlier one is routed by SAR.
+struct AlltoallPlans {
+  Ft2Topology topo;
+  std::vector<ForsJobPlan> plans;
+  std::vector<FixedEntry> entries;
+};
+
+void PlanAlltoallJobs(const RoutingInputs& in, AlltoallPlans* out, std::vector<std::string>* notes,
+                      std::vector<ForsJobNone>* none) {
   std::vector<const ResolvedJob*> jobs;
   std::string names;
   for (const ResolvedJob& j : in.jobs) {
@@ -284,6 +291,8 @@ void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobP
     jobs.push_back(&j);
     names += (names.empty() ? "" : " ") + j.id;
   }
+  // Every alltoall job without a plan goes to *none with the reason (its "none" schedule file
+  // says it; one rule for all callers).
   auto no_fors = [&](const ResolvedJob& job, std::string reason) {
     none->push_back({job.id, std::move(reason), job.endpoints.size()});
   };
@@ -295,9 +304,8 @@ void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobP
     return;
   }
   const Fabric& f = *in.fabric;
-  Ft2Topology topo;
-  if (const Status s = DetectFatTree2(f, &topo); !s.ok()) {
-    out->notes.push_back(
+  if (const Status s = DetectFatTree2(f, &out->topo); !s.ok()) {
+    notes->push_back(
         "alltoall jobs routed as ordinary SAR jobs, the fabric is not a 2-level "
         "fat-tree (" +
         s.message() + "): " + names);
@@ -317,35 +325,55 @@ void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobP
     bool overlap = false;
     for (const PortRef& e : job->endpoints) overlap = overlap || taken[f.port_id(e)];
     if (overlap) {
-      out->notes.push_back("alltoall job " + job->id +
-                           " shares hosts with an earlier alltoall job: routed by SAR");
+      notes->push_back("alltoall job " + job->id +
+                       " shares hosts with an earlier alltoall job: routed by SAR");
       no_fors(*job, "shares hosts with an earlier alltoall job: routed by SAR");
       continue;
     }
     ForsJobPlan plan;
-    Status s = PlanForsJob(f, topo, *job, 0, &plan);
+    Status s = PlanForsJob(f, out->topo, *job, 0, &plan);
     if (s.ok()) {
       const int offset =
-          ChooseSpineOffset(job->id, plan.stats.spines_used, topo.num_spines(), &spine_load);
-      if (offset != 0) s = PlanForsJob(f, topo, *job, offset, &plan);
+          ChooseSpineOffset(job->id, plan.stats.spines_used, out->topo.num_spines(), &spine_load);
+      if (offset != 0) s = PlanForsJob(f, out->topo, *job, offset, &plan);
     }
     if (!s.ok()) {
-      out->notes.push_back("alltoall job " + job->id + " routed by SAR: " + s.message());
+      notes->push_back("alltoall job " + job->id + " routed by SAR: " + s.message());
       no_fors(*job, "routed by SAR: " + s.message());
       continue;
     }
-    ApplyForsJobRoutes(f, topo, plan, &out->lfts);
+    ForEachForsJobEntry(f, out->topo, plan, [out](int sw, Lid lid, uint8_t port) {
+      out->entries.push_back({sw, lid, port});
+    });
     for (const PortRef& e : job->endpoints) taken[f.port_id(e)] = 1;
-    plans->push_back(std::move(plan));
+    out->plans.push_back(std::move(plan));
   }
-  // Entries of different jobs are for different LIDs, so each plan is judged once all are in.
-  for (const ForsJobPlan& plan : *plans) {
+}
+
+// After the engine: the plans' entries are in the tables (the engine routed with them; where it
+// did not, as migration mode's base view or a test's engine, they are written over its tables,
+// noted). Entries of different jobs are for different LIDs, so each plan is judged on the
+// tables once all are in.
+void CheckAlltoallJobs(const RoutingInputs& in, const AlltoallPlans& a, RoutingOutput* out) {
+  if (a.plans.empty()) return;
+  const Fabric& f = *in.fabric;
+  uint64_t written = 0;
+  for (const FixedEntry& x : a.entries) {
+    if (x.lid > out->lfts.max_lid() || out->lfts.port(x.sw, x.lid) == x.port) continue;
+    out->lfts.set_port(x.sw, x.lid, x.port);
+    ++written;
+  }
+  if (written > 0) {
+    out->notes.push_back("alltoall entries written over the engine's tables: " +
+                         std::to_string(written) + " of " + std::to_string(a.entries.size()));
+  }
+  for (const ForsJobPlan& plan : a.plans) {
     const ForsJobStats& st = plan.stats;
     std::string note = "fors job " + plan.job_id + ": " + std::to_string(plan.hosts.size()) +
                        " hosts, " + std::to_string(st.phases) + " phases (lower bound " +
                        std::to_string(st.lower_bound) + "), spines " +
                        std::to_string(st.spine_offset) + "+" + std::to_string(st.spines_used) +
-                       " of " + std::to_string(topo.num_spines());
+                       " of " + std::to_string(a.topo.num_spines());
     if (st.rerouted > 0) {
       note += ", " + std::to_string(st.rerouted) + " entries around failed links, " +
               std::to_string(st.moved) + " transfers moved to " + std::to_string(st.split_phases) +
@@ -356,6 +384,22 @@ void ApplyFors(const RoutingInputs& in, RoutingOutput* out, std::vector<ForsJobP
     note += c.ok() ? "; every phase conflict-free on the tables" : "; CHECK FAILED: " + c.message();
     out->notes.push_back(note);
   }
+}
+
+// The engine's tables for the pass: migration mode, dmodc with memory, or the engine itself,
+// with `fixed` entries (alltoall plans) where the engine takes them.
+Status RouteTables(const RoutingInputs& inputs, const RoutingEngine& engine,
+                   const std::vector<FixedEntry>* fixed, RoutingOutput* out) {
+  const bool dmodc_memory = inputs.memory != nullptr && engine.name() == "dmodc";
+  if (inputs.options.migration) {
+    SAR_RETURN_IF_ERROR(RouteMigration(inputs, engine, out));
+    if (dmodc_memory) out->notes.push_back("full pass (migration mode: the memory is not used)");
+    return Status::OK();
+  }
+  if (dmodc_memory) return RouteDmodcWithMemory(inputs, inputs.memory, out);
+  RoutingInput in = inputs.EngineInput();
+  in.fixed = fixed != nullptr && !fixed->empty() ? fixed : nullptr;
+  return engine.Route(in, out);
 }
 
 }  // namespace
@@ -472,46 +516,54 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
                       AnalysisResult* analysis, std::vector<ForsJobPlan>* fors,
                       std::vector<ForsJobNone>* fors_none) {
   *report = ValidationReport();
-  const bool dmodc_memory = inputs.memory != nullptr && engine.name() == "dmodc";
-  if (inputs.options.migration) {
-    SAR_RETURN_IF_ERROR(RouteMigration(inputs, engine, out));
-    if (dmodc_memory) out->notes.push_back("full pass (migration mode: the memory is not used)");
-  } else if (dmodc_memory) {
-    SAR_RETURN_IF_ERROR(RouteDmodcWithMemory(inputs, inputs.memory, out));
-  } else {
-    SAR_RETURN_IF_ERROR(engine.Route(inputs.EngineInput(), out));
-  }
-  // SAR's own tables, kept only while FORS entries may have to be taken back.
-  LftSet sar_tables;
-  bool any_alltoall = false;
-  for (const ResolvedJob& j : inputs.jobs) any_alltoall |= j.pattern == JobPattern::kAllToAll;
-  if (any_alltoall) sar_tables = out->lfts;
-  std::vector<ForsJobPlan> plans;
+  AlltoallPlans alltoall;
+  std::vector<std::string> plan_notes;
   std::vector<ForsJobNone> none;
-  ApplyFors(inputs, out, &plans, &none);
+  PlanAlltoallJobs(inputs, &alltoall, &plan_notes, &none);
+  // FORS given up for every planned job (routing or validation failed with its entries).
+  auto withdraw = [&](const std::string& why) {
+    out->notes.push_back(why);
+    for (const ForsJobPlan& plan : alltoall.plans) {
+      none.push_back({plan.job_id, why, plan.hosts.size()});
+    }
+    alltoall.plans.clear();
+  };
+  if (const Status r = RouteTables(inputs, engine, &alltoall.entries, out); !r.ok()) {
+    if (alltoall.plans.empty()) return r;
+    // Never fail a reroute for FORS: route without the alltoall entries.
+    SAR_RETURN_IF_ERROR(RouteTables(inputs, engine, nullptr, out));
+    withdraw("FORS entries withdrawn, routing with them failed: " + r.message());
+  }
+  out->notes.insert(out->notes.end(), plan_notes.begin(), plan_notes.end());
+  // The engine's tables before the check writes any entry over them (migration mode), kept
+  // only while FORS entries may have to be taken back.
+  LftSet engine_tables;
+  if (!alltoall.plans.empty() && inputs.options.migration) engine_tables = out->lfts;
+  CheckAlltoallJobs(inputs, alltoall, out);
   // The analyses follow the LID each source uses (osrm2/osrm3: its group's).
   AnalysisOptions with = also;
   if (!out->source_lid_offset.empty()) with.source_lid_offset = &out->source_lid_offset;
   AnalysisResult own;
-  Status s = ValidateRouting(
-      *inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr, out->num_layers,
-      ValidationFor(inputs.options), with, analysis ? analysis : &own, report);
-  if (!s.ok() && !plans.empty()) {
-    // Never fail a reroute for FORS: SAR's tables alone are what the pass would have given.
-    out->notes.push_back("FORS entries withdrawn, the tables with them are invalid: " +
-                         s.message());
-    for (const ForsJobPlan& plan : plans) {
-      none.push_back({plan.job_id,
-                      "FORS entries withdrawn, the tables with them are invalid: " + s.message(),
-                      plan.hosts.size()});
+  auto validate = [&] {
+    return ValidateRouting(*inputs.fabric, out->lfts,
+                           out->layers.size() > 0 ? &out->layers : nullptr, out->num_layers,
+                           ValidationFor(inputs.options), with, analysis ? analysis : &own, report);
+  };
+  Status s = validate();
+  if (!s.ok() && !alltoall.plans.empty()) {
+    // Never fail a reroute for FORS: the engine's tables without the alltoall entries are what
+    // the pass would have given.
+    const std::string why = s.message();
+    if (inputs.options.migration) {
+      out->lfts = std::move(engine_tables);
+    } else {
+      SAR_RETURN_IF_ERROR(RouteTables(inputs, engine, nullptr, out));
     }
-    plans.clear();
-    out->lfts = std::move(sar_tables);
-    s = ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
-                        out->num_layers, ValidationFor(inputs.options), with,
-                        analysis ? analysis : &own, report);
+    withdraw("FORS entries withdrawn, the tables with them are invalid: " + why);
+    with.source_lid_offset = out->source_lid_offset.empty() ? nullptr : &out->source_lid_offset;
+    s = validate();
   }
-  if (fors != nullptr) *fors = std::move(plans);
+  if (fors != nullptr) *fors = std::move(alltoall.plans);
   if (fors_none != nullptr) *fors_none = std::move(none);
   return s;
 }

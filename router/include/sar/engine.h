@@ -30,6 +30,14 @@ inline constexpr uint64_t kDefaultSarRefineWork = uint64_t{1} << 28;
 /// The largest accepted (2^40 steps: hours of search).
 inline constexpr uint64_t kMaxSarRefineWork = uint64_t{1} << 40;
 
+/// One table entry decided before the engine runs (RoutingInput::fixed): switch `sw` (index
+/// into the fabric's switches) forwards `lid` (an HCA port's base LID) to `port`.
+struct FixedEntry {
+  int sw = 0;
+  Lid lid = 0;
+  uint8_t port = 0;
+};
+
 struct RoutingInput {
   /// The fabric with its LIDs set (AssignLids or a guid2lid file): every cabled HCA port needs
   /// one; a switch without a LID is simply not a destination. The LMC is the ports' own.
@@ -87,6 +95,13 @@ struct RoutingInput {
   /// the engine's promises when off), and a delta reroute starting from tables it made can give
   /// other tables than a full recompute. False: SAR's tables as the refinement leaves them.
   bool sar_no_regret = false;
+  /// sar and dfsssp: entries decided before the engine runs (the routing pass's FORS plans for
+  /// alltoall jobs, docs/fors.md). Those LIDs are routed first with these entries, and a job
+  /// whose members' LIDs they are counts their routes like any job's, so the other jobs are
+  /// balanced around them; no later stage moves them (delta keep, stability, refinement,
+  /// no-regret), so every guard judges the final tables, and the layers are assigned with them.
+  /// An entry that is not one hop nearer its LID's switch is ignored (noted). Null = none.
+  const std::vector<FixedEntry>* fixed = nullptr;
 };
 
 /// The no-regret stage's budget (RoutingInput::sar_no_regret): flows of one solve.

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,7 +97,11 @@ struct ForsJobNone {
 Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
                    int spine_offset, ForsJobPlan* out);
 
-/// Writes the plan's entries for the job's base LIDs into the leaf and spine tables.
+/// The plan's entries for the job's base LIDs in the leaf and spine tables: calls
+/// entry(switch index, LID, port) for each (the LIDs that fit no table, 0, are left out).
+void ForEachForsJobEntry(const Fabric& fabric, const Ft2Topology& topo, const ForsJobPlan& plan,
+                         const std::function<void(int sw, Lid lid, uint8_t port)>& entry);
+/// Writes those entries into the tables (LIDs above lfts->max_lid() are skipped).
 void ApplyForsJobRoutes(const Fabric& fabric, const Ft2Topology& topo, const ForsJobPlan& plan,
                         LftSet* lfts);
 

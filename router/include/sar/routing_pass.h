@@ -13,13 +13,17 @@
 // is DFSSSP's balancing anyway; naming the engine used keeps logs and comparisons honest.
 //
 // The alltoall rule lives here too: with engine "sar" on a 2-level fat-tree (DetectFatTree2),
-// each alltoall job gets a per-job FORS plan (fors_job.h) whose entries for the job's base LIDs
-// replace SAR's; the plans go to *fors (if given) and are noted (phases against the lower bound,
-// checked on the tables). Jobs get different spine offsets (ChooseSpineOffset). Guaranteed: no
-// link twice within one phase of one job. Not guaranteed: anything across jobs (they are not
-// synchronised). Elsewhere alltoall jobs are SAR jobs, noted once. FORS never fails a pass: a job
-// it cannot plan keeps SAR's entries, and tables that fail validation with FORS entries are
-// replaced by SAR's own (noted).
+// each alltoall job gets a per-job FORS plan (fors_job.h) before the engine runs; the entries
+// for the job's base LIDs go to the engine as fixed entries (RoutingInput::fixed), which SAR
+// routes first and balances every other job around, so every stage of the engine (delta keep,
+// stability, refinement and its all-pairs budget, layers) judges the final tables. The plans go
+// to *fors (if given) and are noted (phases against the lower bound, checked on the tables).
+// Jobs get different spine offsets (ChooseSpineOffset). Guaranteed: no link twice within one
+// phase of one job. Not guaranteed: anything across jobs (they are not synchronised). Elsewhere
+// alltoall jobs are SAR jobs, noted once. FORS never fails a pass: a job it cannot plan is routed
+// by SAR, and if routing or validation fails with the FORS entries, the pass routes again
+// without them (noted). In migration mode the entries are written over the engine's base tables
+// after it ran (noted) and judged by the validation.
 //
 // The memory rule lives here too: a caller that routes one fabric again and again (the OpenSM
 // plugin) may give the pass a RoutingMemory (RoutingInputs::memory). With engine "dmodc" outside

@@ -244,6 +244,10 @@ class DeltaKeeper {
       const uint8_t q = lfts_.port(s, lid), p = prev_.port(s, lid);
       if (p == q) continue;
       if (count) ++stats->differing;
+      if (options_.fixed != nullptr && e < g_.num_endpoint_dests &&
+          (*options_.fixed)[static_cast<size_t>(e) * g_.num_switches + s]) {
+        continue;
+      }
       const bool pinned = options_.pins != nullptr && options_.pins->at(e, s);
       if (pinned_only && !pinned) continue;
       if (next_[s] < 0 || p == LftSet::kNoRoute) continue;

@@ -74,6 +74,9 @@ struct DeltaKeepOptions {
   const RunningPins* pins = nullptr;  // null or empty: no stability rule
   /// Caps for pinned entries; the full recompute's maxima are used where these are lower.
   uint64_t pinned_effective_efi_cap = 0, pinned_efi_cap = 0;
+  /// Entries decided before the engine (RoutingInput::fixed), laid out as RunningPins::pinned:
+  /// never set back, whatever the previous tables hold. Null = none.
+  const std::vector<uint8_t>* fixed = nullptr;
 };
 
 /// Max effective EFI and max EFI of `lfts` as metrics.h counts them (the stage's own counting).

@@ -11,9 +11,11 @@
 // - In the job phase the tree of a destination grows one source switch at a time (see
 //   SsspRouter::Run), so routes from different leaves to one node take different spines.
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <string>
 
+#include "engines/delta_keep.h"
 #include "engines/engines.h"
 #include "engines/sar_refine.h"
 #include "engines/sssp_core.h"
@@ -48,13 +50,17 @@ void PlanSar(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* 
   }
   router->SetJobs(std::move(members));
 
-  // Lines 5-10: job nodes, descending by the size of their largest job.
+  // Lines 5-10: job nodes, descending by the size of their largest job. Destinations with
+  // fixed entries (RoutingInput::fixed: FORS jobs) go first: their routes are decided, so their
+  // loads are the base every other job's routes are balanced on.
   std::vector<int> job_dests;
   for (int e = 0; e < g.num_endpoint_dests; ++e) {
     if (largest[e] > 0) job_dests.push_back(e);
   }
-  std::stable_sort(job_dests.begin(), job_dests.end(),
-                   [&](int a, int b) { return largest[a] > largest[b]; });
+  std::stable_sort(job_dests.begin(), job_dests.end(), [&](int a, int b) {
+    if (router->HasFixed(a) != router->HasFixed(b)) return router->HasFixed(a);
+    return largest[a] > largest[b];
+  });
   for (int e : job_dests) steps->push_back({e, 0, true});
 
   // Lines 11-16: storage, then the rest (compute, other, remaining LMC LIDs of job nodes).
@@ -106,13 +112,35 @@ std::string RefineNote(const RefineStats& st) {
 // slower-or-not job is taken back at once. Each destination's entries
 // come whole from one table, so every route stays delivered and loop-free; the virtual layers
 // are assigned afterwards on the final tables.
-void KeepNoJobSlower(const RoutingInput& in, LftSet* lfts, std::vector<std::string>* notes) {
+//
+// The price of taking routes back is the rest of the traffic's: after the loop, if the all-pairs
+// maximum (plain EFI) ended above what the stage started from, `refine` (SAR's refinement, may
+// be null) runs again with the taken-back entries and `pinned` held, to bring it back within the
+// budget around them; the loop then runs again (taking back any job that the moves made slower),
+// and the result is kept only if the all-pairs maximum fell and the effective one did not rise.
+using RefineAround = std::function<void(const std::vector<uint8_t>* pinned)>;
+void KeepNoJobSlower(const RoutingInput& in, const SwitchGraph& g,
+                     const std::vector<uint8_t>* pinned, const RefineAround& refine, LftSet* lfts,
+                     std::vector<std::string>* notes) {
   if (!in.sar_no_regret || in.jobs == nullptr) return;
   const Fabric& f = *in.fabric;
+  // LIDs with fixed entries (FORS jobs) are never taken back, nor any job with such a member.
+  std::vector<char> fixed_lid(lfts->max_lid() + 1, 0);
+  if (in.fixed != nullptr) {
+    for (const FixedEntry& x : *in.fixed) {
+      if (x.lid <= lfts->max_lid()) fixed_lid[x.lid] = 1;
+    }
+  }
   std::vector<FlowJob> jobs;
   uint64_t flows = 0;
   for (const ResolvedJob& j : *in.jobs) {
     if (j.num_leaf_switches < 2) continue;
+    bool fixed = false;
+    for (const PortRef& e : j.endpoints) {
+      const Lid lid = f.base_lid(e);
+      fixed = fixed || (lid <= lfts->max_lid() && fixed_lid[lid]);
+    }
+    if (fixed) continue;
     jobs.push_back({j.id, j.endpoints, {}});
     flows += static_cast<uint64_t>(j.endpoints.size()) * j.endpoints.size();
   }
@@ -132,12 +160,41 @@ void KeepNoJobSlower(const RoutingInput& in, LftSet* lfts, std::vector<std::stri
   fo.threads = in.threads;
   FlowReport want;
   if (!ComputeJobFlows(f, base, jobs, fo, &want).ok()) return;
+  const DeltaLoads start = MeasureLoads(f, g, in.jobs, *lfts);
+  // [endpoint dest * switches + switch]: the entries taken back (and `pinned`), held by a
+  // second refinement.
+  std::vector<int> dest_of_lid(lfts->max_lid() + 1, -1);
+  for (int e = 0; e < g.num_endpoint_dests; ++e) {
+    if (g.dests[e].base_lid <= lfts->max_lid()) dest_of_lid[g.dests[e].base_lid] = e;
+  }
+  std::vector<uint8_t> held(static_cast<size_t>(g.num_endpoint_dests) * g.num_switches, 0);
+  if (pinned != nullptr && pinned->size() == held.size()) held = *pinned;
   std::vector<char> back(jobs.size(), 0);
+  // A job taken back gets dfsssp's entries on the switches its own routes cross there (from
+  // each member's switch towards each other member's base LID); every other switch keeps SAR's
+  // entry for that LID, so the rest of the traffic to it stays as SAR balanced it. Both tables
+  // are min-hop, so any mix of their entries delivers every route without a loop.
   auto take_back = [&](size_t j) {
     back[j] = 1;
     for (const PortRef& e : jobs[j].endpoints) {
       const Lid lid = f.base_lid(e);
-      for (int s = 0; s < lfts->num_switches(); ++s) lfts->set_port(s, lid, base.port(s, lid));
+      if (lid == 0 || lid > lfts->max_lid() || fixed_lid[lid]) continue;
+      const int root = f.switch_index(f.peer(e).node);
+      for (const PortRef& a : jobs[j].endpoints) {
+        if (a.node == e.node) continue;
+        int s = f.switch_index(f.peer(a).node);
+        for (int hops = 0; s != root && hops < f.num_switches(); ++hops) {
+          const uint8_t port = base.port(s, lid);
+          if (port == LftSet::kNoRoute) break;
+          lfts->set_port(s, lid, port);
+          if (dest_of_lid[lid] >= 0) {
+            held[static_cast<size_t>(dest_of_lid[lid]) * g.num_switches + s] = 1;
+          }
+          const NodeId next = f.peer(PortRef{f.switches()[s], port}).node;
+          if (next == kNoNode || !f.is_switch(next)) break;
+          s = f.switch_index(next);
+        }
+      }
     }
   };
   // The channels each job's own routes cross on the current tables (HCA links included).
@@ -164,49 +221,75 @@ void KeepNoJobSlower(const RoutingInput& in, LftSet* lfts, std::vector<std::stri
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
   };
+  // Until no job is slower; false when the flows could not be computed.
   int rounds = 0;
-  for (bool changed = true; changed; ++rounds) {
-    changed = false;
-    FlowReport now;
-    if (!ComputeJobFlows(f, *lfts, jobs, fo, &now).ok()) return;
-    std::vector<size_t> stuck;  // taken back, yet slower: others' routes hold them back
-    for (size_t j = 0; j < jobs.size(); ++j) {
-      if (now.jobs[j].flows == 0) continue;
-      const bool slower = now.jobs[j].shared.time > want.jobs[j].shared.time * (1 + 1e-9);
-      if (back[j]) {
-        if (slower) stuck.push_back(j);
-      } else if (slower || rounds >= 16) {
-        take_back(j);
-        changed = true;
+  auto settle = [&] {
+    for (bool changed = true; changed; ++rounds) {
+      changed = false;
+      FlowReport now;
+      if (!ComputeJobFlows(f, *lfts, jobs, fo, &now).ok()) return false;
+      std::vector<size_t> stuck;  // taken back, yet slower: others' routes hold them back
+      for (size_t j = 0; j < jobs.size(); ++j) {
+        if (now.jobs[j].flows == 0) continue;
+        const bool slower = now.jobs[j].shared.time > want.jobs[j].shared.time * (1 + 1e-9);
+        if (back[j]) {
+          if (slower) stuck.push_back(j);
+        } else if (slower || rounds >= 16) {
+          take_back(j);
+          changed = true;
+        }
       }
-    }
-    if (changed || stuck.empty()) continue;
-    // Take back every job that shares a channel with a stuck one; if they all are back
-    // already, every job (then every intra-job route is dfsssp's).
-    std::vector<char> hot(f.num_port_slots(), 0);
-    for (size_t j : stuck) {
-      for (int32_t c : channels_of(j)) hot[c] = 1;
-    }
-    for (size_t k = 0; k < jobs.size(); ++k) {
-      if (back[k]) continue;
-      for (int32_t c : channels_of(k)) {
-        if (!hot[c]) continue;
+      if (changed || stuck.empty()) continue;
+      // Take back every job that shares a channel with a stuck one; if they all are back
+      // already, every job (then every intra-job route is dfsssp's).
+      std::vector<char> hot(f.num_port_slots(), 0);
+      for (size_t j : stuck) {
+        for (int32_t c : channels_of(j)) hot[c] = 1;
+      }
+      for (size_t k = 0; k < jobs.size(); ++k) {
+        if (back[k]) continue;
+        for (int32_t c : channels_of(k)) {
+          if (!hot[c]) continue;
+          take_back(k);
+          changed = true;
+          break;
+        }
+      }
+      for (size_t k = 0; k < jobs.size() && !changed; ++k) {
+        if (back[k]) continue;
         take_back(k);
         changed = true;
-        break;
       }
     }
-    for (size_t k = 0; k < jobs.size() && !changed; ++k) {
-      if (back[k]) continue;
-      take_back(k);
-      changed = true;
+    return true;
+  };
+  if (!settle()) return;
+  const int first_rounds = rounds;
+  std::string again;
+  if (refine) {
+    const DeltaLoads after = MeasureLoads(f, g, in.jobs, *lfts);
+    if (after.efi_max > start.efi_max) {
+      const LftSet kept = *lfts;
+      const std::vector<char> kept_back = back;
+      refine(&held);
+      const bool settled = settle();
+      const DeltaLoads now = MeasureLoads(f, g, in.jobs, *lfts);
+      const bool better = settled && now.efi_max < after.efi_max &&
+                          now.effective_efi_max <= after.effective_efi_max;
+      if (!better) {
+        *lfts = kept;
+        back = kept_back;
+      }
+      again = "; all-pairs max " + std::to_string(after.efi_max) + " -> " +
+              std::to_string(better ? now.efi_max : after.efi_max) + ", refined around them" +
+              (better ? "" : " in vain");
     }
   }
   int taken = 0;
   for (char b : back) taken += b;
   notes->push_back("no job regrets: " + std::to_string(taken) + " of " +
                    std::to_string(jobs.size()) + " multi-switch jobs keep dfsssp's routes (" +
-                   std::to_string(rounds) + " rounds)");
+                   std::to_string(first_rounds) + " rounds" + again + ")");
 }
 
 class SarEngine : public RoutingEngine {
@@ -218,8 +301,10 @@ class SarEngine : public RoutingEngine {
   Status DoRoute(const RoutingInput& in, RoutingOutput* out) const override {
     if (!in.sar_refine) {
       return RouteSssp(in, PlanSar, out,
-                       [&in](const SsspRouter&, LftSet* lfts, std::vector<std::string>* notes,
-                             const std::vector<uint8_t>*) { KeepNoJobSlower(in, lfts, notes); });
+                       [&in](const SsspRouter& router, LftSet* lfts,
+                             std::vector<std::string>* notes, const std::vector<uint8_t>* pinned) {
+                         KeepNoJobSlower(in, router.graph(), pinned, nullptr, lfts, notes);
+                       });
     }
     return RouteSssp(
         in, PlanSar, out,
@@ -237,7 +322,14 @@ class SarEngine : public RoutingEngine {
           RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), options, lfts,
                           &st);
           notes->push_back(RefineNote(st));
-          KeepNoJobSlower(in, lfts, notes);
+          const RefineAround refine = [&](const std::vector<uint8_t>* held) {
+            RefineOptions around = options;
+            around.pinned = held;
+            RefineStats again;
+            RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), around, lfts,
+                            &again);
+          };
+          KeepNoJobSlower(in, router.graph(), pinned, refine, lfts, notes);
         });
   }
 };

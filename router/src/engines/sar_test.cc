@@ -10,6 +10,7 @@
 #include "sar/generate.h"
 #include "sar/lids.h"
 #include "sar/lower_bound.h"
+#include "sar/metrics.h"
 #include "test_fabrics.h"
 
 namespace sar {
@@ -125,8 +126,9 @@ TEST(Sar, DegradedTreeWithJobsAndLmc) {
 
 // No job regrets SAR (RoutingInput::sar_no_regret): on degraded 2- and 3-level trees with
 // random job mixes, no multi-switch job's exchange time (sar/flows.h, every such job all-to-all
-// at once) is longer under SAR than under dfsssp, and the tables stay valid. Without the stage
-// some job is slower on these cases (else the property would say nothing).
+// at once) is longer under SAR than under dfsssp, the tables stay valid, the all-pairs maximum
+// stays at SAR's or dfsssp's and the max effective EFI at most dfsssp's. Without the stage some
+// job is slower on these cases (else the property would say nothing).
 TEST(SarNoRegret, NoJobSlowerThanUnderDfssspOnDegradedTrees) {
   int regrets_without = 0;
   for (const char* text : {"pgft:2;8,6;1,6;1,1", "pgft:3;4,4,3;1,4,4;1,1,1"}) {
@@ -150,6 +152,9 @@ TEST(SarNoRegret, NoJobSlowerThanUnderDfssspOnDegradedTrees) {
       fo.alone = false;
       FlowReport want;
       ASSERT_TRUE(ComputeJobFlows(f, dfsssp.lfts, flow_jobs, fo, &want).ok());
+      Metrics base;
+      ASSERT_TRUE(ComputeMetrics(f, dfsssp.lfts, jobs, {}, &base).ok());
+      uint64_t all_pairs_without = 0;
       for (bool stage : {false, true}) {
         RoutingInput in;
         in.fabric = &f;
@@ -164,14 +169,23 @@ TEST(SarNoRegret, NoJobSlowerThanUnderDfssspOnDegradedTrees) {
         for (size_t j = 0; j < flow_jobs.size(); ++j) {
           slower += got.jobs[j].shared.time > want.jobs[j].shared.time * (1 + 1e-9);
         }
+        Metrics m;
+        ASSERT_TRUE(ComputeMetrics(f, out.lfts, jobs, {}, &m).ok());
         if (stage) {
           EXPECT_EQ(slower, 0);
+          // The all-pairs budget stays a constraint: taking jobs back and refining around them
+          // leaves the all-pairs maximum where SAR or dfsssp had it.
+          EXPECT_LE(m.efi.max, std::max(all_pairs_without, base.efi.max));
+          // The goal, measured here (not promised by the construction): never above
+          // dfsssp's max effective EFI.
+          EXPECT_LE(m.effective_efi.max, base.effective_efi.max);
 
           bool noted = false;
           for (const std::string& n : out.notes) noted |= n.rfind("no job regrets:", 0) == 0;
           EXPECT_EQ(noted, !flow_jobs.empty());
         } else {
           regrets_without += slower;
+          all_pairs_without = m.efi.max;
         }
       }
     }

@@ -56,6 +56,46 @@ void SsspRouter::SetJobs(std::vector<std::vector<int>> members) {
   }
 }
 
+void SsspRouter::SetFixed(const std::vector<FixedEntry>& fixed) {
+  fixed_arcs_.assign(graph_.num_endpoint_dests, {});
+  fixed_mask_.assign(static_cast<size_t>(graph_.num_endpoint_dests) * graph_.num_switches, 0);
+  fixed_dropped_ = 0;
+  std::vector<int> dest_of_lid(lfts_.max_lid() + 1, -1);
+  for (int e = 0; e < graph_.num_endpoint_dests; ++e) {
+    if (graph_.dests[e].base_lid <= lfts_.max_lid()) dest_of_lid[graph_.dests[e].base_lid] = e;
+  }
+  for (const FixedEntry& x : fixed) {
+    const int e = x.lid >= 1 && x.lid <= lfts_.max_lid() ? dest_of_lid[x.lid] : -1;
+    int arc = -1;
+    if (e >= 0 && x.sw >= 0 && x.sw < graph_.num_switches && x.sw != graph_.dests[e].sw) {
+      for (int a = graph_.arc_begin[x.sw]; a < graph_.arc_begin[x.sw + 1] && arc < 0; ++a) {
+        if (graph_.arc_port[a] == x.port) arc = a;
+      }
+    }
+    // The destination's own switch delivers through its HCA cable whatever is given.
+    if (e >= 0 && x.sw == graph_.dests[e].sw && x.port == graph_.dests[e].sw_port) continue;
+    if (arc < 0) {
+      ++fixed_dropped_;
+      continue;
+    }
+    uint8_t& m = fixed_mask_[static_cast<size_t>(e) * graph_.num_switches + x.sw];
+    if (m) continue;  // one entry per (switch, LID): the first given counts
+    m = 1;
+    fixed_arcs_[e].emplace_back(x.sw, arc);
+  }
+}
+
+void SsspRouter::PresetFixed(int dest) {
+  for (const auto& [sw, arc] : fixed_arcs_[dest]) {
+    if (hops_[sw] > 0 && hops_[graph_.arc_to[arc]] == hops_[sw] - 1) {
+      next_[sw] = arc;
+    } else {
+      fixed_mask_[static_cast<size_t>(dest) * graph_.num_switches + sw] = 0;
+      ++fixed_dropped_;
+    }
+  }
+}
+
 void SsspRouter::Bfs(int root) {
   bfs_root_ = root;
   std::fill(hops_.begin(), hops_.end(), -1);
@@ -362,6 +402,9 @@ void SsspRouter::Run(const SsspStep& step) {
     rr_key_ = base_key_[step.dest] + static_cast<uint64_t>(step.lid_offset);
   }
   SetRoundRobinStarts();
+  // Fixed entries first: every choice below goes through them (a switch with a next hop keeps
+  // it), and the final pass raises the weights along them like along any chosen arc.
+  if (step.lid_offset == 0 && HasFixed(step.dest)) PresetFixed(step.dest);
 
   if (step.intra_job) {
     // Deliberate difference from Algorithm 1 (which computes the whole tree, then raises the
@@ -446,12 +489,16 @@ std::string KeepNote(const DeltaKeepStats& st) {
 }
 
 // Without the previous job set: keep what costs nothing, then the engine's stage.
+// `fixed`: RoutingInput::fixed's entries (SsspRouter::fixed_mask), kept as routed; null = none.
 void KeepPrevious(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& router,
-                  const SsspPostPaths& post, RoutingOutput* out) {
+                  const SsspPostPaths& post, const std::vector<uint8_t>* fixed,
+                  RoutingOutput* out) {
   DeltaKeepStats st;
-  KeepPreviousEntries(*in.fabric, g, in.jobs, *in.previous, &out->lfts, &st);
+  DeltaKeepOptions options;
+  options.fixed = fixed;
+  KeepPreviousEntries(*in.fabric, g, in.jobs, *in.previous, &out->lfts, &st, options);
   out->notes.push_back(KeepNote(st));
-  if (post) post(router, &out->lfts, &out->notes, nullptr);
+  if (post) post(router, &out->lfts, &out->notes, fixed);
 }
 
 // With it (the stability rule, delta_keep.h): the full recompute (with the engine's stage) sets
@@ -463,17 +510,22 @@ void KeepPrevious(const RoutingInput& in, const SwitchGraph& g, const SsspRouter
 //  4. the full recompute.
 // Without a stage only 2 (which ends within B by construction). The note counts the moves.
 void KeepStable(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& router,
-                const SsspPostPaths& post, RoutingOutput* out) {
+                const SsspPostPaths& post, const std::vector<uint8_t>* fixed, RoutingOutput* out) {
   const RunningPins pins = PinRunningJobs(*in.fabric, g, in.jobs, *in.previous_jobs, *in.previous);
   if (pins.entries == 0) {
-    KeepPrevious(in, g, router, post, out);
+    KeepPrevious(in, g, router, post, fixed, out);
     out->notes.push_back("stability: no multi-switch job runs across the reroute");
     return;
   }
   const LftSet paths = std::move(out->lfts);
   LftSet full = paths;
   std::vector<std::string> full_notes;
-  if (post) post(router, &full, &full_notes, nullptr);
+  if (post) post(router, &full, &full_notes, fixed);
+  // What the stage must not move around the pins: the pins and the fixed entries.
+  std::vector<uint8_t> held = pins.pinned;
+  if (fixed != nullptr) {
+    for (size_t i = 0; i < held.size(); ++i) held[i] |= (*fixed)[i];
+  }
   const DeltaLoads bound = MeasureLoads(*in.fabric, g, in.jobs, full);
   const uint64_t eff_cap = WithSlack(bound.effective_efi_max), all_cap = WithSlack(bound.efi_max);
   auto within = [&](const LftSet& t) {
@@ -489,10 +541,11 @@ void KeepStable(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& 
     options.pins = &pins;
     options.pinned_effective_efi_cap = pin_eff;
     options.pinned_efi_cap = pin_all;
+    options.fixed = fixed;
     DeltaKeepStats st;
     KeepPreviousEntries(*in.fabric, g, in.jobs, *in.previous, &out->lfts, &st, options);
     notes.push_back(KeepNote(st));
-    if (post) post(router, &out->lfts, &notes, &pins.pinned);
+    if (post) post(router, &out->lfts, &notes, &held);
     return within(out->lfts);
   };
   constexpr uint64_t kAny = uint64_t{1} << 62;
@@ -501,7 +554,7 @@ void KeepStable(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& 
     how = "all kept where the fabric allows, the others routed around them, within";
   } else if (attempt(eff_cap, all_cap)) {
     how = "kept within";
-  } else if (post && (post(router, &out->lfts, &notes, nullptr), within(out->lfts))) {
+  } else if (post && (post(router, &out->lfts, &notes, fixed), within(out->lfts))) {
     how = "shared bottlenecks: the refinement moved some to stay within";
   } else {
     out->lfts = std::move(full);
@@ -516,15 +569,44 @@ void KeepStable(const RoutingInput& in, const SwitchGraph& g, const SsspRouter& 
                        std::to_string(all_cap) + ", 2% above the full recompute)");
 }
 
+// The fixed entries as the stages left them (they move none: a stage that did would be a bug,
+// so they are set again and the note says how many); and how many were given but not honoured.
+void NoteFixed(const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes) {
+  const SwitchGraph& g = router.graph();
+  const std::vector<uint8_t>& mask = router.fixed_mask();
+  uint64_t held = 0, restored = 0;
+  for (int e = 0; e < g.num_endpoint_dests; ++e) {
+    const Lid lid = g.dests[e].base_lid;
+    for (int s = 0; s < g.num_switches; ++s) {
+      if (!mask[static_cast<size_t>(e) * g.num_switches + s]) continue;
+      ++held;
+      const uint8_t port = router.FixedPort(e, s);
+      if (lfts->port(s, lid) != port) {
+        lfts->set_port(s, lid, port);
+        ++restored;
+      }
+    }
+  }
+  std::string note = "fixed entries: " + std::to_string(held) + " routed first and kept";
+  if (router.fixed_dropped() > 0) {
+    note += ", " + std::to_string(router.fixed_dropped()) +
+            " ignored (no such port or LID, or not one hop nearer)";
+  }
+  if (restored > 0) note += ", " + std::to_string(restored) + " restored after the stages";
+  notes->push_back(note);
+}
+
 }  // namespace
 
 Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput* out,
                  const SsspPostPaths& post) {
   SsspRouter router(*in.fabric);
+  if (in.fixed != nullptr && !in.fixed->empty()) router.SetFixed(*in.fixed);
   std::vector<SsspStep> steps;
   plan(in, &router, &steps);
   for (const SsspStep& step : steps) router.Run(step);
   out->lfts = router.TakeLfts();
+  const std::vector<uint8_t>* fixed = router.fixed_mask().empty() ? nullptr : &router.fixed_mask();
   // Keep what the switches hold where it costs nothing against these paths, then let the
   // engine's own stage (SAR's refinement) improve on that: the refinement moves only the routes
   // on the most loaded channels, so starting it from the kept tables changes few entries, where
@@ -536,12 +618,13 @@ Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput*
       out->notes.push_back("delta: previous tables ignored, full recompute (" + fits.message() +
                            ")");
     }
-    if (post) post(router, &out->lfts, &out->notes, nullptr);
+    if (post) post(router, &out->lfts, &out->notes, fixed);
   } else if (in.previous_jobs == nullptr) {
-    KeepPrevious(in, router.graph(), router, post, out);
+    KeepPrevious(in, router.graph(), router, post, fixed, out);
   } else {
-    KeepStable(in, router.graph(), router, post, out);
+    KeepStable(in, router.graph(), router, post, fixed, out);
   }
+  if (fixed != nullptr) NoteFixed(router, &out->lfts, &out->notes);
 
   const auto layer_start = std::chrono::steady_clock::now();
   LayerOptions options;

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engines/switch_graph.h"
@@ -32,6 +33,28 @@ class SsspRouter {
   /// Jobs as lists of endpoint destination indices (dests[0, num_endpoint_dests)).
   void SetJobs(std::vector<std::vector<int>> members);
   const std::vector<std::vector<int>>& job_members() const { return job_members_; }
+  /// Entries decided before routing (RoutingInput::fixed): Run routes those base LIDs with the
+  /// entries' arcs preset (the other switches choose as always, and the weights count the
+  /// routes on them as on any arc). An entry naming no switch-to-switch port, or no HCA base
+  /// LID, is dropped here; one that is not one hop nearer its LID's switch, in Run. Call before
+  /// the steps.
+  void SetFixed(const std::vector<FixedEntry>& fixed);
+  /// Whether some entry of the endpoint destination's base LID is fixed.
+  bool HasFixed(int dest) const {
+    return static_cast<size_t>(dest) < fixed_arcs_.size() && !fixed_arcs_[dest].empty();
+  }
+  /// [endpoint dest * switches + switch]: the fixed entries honoured so far (all of them once
+  /// every step ran); empty = none were given.
+  const std::vector<uint8_t>& fixed_mask() const { return fixed_mask_; }
+  /// The port of a fixed entry (fixed_mask() set there).
+  uint8_t FixedPort(int dest, int sw) const {
+    for (const auto& [s, a] : fixed_arcs_[dest]) {
+      if (s == sw) return graph_.arc_port[a];
+    }
+    return LftSet::kNoRoute;
+  }
+  /// Given entries not honoured (no such arc or LID, or not one hop nearer).
+  uint64_t fixed_dropped() const { return fixed_dropped_; }
   /// Per arc of graph(): what one route adds to its weight, kUnitWeight x nominal rate / the
   /// channel's rate (the same for every arc when all links run at one rate).
   const std::vector<uint64_t>& arc_units() const { return unit_; }
@@ -132,6 +155,11 @@ class SsspRouter {
 
   std::vector<std::vector<int>> job_members_;
   std::vector<std::vector<int>> jobs_of_dest_;
+  // Fixed entries (SetFixed): per endpoint dest, (switch, arc); and which are honoured.
+  std::vector<std::vector<std::pair<int, int>>> fixed_arcs_;
+  std::vector<uint8_t> fixed_mask_;
+  uint64_t fixed_dropped_ = 0;
+  void PresetFixed(int dest);                    // next_ of the destination's fixed switches (Run)
   std::vector<std::vector<int>> dests_of_node_;  // endpoint dest indices per NodeId
 
   // Per-step scratch.

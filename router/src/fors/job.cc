@@ -433,28 +433,35 @@ Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const Resolved
   return Status::OK();
 }
 
-void ApplyForsJobRoutes(const Fabric& fabric, const Ft2Topology& topo, const ForsJobPlan& plan,
-                        LftSet* lfts) {
+void ForEachForsJobEntry(const Fabric& fabric, const Ft2Topology& topo, const ForsJobPlan& plan,
+                         const std::function<void(int sw, Lid lid, uint8_t port)>& entry) {
   const int n = static_cast<int>(plan.hosts.size());
   const int nl = topo.num_leaves(), m0 = topo.num_spines();
   for (int j = 0; j < n; ++j) {
     const Lid lid = fabric.base_lid(plan.hosts[j]);
-    if (lid == 0 || lid > lfts->max_lid()) continue;
+    if (lid == 0) continue;
     const int d = plan.leaf_of_rank[j];
-    lfts->set_port(fabric.switch_index(topo.leaves[d]), lid,
-                   static_cast<uint8_t>(fabric.peer(plan.hosts[j]).port));
+    entry(fabric.switch_index(topo.leaves[d]), lid,
+          static_cast<uint8_t>(fabric.peer(plan.hosts[j]).port));
     for (int l = 0; l < nl; ++l) {
       const int s = plan.spine[static_cast<size_t>(l) * n + j];
       if (s >= 0) {
-        lfts->set_port(fabric.switch_index(topo.leaves[l]), lid,
-                       topo.up_port[static_cast<size_t>(l) * m0 + s]);
+        entry(fabric.switch_index(topo.leaves[l]), lid,
+              topo.up_port[static_cast<size_t>(l) * m0 + s]);
       }
     }
     for (int s = 0; s < m0; ++s) {
       const uint8_t port = topo.down_port[static_cast<size_t>(s) * nl + d];
-      if (port != 0) lfts->set_port(fabric.switch_index(topo.spines[s]), lid, port);
+      if (port != 0) entry(fabric.switch_index(topo.spines[s]), lid, port);
     }
   }
+}
+
+void ApplyForsJobRoutes(const Fabric& fabric, const Ft2Topology& topo, const ForsJobPlan& plan,
+                        LftSet* lfts) {
+  ForEachForsJobEntry(fabric, topo, plan, [lfts](int sw, Lid lid, uint8_t port) {
+    if (lid <= lfts->max_lid()) lfts->set_port(sw, lid, port);
+  });
 }
 
 Status CheckForsJobOnTables(const Fabric& fabric, const LftSet& lfts,
