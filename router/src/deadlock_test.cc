@@ -13,6 +13,7 @@
 #include "sar/generate.h"
 #include "sar/lids.h"
 #include "sar/routing_pass.h"
+#include "sar/virtual_layers.h"
 #include "test_fabrics.h"
 
 namespace sar {
@@ -26,11 +27,21 @@ bool InterSwitch(const Fabric& f, PortId c) {
   return b.valid() && f.is_switch(a.node) && f.is_switch(b.node);
 }
 
-// Every route between endpoints (all LIDs), walked hop by hop; a looping route also gets the
+// The route terminals: endpoints and, with switch_lids, every switch's port 0 with a LID.
+std::vector<PortRef> Terminals(const Fabric& f, bool switch_lids) {
+  std::vector<PortRef> t = f.Endpoints();
+  for (NodeId s : f.switches()) {
+    if (switch_lids && f.base_lid({s, 0}) != 0) t.push_back({s, 0});
+  }
+  return t;
+}
+
+// Every route between terminals (all LIDs), walked hop by hop; a looping route also gets the
 // dependency that closes its loop.
-Cdg NaiveCdg(const Fabric& f, const LftSet& lfts, const VirtualLayers* layers) {
+Cdg NaiveCdg(const Fabric& f, const LftSet& lfts, const VirtualLayers* layers,
+             bool switch_lids = true) {
   Cdg cdg;
-  const std::vector<PortRef> endpoints = f.Endpoints();
+  const std::vector<PortRef> endpoints = Terminals(f, switch_lids);
   for (const PortRef& src : endpoints) {
     for (const PortRef& dst : endpoints) {
       if (src.node == dst.node) continue;
@@ -140,6 +151,81 @@ TEST(DeadlockTest, UpDownOnTwoLevelFatTreeIsAcyclic) {
   EXPECT_TRUE(r.cycle.empty());
   EXPECT_EQ(r.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr)));
   EXPECT_GT(r.dependencies, 0u);
+}
+
+// Switch LIDs close cycles that routes between HCAs never show: on a 2-level fat tree with
+// up/down routes between hosts, spine 0 reaching spine 1's LID through leaf 0 and spine 1
+// reaching spine 0's through leaf 1 add (s0->l0)->(l0->s1) and (s1->l1)->(l1->s0), which with
+// the hosts' (l0->s1)->(s1->l1) and (l1->s0)->(s0->l0) make a cycle. The check counts them by
+// default (as OpenSM's dfsssp does), and the HCA-only check (switch_lids = false) does not.
+TEST(DeadlockTest, SwitchLidRoutesCloseACycleThatHcaRoutesDoNot) {
+  const Fabric f = testfab::FatTree2(2, 2, 1);
+  LftSet lfts = testfab::MinHopLfts(f);
+  const NodeId l0 = f.FindByName("leaf00"), l1 = f.FindByName("leaf01");
+  const NodeId s0 = f.FindByName("spine00"), s1 = f.FindByName("spine01");
+  auto port_to = [&](NodeId a, NodeId b) {
+    for (int p = 1; p <= f.num_ports(a); ++p) {
+      if (f.peer({a, p}).node == b) return static_cast<uint8_t>(p);
+    }
+    return uint8_t{0};
+  };
+  // The hosts' routes must use both spines for the cycle: h0 -> h1 via s1, h1 -> h0 via s0.
+  const Lid h0 = f.base_lid({f.FindByName("h0000"), 1}),
+            h1 = f.base_lid({f.FindByName("h0001"), 1});
+  lfts.set_port(f.switch_index(l0), h1, port_to(l0, s1));
+  lfts.set_port(f.switch_index(l1), h0, port_to(l1, s0));
+  lfts.set_port(f.switch_index(s0), f.switch_lid(s1), port_to(s0, l0));
+  lfts.set_port(f.switch_index(l0), f.switch_lid(s1), port_to(l0, s1));
+  lfts.set_port(f.switch_index(s1), f.switch_lid(s0), port_to(s1, l1));
+  lfts.set_port(f.switch_index(l1), f.switch_lid(s0), port_to(l1, s0));
+
+  DeadlockReport hca_only;
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &hca_only, /*switch_lids=*/false).ok());
+  EXPECT_TRUE(hca_only.deadlock_free);
+  EXPECT_FALSE(hca_only.switch_lids);
+  EXPECT_EQ(hca_only.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr, false)));
+  EXPECT_TRUE(Acyclic(NaiveCdg(f, lfts, nullptr, false)[0]));
+
+  DeadlockReport full;
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &full).ok());
+  const Cdg cdg = NaiveCdg(f, lfts, nullptr);
+  EXPECT_FALSE(Acyclic(cdg.at(0)));
+  EXPECT_FALSE(full.deadlock_free);
+  EXPECT_TRUE(full.switch_lids);
+  EXPECT_EQ(full.dependencies, EdgeCount(cdg));
+  EXPECT_EQ(full.cycle.size(), 4u);
+  for (size_t i = 0; i < full.cycle.size(); ++i) {
+    EXPECT_TRUE(cdg.at(0).count({full.cycle[i], full.cycle[(i + 1) % full.cycle.size()]}));
+  }
+
+  // The validation's verdict is the full check's, and layers separate the routes again: the
+  // spine-to-spine routes in layer 1 leave layer 0 acyclic, the CDG of layer 1 has one edge each.
+  ValidationReport report;
+  const Status v = ValidateRouting(f, lfts, nullptr, 1, ValidationOptions(), &report);
+  EXPECT_FALSE(v.ok());
+  EXPECT_NE(v.message().find("cyclic channel dependency"), std::string::npos) << v.message();
+  VirtualLayers layers;
+  layers.set(f.switch_lid(s0), f.switch_lid(s1), 1);
+  layers.set(f.switch_lid(s1), f.switch_lid(s0), 1);
+  EXPECT_TRUE(ValidateRouting(f, lfts, &layers, 2, ValidationOptions(), &report).ok());
+  EXPECT_TRUE(report.deadlock.deadlock_free);
+  EXPECT_EQ(report.deadlock.dependencies, EdgeCount(NaiveCdg(f, lfts, &layers)));
+
+  // AssignVirtualLayers finds that too; without switch LIDs it lists no switch-LID route.
+  VirtualLayers assigned;
+  LayerStats stats;
+  ASSERT_TRUE(AssignVirtualLayers(f, lfts, LayerOptions(), &assigned, &stats).ok());
+  EXPECT_EQ(stats.layers_needed, 2);
+  EXPECT_TRUE(
+      ValidateRouting(f, lfts, &assigned, assigned.num_layers(), ValidationOptions(), &report)
+          .ok());
+  LayerOptions hca_pairs;
+  hca_pairs.switch_lids = false;
+  ASSERT_TRUE(AssignVirtualLayers(f, lfts, hca_pairs, &assigned, &stats).ok());
+  EXPECT_EQ(stats.layers_needed, 1);
+  EXPECT_FALSE(
+      ValidateRouting(f, lfts, &assigned, assigned.num_layers(), ValidationOptions(), &report)
+          .ok());
 }
 
 // Ring of 4 switches, one host each; shortest paths, the 2-hop tie going clockwise (i -> i+1).

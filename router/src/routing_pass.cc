@@ -11,6 +11,7 @@
 
 #include "sar/fors_job.h"
 #include "sar/io/job_file.h"
+#include "sar/virtual_layers.h"
 
 namespace sar {
 namespace {
@@ -353,6 +354,9 @@ RoutingInput RoutingInputs::EngineInput() const {
   in.roots = roots;
   in.threads = options.threads;
   in.allow_disconnected = options.allow_disconnected;
+  // One lane (OpenSM's file engine, sar-filterd's file mode): no lane of their own for the
+  // switch-LID routes, so the engines layer HCA pairs only (the one-lane rule, RunRoutingPass).
+  in.switch_lids = options.switch_lids && in.num_vls > 1;
   in.previous = options.delta && previous.num_switches() > 0 ? &previous : nullptr;
   in.previous_jobs = in.previous != nullptr && previous_jobs ? &*previous_jobs : nullptr;
   in.sar_refine = options.sar_refine;
@@ -388,6 +392,7 @@ ValidationOptions ValidationFor(const RoutingOptions& options) {
   v.max_layers = options.max_layers;
   v.allow_disconnected = options.allow_disconnected;
   v.migration = options.migration;
+  v.switch_lids = options.switch_lids;
   v.threads = options.threads;
   return v;
 }
@@ -408,6 +413,7 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
   ao.what |= kAnalyseTrace | (options.layers_known ? kAnalyseDeadlock : 0u);
   ao.trace.check_min_hop = options.check_min_hop;
   ao.layers = layers;
+  ao.deadlock_switch_lids = options.switch_lids;
   ao.threads = options.threads;
   SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, ao, analysis));
   r.check_ms = MsSince(t0);
@@ -483,6 +489,50 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
     s = ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
                         out->num_layers, ValidationFor(inputs.options), with,
                         analysis ? analysis : &own, report);
+  }
+  const int usable = UsableLanes(inputs.options.num_vls, inputs.options.max_layers);
+  if (!s.ok() && report->deadlock_checked && !report->deadlock.deadlock_free &&
+      out->layers.size() == 0 && usable > 1 && !inputs.options.migration) {
+    // An engine without layers of its own (minhop, updn, dmodc, ...) whose one layer is cyclic,
+    // typically only through the routes from and to switch LIDs (dmodc's may go down and then
+    // up): its tables get virtual layers as dfsssp's do, if the consumer carries them.
+    LayerOptions lo;
+    lo.max_layers = usable;
+    lo.threads = inputs.options.threads;
+    lo.balance = false;  // only the layers deadlock freedom needs
+    lo.switch_lids = inputs.options.switch_lids;
+    VirtualLayers layers;
+    LayerStats stats;
+    const Status ls = AssignVirtualLayers(*inputs.fabric, out->lfts, lo, &layers, &stats);
+    if (ls.ok()) {
+      out->notes.push_back(
+          "virtual layers: the engine's tables have a cyclic channel dependency (" + s.message() +
+          "); " + std::to_string(stats.layers_needed) + " layers make them deadlock-free");
+      out->layers = std::move(layers);
+      out->num_layers = std::max(1, stats.layers_used);
+      s = ValidateRouting(*inputs.fabric, out->lfts, &out->layers, out->num_layers,
+                          ValidationFor(inputs.options), with, analysis ? analysis : &own, report);
+    } else {
+      s = Status::Failed(s.message() + "; virtual layers cannot fix it: " + ls.message());
+    }
+  }
+  if (!s.ok() && report->deadlock_checked && !report->deadlock.deadlock_free && usable == 1 &&
+      inputs.options.switch_lids) {
+    // The one-lane rule: a consumer that carries one lane cannot give the routes from and to
+    // switch LIDs a lane of their own (on a fat-tree, spine-to-spine routes go down and up), so
+    // there the routes between CAs must be deadlock-free, and the cycle the switch-LID routes
+    // close is noted, not refused.
+    ValidationOptions hca_only = ValidationFor(inputs.options);
+    hca_only.switch_lids = false;
+    const std::string full = s.message();
+    s = ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
+                        out->num_layers, hca_only, with, analysis ? analysis : &own, report);
+    if (s.ok()) {
+      out->notes.push_back(
+          "one virtual lane: deadlock-free between CAs only; the routes from and to switch "
+          "LIDs close a cycle in it (" +
+          full + ")");
+    }
   }
   if (fors != nullptr) *fors = std::move(plans);
   return s;

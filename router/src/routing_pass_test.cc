@@ -533,3 +533,68 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairAcrossLidBlocks) {
 
 }  // namespace
 }  // namespace sar
+
+namespace sar {
+namespace {
+
+// A SHARP Aggregation Node on every switch (GenerateOptions::aggregation_nodes), as NVIDIA's
+// fabrics have: with switch LIDs and ANs counted as sources and destinations (the default check),
+// sar and dfsssp route intact and degraded 3-level PGFTs within 8 virtual layers, and their
+// layers pass the full check (so every switch-LID route has a layer the check accepts). dmodc's
+// one layer, where cyclic with switch LIDs, gets layers from the pass (noted).
+TEST(RunRoutingPass, AggregationNodeOnEverySwitchRoutesWithinEightLayers) {
+  PgftSpec spec;
+  ASSERT_TRUE(ParsePgftSpec("pgft:3;4,4,4;1,4,2;1,1,1", &spec).ok());
+  GenerateOptions go;
+  go.aggregation_nodes = true;
+  Fabric intact;
+  ASSERT_TRUE(GeneratePgft(spec, go, &intact).ok());
+  ASSERT_TRUE(AssignLids(LidOptions(), &intact).ok());
+  int dmodc_layered = 0;
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    SCOPED_TRACE(seed);
+    Fabric f;
+    if (seed == 0) {
+      f = intact;
+    } else {
+      if (!enginetest::Degrade(intact, 3 + static_cast<int>(seed), 0, seed, &f)) continue;
+    }
+    for (const char* engine : {"sar", "dfsssp", "dmodc"}) {
+      SCOPED_TRACE(engine);
+      RoutingOptions o;
+      o.engine = engine;
+      o.threads = 1;
+      JobMapping m;
+      ASSERT_TRUE(ParseJobMapping("h00000 a\nh00017 a\nh00040 a\n", "mem", &m).ok());
+      RoutingInputs in;
+      ASSERT_TRUE(LoadRoutingInputs(f, o, m, &in).ok());
+      RoutingOutput out;
+      ValidationReport r;
+      const Status s = RunRoutingPass(in, &out, &r);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      EXPECT_LE(r.layers, 8);
+      EXPECT_TRUE(r.deadlock_checked);
+      EXPECT_TRUE(r.deadlock.switch_lids);
+      EXPECT_TRUE(r.deadlock.deadlock_free);
+      // The same tables and layers, judged by a second check call.
+      DeadlockReport again;
+      ASSERT_TRUE(
+          CheckDeadlock(f, out.lfts, out.layers.size() ? &out.layers : nullptr, &again).ok());
+      EXPECT_TRUE(again.deadlock_free);
+      if (std::string(engine) == "dmodc") {
+        DeadlockReport one_layer;
+        ASSERT_TRUE(CheckDeadlock(f, out.lfts, nullptr, &one_layer).ok());
+        bool noted = false;
+        for (const std::string& n : out.notes) noted |= n.find("layers make them") != n.npos;
+        EXPECT_EQ(noted, !one_layer.deadlock_free);
+        EXPECT_EQ(out.layers.size() > 0, !one_layer.deadlock_free);
+        dmodc_layered += !one_layer.deadlock_free;
+      }
+    }
+  }
+  std::printf("dmodc tables cyclic with switch LIDs (layered by the pass): %d of 4\n",
+              dmodc_layered);
+}
+
+}  // namespace
+}  // namespace sar
