@@ -145,12 +145,16 @@ TEST(DeadlockTest, UpDownOnTwoLevelFatTreeIsAcyclic) {
   const Fabric f = testfab::FatTree2(4, 3, 2, /*lmc=*/1);
   const LftSet lfts = testfab::MinHopLfts(f);  // leaf -> spine -> leaf: up, then down
   DeadlockReport r;
-  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &r).ok());
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &r, /*switch_lids=*/false).ok());
   EXPECT_TRUE(r.deadlock_free);
   EXPECT_EQ(r.cyclic_layer, -1);
   EXPECT_TRUE(r.cycle.empty());
-  EXPECT_EQ(r.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr)));
+  EXPECT_EQ(r.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr, false)));
   EXPECT_GT(r.dependencies, 0u);
+  // Switch LIDs counted: min-hop spine-to-spine routes go down and up and close a cycle.
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &r).ok());
+  EXPECT_FALSE(r.deadlock_free);
+  EXPECT_EQ(r.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr)));
 }
 
 // Switch LIDs close cycles that routes between HCAs never show: on a 2-level fat tree with
@@ -287,15 +291,16 @@ TEST_F(RingTest, DatelineLayersBreakTheCycle) {
   }
   EXPECT_EQ(crossing, 3);  // sw02->sw00, sw03->sw00, sw03->sw01
   DeadlockReport r;
-  ASSERT_TRUE(CheckDeadlock(f_, lfts_, &layers, &r).ok());
+  // The layers are the hosts' (the switches' own routes stay in layer 0): between CAs only.
+  ASSERT_TRUE(CheckDeadlock(f_, lfts_, &layers, &r, /*switch_lids=*/false).ok());
   EXPECT_TRUE(r.deadlock_free);
   EXPECT_EQ(r.layers, 2);
-  const Cdg cdg = NaiveCdg(f_, lfts_, &layers);
+  const Cdg cdg = NaiveCdg(f_, lfts_, &layers, false);
   EXPECT_EQ(r.dependencies, EdgeCount(cdg));
   EXPECT_EQ(cdg.at(0).size(), 2u);
   EXPECT_EQ(cdg.at(1).size(), 2u);
 
-  ASSERT_TRUE(CheckDeadlock(f_, lfts_, &all_zero, &r).ok());
+  ASSERT_TRUE(CheckDeadlock(f_, lfts_, &all_zero, &r, false).ok());
   EXPECT_FALSE(r.deadlock_free);
   EXPECT_EQ(r.cyclic_layer, 0);
 
@@ -438,7 +443,9 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
         }
       }
     }
-    const Cdg cdg = NaiveCdg(f, lfts, &layers);
+    // Both checks; the seeds without valleys (seed % 4 == 0) check between CAs, acyclic.
+    const bool switch_lids = seed % 2 == 1;
+    const Cdg cdg = NaiveCdg(f, lfts, &layers, switch_lids);
     int first_cyclic = -1;
     std::vector<PortId> cycle;
     for (const auto& [layer, edges] : cdg) {
@@ -454,6 +461,7 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
       o.what = kAnalyseDeadlock;
       o.layers = &layers;
       o.threads = threads;
+      o.deadlock_switch_lids = switch_lids;
       AnalysisResult r;
       ASSERT_TRUE(AnalyseRouting(f, lfts, o, &r).ok());
       EXPECT_EQ(r.deadlock.layers, layers.num_layers());
@@ -463,6 +471,7 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
       EXPECT_EQ(r.deadlock.cycle, cycle);
       ValidationOptions vo;
       vo.threads = threads;
+      vo.switch_lids = switch_lids;
       ValidationReport report;
       const Status v = ValidateRouting(f, lfts, &layers, layers.num_layers(), vo, &report);
       if (report.trace.unreachable > 0 || report.trace.loops > 0) continue;

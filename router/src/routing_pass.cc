@@ -356,7 +356,7 @@ RoutingInput RoutingInputs::EngineInput() const {
   in.allow_disconnected = options.allow_disconnected;
   // One lane (OpenSM's file engine, sar-filterd's file mode): no lane of their own for the
   // switch-LID routes, so the engines layer HCA pairs only (the one-lane rule, RunRoutingPass).
-  in.switch_lids = options.switch_lids && in.num_vls > 1;
+  in.switch_lids = options.switch_lids && in.num_vls > 1 && !options.migration;
   in.previous = options.delta && previous.num_switches() > 0 ? &previous : nullptr;
   in.previous_jobs = in.previous != nullptr && previous_jobs ? &*previous_jobs : nullptr;
   in.sar_refine = options.sar_refine;
@@ -413,7 +413,9 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
   ao.what |= kAnalyseTrace | (options.layers_known ? kAnalyseDeadlock : 0u);
   ao.trace.check_min_hop = options.check_min_hop;
   ao.layers = layers;
-  ao.deadlock_switch_lids = options.switch_lids;
+  // Migration mode keeps the check between CAs: its layer discipline (highLIDs alone in the
+  // last layer) has no place for switch-LID routes yet.
+  ao.deadlock_switch_lids = options.switch_lids && !options.migration;
   ao.threads = options.threads;
   SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, ao, analysis));
   r.check_ms = MsSince(t0);

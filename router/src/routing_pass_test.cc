@@ -438,6 +438,7 @@ Verdict ExpectValidationEqualsWalk(const Fabric& f, const LftSet& lfts,
     SCOPED_TRACE(threads);
     ValidationOptions o;
     o.threads = threads;
+    o.switch_lids = false;  // the walk is between CAs (switch LIDs: deadlock_test.cc, lft_truth)
     ValidationReport r;
     AnalysisResult analysis;
     const Status s = ValidateRouting(f, lfts, nullptr, 1, o, AnalysisOptions(), &analysis, &r);
@@ -540,26 +541,27 @@ namespace {
 // A SHARP Aggregation Node on every switch (GenerateOptions::aggregation_nodes), as NVIDIA's
 // fabrics have: with switch LIDs and ANs counted as sources and destinations (the default check),
 // sar and dfsssp route intact and degraded 3-level PGFTs within 8 virtual layers, and their
-// layers pass the full check (so every switch-LID route has a layer the check accepts). dmodc's
-// one layer, where cyclic with switch LIDs, gets layers from the pass (noted).
+// layers pass the full check (so every switch-LID route has a layer the check accepts). dmodc
+// (on the same trees without ANs: it takes a switch with a CA for a leaf) gets layers from the
+// pass where its one layer is cyclic with switch LIDs (noted).
 TEST(RunRoutingPass, AggregationNodeOnEverySwitchRoutesWithinEightLayers) {
   PgftSpec spec;
   ASSERT_TRUE(ParsePgftSpec("pgft:3;4,4,4;1,4,2;1,1,1", &spec).ok());
-  GenerateOptions go;
-  go.aggregation_nodes = true;
-  Fabric intact;
-  ASSERT_TRUE(GeneratePgft(spec, go, &intact).ok());
-  ASSERT_TRUE(AssignLids(LidOptions(), &intact).ok());
   int dmodc_layered = 0;
-  for (uint64_t seed = 0; seed < 4; ++seed) {
+  for (uint64_t seed = 0; seed < 8; ++seed) {
     SCOPED_TRACE(seed);
-    Fabric f;
-    if (seed == 0) {
+    GenerateOptions go;
+    go.aggregation_nodes = seed % 2 == 0;
+    Fabric intact, f;
+    ASSERT_TRUE(GeneratePgft(spec, go, &intact).ok());
+    ASSERT_TRUE(AssignLids(LidOptions(), &intact).ok());
+    if (seed < 2) {
       f = intact;
-    } else {
-      if (!enginetest::Degrade(intact, 3 + static_cast<int>(seed), 0, seed, &f)) continue;
+    } else if (!enginetest::Degrade(intact, 2 + static_cast<int>(seed), 0, seed, &f)) {
+      continue;
     }
     for (const char* engine : {"sar", "dfsssp", "dmodc"}) {
+      if (go.aggregation_nodes == (std::string(engine) == "dmodc")) continue;
       SCOPED_TRACE(engine);
       RoutingOptions o;
       o.engine = engine;
@@ -594,6 +596,42 @@ TEST(RunRoutingPass, AggregationNodeOnEverySwitchRoutesWithinEightLayers) {
   }
   std::printf("dmodc tables cyclic with switch LIDs (layered by the pass): %d of 4\n",
               dmodc_layered);
+  EXPECT_GT(dmodc_layered, 0);
+}
+
+// Even a plain 2-level fat-tree needs a second layer once switch LIDs count: dfsssp's
+// spine-to-spine routes go down and up. With one lane (the file engine) the one-lane rule
+// applies: the CA routes are deadlock-free, the switch-LID cycle is noted, the pass succeeds.
+TEST(RunRoutingPass, OneLaneRuleOnAFatTree) {
+  const Fabric f = testfab::FatTree2(4, 2, 2);
+  RoutingOptions o;
+  o.engine = "dfsssp";
+  o.threads = 1;
+  RoutingInputs in;
+  ASSERT_TRUE(LoadRoutingInputs(f, o, &in).ok());
+  RoutingOutput out;
+  ValidationReport r;
+  ASSERT_TRUE(RunRoutingPass(in, &out, &r).ok());
+  EXPECT_TRUE(r.deadlock.switch_lids);
+  DeadlockReport one_layer;
+  ASSERT_TRUE(CheckDeadlock(f, out.lfts, nullptr, &one_layer).ok());
+  EXPECT_FALSE(one_layer.deadlock_free);  // so the layers above were needed
+  in.options.max_layers = 1;
+  ASSERT_TRUE(RunRoutingPass(in, &out, &r).ok());
+  EXPECT_EQ(out.num_layers, 1);
+  EXPECT_FALSE(r.deadlock.switch_lids);
+  bool noted = false;
+  for (const std::string& n : out.notes) noted |= n.find("one virtual lane") != n.npos;
+  EXPECT_TRUE(noted);
+  DeadlockReport hcas;
+  ASSERT_TRUE(CheckDeadlock(f, out.lfts, nullptr, &hcas, /*switch_lids=*/false).ok());
+  EXPECT_TRUE(hcas.deadlock_free);
+  // A cycle between CAs is still refused with one lane (a ring).
+  const Fabric ring = testfab::Ring(6, 2);
+  RoutingInputs rin;
+  ASSERT_TRUE(LoadRoutingInputs(ring, o, &rin).ok());
+  rin.options.max_layers = 1;
+  EXPECT_FALSE(RunRoutingPass(rin, &out, &r).ok());
 }
 
 }  // namespace

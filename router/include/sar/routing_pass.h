@@ -96,8 +96,9 @@ struct RoutingOptions {
   /// cyclic gets layers from its tables (noted) when more than one lane is usable. The one-lane
   /// rule: with one usable lane (max_layers 1, num_vls 1) the switch-LID routes cannot have a
   /// lane of their own, so the engines layer CA pairs only and a cycle that only the switch-LID
-  /// routes close is noted, not refused. False: routes between CAs only everywhere (the check
-  /// before issue 33; `--hca-pairs-only`, for comparison).
+  /// routes close is noted, not refused. Migration mode keeps the check between CAs (its layer
+  /// discipline has no place for switch-LID routes yet). False: routes between CAs only
+  /// everywhere (the check before issue 33; `--hca-pairs-only`, for comparison).
   bool switch_lids = true;
 };
 
