@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
         t = std::chrono::steady_clock::now();
         const double validate_cpu = CpuMs();
         sar::ValidationOptions vo;
-        vo.num_vls = 1;
+        vo.num_vls = 8;  // more than one lane: the full check applies (the one-lane rule)
         vo.threads = threads;
         vo.switch_lids = switch_lids;
         sar::ValidationReport report;

@@ -240,7 +240,7 @@ int RunEval(const EvalArgs& a) {
   j["layers"] = layered ? Json(layered->layers) : Json(nullptr);
   j["single_layer_deadlock_free"] = single_layer.deadlock_free;
   j["single_layer_dependencies"] = single_layer.dependencies;
-  j["deadlock_switch_lids"] = vo.switch_lids;
+  j["deadlock_switch_lids"] = single_layer.switch_lids;  // the one-lane rule may say no
   j["channels"] = m.channels;
   j["efi"] = EfiJson(m.efi);
   j["effective_efi"] = EfiJson(m.effective_efi);

@@ -409,13 +409,17 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
   // One sweep traces every route and builds the layers' dependency graphs. The dependency
   // check is then judged only if the routes are delivered and fit the lanes, as if it ran after.
   const auto t0 = std::chrono::steady_clock::now();
+  const int usable = UsableLanes(options.num_vls, options.max_layers);
   AnalysisOptions ao = also;
   ao.what |= kAnalyseTrace | (options.layers_known ? kAnalyseDeadlock : 0u);
   ao.trace.check_min_hop = options.check_min_hop;
   ao.layers = layers;
-  // Migration mode keeps the check between CAs: its layer discipline (highLIDs alone in the
-  // last layer) has no place for switch-LID routes yet.
-  ao.deadlock_switch_lids = options.switch_lids && !options.migration;
+  // The one-lane rule: a consumer that carries one lane (OpenSM's file engine, sar-filterd's
+  // file mode) cannot give the routes from and to switch LIDs a lane of their own (on a
+  // fat-tree, spine-to-spine routes go down and up), so there the routes between CAs must be
+  // deadlock-free. Migration mode keeps the check between CAs too: its layer discipline
+  // (highLIDs alone in the last layer) has no place for switch-LID routes yet.
+  ao.deadlock_switch_lids = options.switch_lids && !options.migration && usable > 1;
   ao.threads = options.threads;
   SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, ao, analysis));
   r.check_ms = MsSince(t0);
@@ -427,7 +431,6 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
                           (trace.examples.empty() ? "?" : trace.examples.front()));
   }
 
-  const int usable = UsableLanes(options.num_vls, options.max_layers);
   if (r.layers > usable) {
     return Status::Failed("invalid routing: the routes need " + std::to_string(r.layers) +
                           " virtual layers, " + std::to_string(usable) + " usable");
@@ -516,24 +519,6 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
                           ValidationFor(inputs.options), with, analysis ? analysis : &own, report);
     } else {
       s = Status::Failed(s.message() + "; virtual layers cannot fix it: " + ls.message());
-    }
-  }
-  if (!s.ok() && report->deadlock_checked && !report->deadlock.deadlock_free && usable == 1 &&
-      inputs.options.switch_lids) {
-    // The one-lane rule: a consumer that carries one lane cannot give the routes from and to
-    // switch LIDs a lane of their own (on a fat-tree, spine-to-spine routes go down and up), so
-    // there the routes between CAs must be deadlock-free, and the cycle the switch-LID routes
-    // close is noted, not refused.
-    ValidationOptions hca_only = ValidationFor(inputs.options);
-    hca_only.switch_lids = false;
-    const std::string full = s.message();
-    s = ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
-                        out->num_layers, hca_only, with, analysis ? analysis : &own, report);
-    if (s.ok()) {
-      out->notes.push_back(
-          "one virtual lane: deadlock-free between CAs only; the routes from and to switch "
-          "LIDs close a cycle in it (" +
-          full + ")");
     }
   }
   if (fors != nullptr) *fors = std::move(plans);

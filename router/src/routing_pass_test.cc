@@ -601,7 +601,7 @@ TEST(RunRoutingPass, AggregationNodeOnEverySwitchRoutesWithinEightLayers) {
 
 // Even a plain 2-level fat-tree needs a second layer once switch LIDs count: dfsssp's
 // spine-to-spine routes go down and up. With one lane (the file engine) the one-lane rule
-// applies: the CA routes are deadlock-free, the switch-LID cycle is noted, the pass succeeds.
+// applies: the routes between CAs must be deadlock-free, and they are; the pass succeeds.
 TEST(RunRoutingPass, OneLaneRuleOnAFatTree) {
   const Fabric f = testfab::FatTree2(4, 2, 2);
   RoutingOptions o;
@@ -619,10 +619,7 @@ TEST(RunRoutingPass, OneLaneRuleOnAFatTree) {
   in.options.max_layers = 1;
   ASSERT_TRUE(RunRoutingPass(in, &out, &r).ok());
   EXPECT_EQ(out.num_layers, 1);
-  EXPECT_FALSE(r.deadlock.switch_lids);
-  bool noted = false;
-  for (const std::string& n : out.notes) noted |= n.find("one virtual lane") != n.npos;
-  EXPECT_TRUE(noted);
+  EXPECT_FALSE(r.deadlock.switch_lids);  // the one-lane rule: checked between CAs
   DeadlockReport hcas;
   ASSERT_TRUE(CheckDeadlock(f, out.lfts, nullptr, &hcas, /*switch_lids=*/false).ok());
   EXPECT_TRUE(hcas.deadlock_free);

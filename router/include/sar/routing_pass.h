@@ -95,10 +95,10 @@ struct RoutingOptions {
   /// check and in the layered engines' layers. An engine without layers whose one layer is then
   /// cyclic gets layers from its tables (noted) when more than one lane is usable. The one-lane
   /// rule: with one usable lane (max_layers 1, num_vls 1) the switch-LID routes cannot have a
-  /// lane of their own, so the engines layer CA pairs only and a cycle that only the switch-LID
-  /// routes close is noted, not refused. Migration mode keeps the check between CAs (its layer
-  /// discipline has no place for switch-LID routes yet). False: routes between CAs only
-  /// everywhere (the check before issue 33; `--hca-pairs-only`, for comparison).
+  /// lane of their own, so the engines layer and ValidateRouting checks CA pairs only
+  /// (ValidationReport::deadlock.switch_lids says which check ran). Migration mode keeps the check
+  /// between CAs (its layer discipline has no place for switch-LID routes yet). False: routes
+  /// between CAs only everywhere (the check before issue 33; `--hca-pairs-only`, for comparison).
   bool switch_lids = true;
 };
 
