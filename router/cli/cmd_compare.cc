@@ -223,9 +223,11 @@ void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
   }
   if (out.layers.size() == 0 && a.vls > 1) {
     // As the routing pass does (RunRoutingPass): an engine without layers whose one layer is
-    // cyclic, counting the switch LIDs, gets layers from its tables.
-    sar::DeadlockReport one_layer;
-    if (sar::CheckDeadlock(f, out.lfts, nullptr, &one_layer).ok() && !one_layer.deadlock_free) {
+    // cyclic only through the routes from and to switch LIDs gets layers from its tables.
+    sar::DeadlockReport one_layer, between_cas;
+    if (sar::CheckDeadlock(f, out.lfts, nullptr, &one_layer).ok() && !one_layer.deadlock_free &&
+        sar::CheckDeadlock(f, out.lfts, nullptr, &between_cas, false).ok() &&
+        between_cas.deadlock_free) {
       sar::LayerOptions lo;
       lo.max_layers = a.vls;
       lo.threads = a.threads;

@@ -496,11 +496,16 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
                         analysis ? analysis : &own, report);
   }
   const int usable = UsableLanes(inputs.options.num_vls, inputs.options.max_layers);
+  DeadlockReport between_cas;
   if (!s.ok() && report->deadlock_checked && !report->deadlock.deadlock_free &&
-      out->layers.size() == 0 && usable > 1 && !inputs.options.migration) {
-    // An engine without layers of its own (minhop, updn, dmodc, ...) whose one layer is cyclic,
-    // typically only through the routes from and to switch LIDs (dmodc's may go down and then
-    // up): its tables get virtual layers as dfsssp's do, if the consumer carries them.
+      report->deadlock.switch_lids && out->layers.size() == 0 && usable > 1 &&
+      !inputs.options.migration &&
+      CheckDeadlock(*inputs.fabric, out->lfts, nullptr, &between_cas, /*switch_lids=*/false).ok() &&
+      between_cas.deadlock_free) {
+    // An engine without layers of its own (minhop, updn, dmodc, ...) whose one layer is cyclic
+    // only through the routes from and to switch LIDs (dmodc's may go down and then up): its
+    // tables get virtual layers as dfsssp's do, if the consumer carries them. A cycle between
+    // CAs stays the engine's failure.
     LayerOptions lo;
     lo.max_layers = usable;
     lo.threads = inputs.options.threads;
