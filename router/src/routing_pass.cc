@@ -478,6 +478,25 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
   if (any_alltoall) sar_tables = out->lfts;
   std::vector<ForsJobPlan> plans;
   ApplyFors(inputs, out, &plans);
+  // The engine's layers were made for its own tables. Routes between CAs keep them with FORS
+  // entries (up-down either way on a 2-level tree), but the routes from switches to the jobs'
+  // LIDs change too: layer the final tables again (SAR's own, kept above, keep their layers).
+  VirtualLayers engine_layers;
+  int engine_num_layers = out->num_layers;
+  const int lanes = UsableLanes(inputs.options.num_vls, inputs.options.max_layers);
+  if (!plans.empty() && out->layers.size() > 0 && inputs.options.switch_lids && lanes > 1 &&
+      !inputs.options.migration) {
+    LayerOptions lo;
+    lo.max_layers = lanes;
+    lo.threads = inputs.options.threads;
+    LayerStats stats;
+    VirtualLayers relayered;
+    if (AssignVirtualLayers(*inputs.fabric, out->lfts, lo, &relayered, &stats).ok()) {
+      engine_layers = std::move(out->layers);
+      out->layers = std::move(relayered);
+      out->num_layers = std::max(1, stats.layers_used);
+    }
+  }
   // The analyses follow the LID each source uses (osrm2/osrm3: its group's).
   AnalysisOptions with = also;
   if (!out->source_lid_offset.empty()) with.source_lid_offset = &out->source_lid_offset;
@@ -491,6 +510,10 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
                          s.message());
     plans.clear();
     out->lfts = std::move(sar_tables);
+    if (engine_layers.size() > 0) {
+      out->layers = std::move(engine_layers);
+      out->num_layers = engine_num_layers;
+    }
     s = ValidateRouting(*inputs.fabric, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
                         out->num_layers, ValidationFor(inputs.options), with,
                         analysis ? analysis : &own, report);
