@@ -8,10 +8,11 @@
 //   build/bench/sssp_bench [--engine sar] [--spec pgft:3;32,16,20;1,16,20;1,1,1] [--seed 1]
 //                          [--runs 3] [--threads 2] [--no-refine] [--refine-work N] [--run-length
 //                          N]
-//                          [--fail-links N] [--fail-switches N]
+//                          [--fail-links N] [--fail-switches N] [--hca-pairs-only]
 // --run-length N: the fragmented mix (JobMixOptions::run_length); --fail-links N: N random
 // switch-to-switch cables cut (seed --seed, HCAs kept connected), a degraded fabric;
-// --fail-switches N: N random switches removed too (never one with HCAs).
+// --fail-switches N: N random switches removed too (never one with HCAs). --hca-pairs-only:
+// layers for routes between HCAs only, as before issue 33 (default: switch LIDs too).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   int runs = 3, threads = 2, run_length = 0, fail_links = 0, fail_switches = 0;
   uint64_t seed = 1;
   bool refine = true;
+  bool switch_lids = true;  // --hca-pairs-only: layers for HCA pairs only (before issue 33)
   uint64_t refine_work = sar::kDefaultSarRefineWork;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -62,6 +64,8 @@ int main(int argc, char** argv) {
       fail_switches = std::atoi(argv[++i]);
     } else if (a == "--no-refine") {
       refine = false;
+    } else if (a == "--hca-pairs-only") {
+      switch_lids = false;
     } else if (a == "--refine-work" && has) {
       refine_work = std::strtoull(argv[++i], nullptr, 10);
     } else {
@@ -69,7 +73,7 @@ int main(int argc, char** argv) {
           stderr,
           "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
           "[--threads N] [--no-refine] [--refine-work N] [--run-length N] [--fail-links N] "
-          "[--fail-switches N]\n");
+          "[--fail-switches N] [--hca-pairs-only]\n");
       return 2;
     }
   }
@@ -108,6 +112,7 @@ int main(int argc, char** argv) {
   in.jobs = &jobs;
   in.threads = threads;
   in.sar_refine = refine;
+  in.switch_lids = switch_lids;
   in.sar_refine_work = refine_work;
   std::vector<double> paths, layers, cpu;
   uint64_t hash = 14695981039346656037ull;

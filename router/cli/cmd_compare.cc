@@ -33,6 +33,7 @@
 #include "sar/oblivious.h"
 #include "sar/report_html.h"
 #include "sar/routing_pass.h"
+#include "sar/virtual_layers.h"
 
 extern char** environ;
 
@@ -205,6 +206,7 @@ void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
   sar::RoutingInput in;
   in.fabric = &f;
   in.num_vls = a.vls;
+  in.switch_lids = a.vls > 1;  // the one-lane rule (sar/routing_pass.h)
   in.jobs = &jobs;
   in.threads = a.threads;
   in.allow_disconnected = a.allow_disconnected;
@@ -219,6 +221,23 @@ void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
   if (!s.ok()) {
     row->error = s.ToString();
     return;
+  }
+  if (out.layers.size() == 0 && a.vls > 1) {
+    // As the routing pass does (RunRoutingPass): an engine without layers whose one layer is
+    // cyclic only through the routes from and to switch LIDs gets layers from its tables.
+    sar::DeadlockReport one_layer, between_cas;
+    if (sar::CheckDeadlock(f, out.lfts, nullptr, &one_layer).ok() && !one_layer.deadlock_free &&
+        sar::CheckDeadlock(f, out.lfts, nullptr, &between_cas, false).ok() &&
+        between_cas.deadlock_free) {
+      sar::LayerOptions lo;
+      lo.max_layers = a.vls;
+      lo.threads = a.threads;
+      lo.balance = false;
+      sar::LayerStats stats;
+      if (sar::AssignVirtualLayers(f, out.lfts, lo, &out.layers, &stats).ok()) {
+        out.num_layers = std::max(1, stats.layers_used);
+      }
+    }
   }
   row->layers = out.num_layers;
   Judge(a, f, out.lfts, &out, jobs, row);

@@ -33,6 +33,7 @@ struct EvalArgs {
   std::string layers;
   int vls = 15;
   bool allow_disconnected = false;
+  bool hca_pairs_only = false;
   bool json = false;
   std::string progress = "auto";
   bool per_channel = false;
@@ -172,10 +173,12 @@ int RunEval(const EvalArgs& a) {
   vo.allow_disconnected = a.allow_disconnected;
   vo.layers_known = layers.has_value();
   vo.check_min_hop = true;
+  vo.switch_lids = !a.hca_pairs_only;
   vo.threads = a.threads;
   sar::AnalysisOptions also;
   also.what = sar::kAnalyseSingleLayerDeadlock | sar::kAnalyseMetrics;
   also.jobs = &jobs;
+  also.deadlock_switch_lids = vo.switch_lids;
   also.traffic = traffic;
   also.source_lid_offset = &offsets;
   sar::AnalysisResult r;
@@ -243,6 +246,8 @@ int RunEval(const EvalArgs& a) {
   j["deadlock_free"] = layered ? Json(layered->deadlock_free) : Json(nullptr);
   j["layers"] = layered ? Json(layered->layers) : Json(nullptr);
   j["single_layer_deadlock_free"] = single_layer.deadlock_free;
+  j["single_layer_dependencies"] = single_layer.dependencies;
+  j["deadlock_switch_lids"] = single_layer.switch_lids;  // the one-lane rule may say no
   j["channels"] = m.channels;
   j["efi"] = EfiJson(m.efi);
   j["effective_efi"] = EfiJson(m.effective_efi);
@@ -435,6 +440,9 @@ std::function<int()> SetupEval(CLI::App* c) {
                 "compare every job's slowest flow with these tables' (e.g. OpenSM's minhop read "
                 "back from the switches)");
   c->add_option("--baseline-name", e.baseline_name, "what to call the baseline in the report");
+  c->add_flag("--hca-pairs-only", e.hca_pairs_only,
+              "the deadlock checks count routes between HCAs only, not from and to switch "
+              "LIDs (the check before issue 33; for comparison)");
   c->add_flag("--json", e.json, "print one JSON object");
   AddProgressOption(c, &e.progress);
   c->add_flag("--per-channel", e.per_channel, "with --json: EFI of every channel");

@@ -25,6 +25,7 @@ struct GenArgs {
   int parallel = 1;
   std::vector<int> hosts_per_leaf;
   int switch_ports = 0;
+  bool aggregation_nodes = false;
   int lmc = 0;
   int fail_links = 0;
   int fail_switches = 0;
@@ -47,6 +48,7 @@ int RunGen(const GenArgs& a) {
   sar::GenerateOptions opts;
   opts.hosts_per_leaf = a.hosts_per_leaf;
   opts.switch_ports = a.switch_ports;
+  opts.aggregation_nodes = a.aggregation_nodes;
   sar::Fabric fabric;
   s = sar::GeneratePgft(spec, opts, &fabric);
   if (!s.ok()) return Fail(sar::Status::InvalidArgument(s.message()));
@@ -122,6 +124,8 @@ std::function<int()> SetupGen(CLI::App* c) {
   c->add_option("--hosts-per-leaf", g.hosts_per_leaf, "hosts on each leaf (comma list)")
       ->delimiter(',');
   c->add_option("--switch-ports", g.switch_ports, "ports per switch (default: as needed)");
+  c->add_flag("--aggregation-nodes", g.aggregation_nodes,
+              "a SHARP Aggregation Node on every switch's last port (one more port)");
   c->add_option("--lmc", g.lmc, "LIDs per HCA port = 2^LMC")->check(CLI::Range(0, 7));
   c->add_option("--fail-links", g.fail_links, "cut N random switch-to-switch cables");
   c->add_option("--fail-switches", g.fail_switches, "remove N random switches");

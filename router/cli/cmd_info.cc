@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "sar/failures.h"
+#include "sar/node_classes.h"
 
 namespace sarcli {
 namespace {
@@ -37,6 +38,11 @@ int RunInfo(const InfoArgs& a) {
   j["max_lid"] = f.max_lid();
   j["first_hca"] = f.hcas().empty() ? "" : f.name(f.hcas().front());
   j["connected"] = sar::HcasConnected(f);
+  const sar::NodeClassCounts classes = sar::CountNodeClasses(f);
+  j["classes"] = {{"hosts", classes.hosts},
+                  {"host_hcas", classes.host_hcas},
+                  {"nameless_hcas", classes.nameless_hcas},
+                  {"aggregation_nodes", classes.aggregation_nodes}};
   if (a.json) {
     std::cout << j.dump(2) << "\n";
   } else {
@@ -45,6 +51,8 @@ int RunInfo(const InfoArgs& a) {
         "channels, max LID %u, HCAs %sconnected\n",
         a.fabric.topology.c_str(), f.num_switches(), f.hcas().size(), endpoints.size(),
         f.num_links(), inter_switch, f.max_lid(), j["connected"].get<bool>() ? "" : "NOT ");
+    std::printf("classes: %d hosts on %d HCAs (%d named by node GUID), %d Aggregation Nodes\n",
+                classes.hosts, classes.host_hcas, classes.nameless_hcas, classes.aggregation_nodes);
   }
   return kOk;
 }

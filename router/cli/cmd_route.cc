@@ -38,6 +38,7 @@ struct RouteArgs {
   int threads = 0;
   bool allow_disconnected = false;
   bool migration = false;
+  bool hca_pairs_only = false;
   SarKnobs sar;
   std::string out;
   std::string out_format = "opensm";
@@ -86,6 +87,7 @@ int RunRoute(const RouteArgs& a) {
   ro.threads = a.threads;
   ro.allow_disconnected = a.allow_disconnected;
   ro.migration = a.migration;
+  ro.switch_lids = !a.hca_pairs_only;
   ro.sar_refine = a.sar.refine;
   ro.sar_all_pairs_budget = a.sar.all_pairs_budget;
   ro.sar_refine_work = a.sar.refine_work;
@@ -232,6 +234,9 @@ std::function<int()> SetupRoute(CLI::App* c) {
   c->add_flag("--migration", r.migration,
               "LMC 1 migration mode: base LIDs by the engine on layers 0..vls-2, highLIDs by "
               "updn on layer vls-1 (the OpenSM plugin's `migration on`)");
+  c->add_flag("--hca-pairs-only", r.hca_pairs_only,
+              "deadlock freedom (layers, check) for routes between HCAs only, not from and to "
+              "switch LIDs (the check before issue 33; for comparison)");
   c->add_option("-o,--out", r.out, "LFT file to write (the form OpenSM's file engine loads)");
   c->add_option("--out-format", r.out_format,
                 "form of -o: 'opensm' (opensm-lfts.dump, what the file engine loads) or "

@@ -33,10 +33,12 @@ Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOp
   }
   if (trace) owned.push_back(internal::NewTraceVisitor(ctx, options.trace, &result.trace));
   if (options.what & kAnalyseDeadlock) {
-    owned.push_back(internal::NewDeadlockVisitor(ctx, options.layers, &result.deadlock));
+    owned.push_back(internal::NewDeadlockVisitor(ctx, options.layers, options.deadlock_switch_lids,
+                                                 &result.deadlock));
   }
   if (options.what & kAnalyseSingleLayerDeadlock) {
-    owned.push_back(internal::NewDeadlockVisitor(ctx, nullptr, &result.single_layer));
+    owned.push_back(internal::NewDeadlockVisitor(ctx, nullptr, options.deadlock_switch_lids,
+                                                 &result.single_layer));
   }
   const std::vector<ResolvedJob> no_jobs;
   if (options.what & kAnalyseMetrics) {
@@ -47,6 +49,7 @@ Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOp
   internal::SweepOptions sweep;
   sweep.lmc_lids = deadlock || (trace && options.trace.all_lids);
   sweep.job_phases = jobs;
+  sweep.from_all_switches = deadlock && options.deadlock_switch_lids;
   sweep.threads = options.threads;
   std::vector<internal::SweepVisitor*> visitors;
   for (const auto& v : owned) visitors.push_back(v.get());

@@ -138,6 +138,7 @@ TEST(AnalysisTest, OneSweepEqualsTheSeparateAnalyses) {
     o.trace.max_examples = 1 + static_cast<int>(seed % 6);
     o.layers = &layers;
     o.jobs = &jobs;
+    o.deadlock_switch_lids = seed % 2 == 1;  // with and without switch LIDs
     for (TrafficPattern p : {TrafficPattern::kAllToAll, TrafficPattern::kShift,
                              TrafficPattern::kRandomPermutation, TrafficPattern::kClustered}) {
       TrafficSpec spec;
@@ -151,8 +152,8 @@ TEST(AnalysisTest, OneSweepEqualsTheSeparateAnalyses) {
     TraceReport trace;
     ASSERT_TRUE(TraceAll(f, lfts, o.trace, &trace).ok());
     DeadlockReport layered, single;
-    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &layered).ok());
-    ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &single).ok());
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &layered, o.deadlock_switch_lids).ok());
+    ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &single, o.deadlock_switch_lids).ok());
     Metrics metrics;
     ASSERT_TRUE(ComputeMetrics(f, lfts, jobs, MetricsOptions{}, &metrics).ok());
     std::vector<LinkLoad> loads(o.traffic.size());

@@ -8,6 +8,7 @@
 #include "sar/analysis.h"
 #include "sar/trace.h"
 #include "sweep_visitors.h"
+#include "trace_parallel.h"
 
 namespace sar {
 
@@ -38,9 +39,14 @@ constexpr Lid kWindow = 64;
 
 class DeadlockVisitor : public internal::SweepVisitor {
  public:
-  DeadlockVisitor(const internal::SweepContext& ctx, const VirtualLayers* layers,
+  DeadlockVisitor(const internal::SweepContext& ctx, const VirtualLayers* layers, bool switch_lids,
                   DeadlockReport* out)
-      : ctx_(ctx), fabric_(ctx.fabric), tracer_(ctx.tracer), layers_(layers), out_(out) {}
+      : ctx_(ctx),
+        fabric_(ctx.fabric),
+        tracer_(ctx.tracer),
+        layers_(layers),
+        switch_lids_(switch_lids),
+        out_(out) {}
 
   void Start(int workers) override;
   void Visit(int worker, const internal::SweepDestination& d, const DestinationTree& tree) override;
@@ -70,8 +76,17 @@ class DeadlockVisitor : public internal::SweepVisitor {
     std::vector<uint32_t> run_skip;  // per run: stamp if the destination's node has LIDs in it
   };
 
+  // Terminals: the sources and destinations of routes. 0..E-1 are the endpoints (ctx_.endpoints),
+  // E + s switch index s's port 0 (with switch_lids_), whose routes start at the switch itself.
+  PortRef Terminal(int t) const {
+    const int e = static_cast<int>(ctx_.endpoints.size());
+    return t < e ? ctx_.endpoints[t] : PortRef{fabric_.switches()[t - e], 0};
+  }
+  // The destination LID `lid` of terminal `dest` (its node's terminals are `own`) in tree *w->tree.
+  void VisitLid(Lid lid, int dest, const std::vector<int>& own, Worker* w) const;
+  void VisitSwitchLids();
   void LoadWindow(Lid first, Lid count, Worker* w) const;
-  void SeedLayers(const internal::SweepDestination& d, Worker* w) const;
+  void SeedLayers(Lid lid, int dest, const std::vector<int>& own, Worker* w) const;
   void MarkFrom(int s, uint32_t layers, Worker* w) const;
   void AddPending(Worker* w) const;
   bool FindCycle(const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) const;
@@ -80,7 +95,11 @@ class DeadlockVisitor : public internal::SweepVisitor {
   const Fabric& fabric_;
   const RouteTracer& tracer_;
   const VirtualLayers* layers_;
+  // Switch port-0 LIDs are sources and destinations too, as in OpenSM's dfsssp: LID-routed
+  // management and SHARP traffic to switches shares the data VLs.
+  const bool switch_lids_;
   DeadlockReport* out_;
+  std::vector<int> source_switches_;  // switches routes start from: leaves (+ every switch)
 
   int num_layers_ = 1;
   int fixed_layer_ = -1;          // >= 0: every route is in this layer
@@ -96,8 +115,8 @@ class DeadlockVisitor : public internal::SweepVisitor {
     int leaf;
   };
   std::vector<Run> runs_;
-  std::vector<int> run_of_;                   // per endpoint: its run, or -1
-  std::vector<std::pair<int, int>> lidless_;  // (endpoint, leaf) of sources without a LID
+  std::vector<int> run_of_;                   // per terminal: its run, or -1
+  std::vector<std::pair<int, int>> lidless_;  // (terminal, leaf) of sources without a LID
   Lid src_lids_ = 0;                          // source LIDs are < this
   std::vector<Worker> workers_;
 };
@@ -126,25 +145,38 @@ void DeadlockVisitor::Start(int workers) {
     dense_[s] = dense_words_;
     dense_words_ += static_cast<size_t>(fabric_.num_ports(fabric_.switches()[s])) * words_;
   }
+  // Per terminal: the switch its routes start from (< 0: none).
+  std::vector<int> start(ctx_.leaf.begin(), ctx_.leaf.end());
+  source_switches_ = ctx_.leaves;
+  if (switch_lids_) {
+    std::vector<uint8_t> is_leaf(n, 0);
+    for (int s : ctx_.leaves) is_leaf[s] = 1;
+    for (int s = 0; s < n; ++s) {
+      const bool has_lid = fabric_.switch_lid(fabric_.switches()[s]) != 0;
+      start.push_back(has_lid ? s : -1);
+      if (has_lid && !is_leaf[s]) source_switches_.push_back(s);
+    }
+  }
   if (fixed_layer_ < 0) {
-    // Endpoints' LID ranges by first LID; neighbours on one leaf merge (an overlapping range, in
-    // a fabric that gives a LID twice, starts a run of its own: the node check stays per range).
-    std::vector<std::pair<Lid, int>> ranges;  // (base LID, endpoint)
-    for (size_t e = 0; e < ctx_.endpoints.size(); ++e) {
-      if (ctx_.leaf[e] < 0) continue;
-      const Lid base = fabric_.base_lid(ctx_.endpoints[e]);
+    // Terminals' LID ranges by first LID; neighbours on one switch merge (an overlapping range,
+    // in a fabric that gives a LID twice, starts a run of its own: the node check stays per
+    // range).
+    std::vector<std::pair<Lid, int>> ranges;  // (base LID, terminal)
+    for (int t = 0; t < static_cast<int>(start.size()); ++t) {
+      if (start[t] < 0) continue;
+      const Lid base = fabric_.base_lid(Terminal(t));
       if (base == 0) {  // a source without a LID still sends in the default layer
-        lidless_.emplace_back(static_cast<int>(e), ctx_.leaf[e]);
+        lidless_.emplace_back(t, start[t]);
       } else {
-        ranges.emplace_back(base, static_cast<int>(e));
+        ranges.emplace_back(base, t);
       }
     }
     std::sort(ranges.begin(), ranges.end());
-    run_of_.assign(ctx_.endpoints.size(), -1);
+    run_of_.assign(start.size(), -1);
     for (const auto& [base, e] : ranges) {
-      const Lid end = base + (Lid{1} << fabric_.lmc(ctx_.endpoints[e]));
-      if (runs_.empty() || runs_.back().end != base || runs_.back().leaf != ctx_.leaf[e]) {
-        runs_.push_back({base, end, ctx_.leaf[e]});
+      const Lid end = base + (Lid{1} << fabric_.lmc(Terminal(e)));
+      if (runs_.empty() || runs_.back().end != base || runs_.back().leaf != start[e]) {
+        runs_.push_back({base, end, start[e]});
       } else {
         runs_.back().end = end;
       }
@@ -160,8 +192,8 @@ void DeadlockVisitor::Start(int workers) {
     if (fixed_layer_ < 0) w.run_skip.assign(runs_.size(), 0);
     if (fixed_layer_ >= 0) {
       w.sources.assign(n, 0);
-      for (int leaf : ctx_.leaf) {
-        if (leaf >= 0) ++w.sources[leaf];
+      for (int t = 0; t < static_cast<int>(start.size()); ++t) {
+        if (start[t] >= 0) ++w.sources[start[t]];
       }
     }
   }
@@ -197,22 +229,27 @@ void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
   if (!d.first) return;
   Worker* w = &workers_[worker];
   w->tree = &tree;
-  const std::vector<PortRef>& endpoints = ctx_.endpoints;
-  const std::vector<int>& leaf = ctx_.leaf;
-  const NodeId dest_node = endpoints[d.endpoint].node;
+  VisitLid(d.lid, d.endpoint, ctx_.of_node[ctx_.endpoints[d.endpoint].node], w);
+}
+
+void DeadlockVisitor::VisitLid(Lid lid, int dest, const std::vector<int>& own, Worker* w) const {
+  const int num_endpoints = static_cast<int>(ctx_.endpoints.size());
+  auto start_of = [&](int t) {
+    return t < num_endpoints ? ctx_.leaf[t] : t - num_endpoints;  // a switch starts at itself
+  };
   if (fixed_layer_ >= 0) {
-    for (int e : ctx_.of_node[dest_node]) {
-      if (leaf[e] >= 0) --w->sources[leaf[e]];
+    for (int t : own) {
+      if (start_of(t) >= 0) --w->sources[start_of(t)];
     }
-    // ctx_.leaves: every switch with endpoints, the only ones with sources.
-    for (int s : ctx_.leaves) {
+    // source_switches_: every switch with terminals, the only ones with sources.
+    for (int s : source_switches_) {
       if (w->sources[s] > 0) MarkFrom(s, uint32_t{1} << fixed_layer_, w);
     }
-    for (int e : ctx_.of_node[dest_node]) {
-      if (leaf[e] >= 0) ++w->sources[leaf[e]];
+    for (int t : own) {
+      if (start_of(t) >= 0) ++w->sources[start_of(t)];
     }
   } else {
-    SeedLayers(d, w);
+    SeedLayers(lid, dest, own, w);
     for (int s : w->seeds) {
       MarkFrom(s, w->seed_bits[s], w);
       w->seed_bits[s] = 0;
@@ -241,14 +278,14 @@ void DeadlockVisitor::LoadWindow(Lid first, Lid count, Worker* w) const {
   }
 }
 
-// Seeds each layer with the leaf switches of the sources that reach d.lid in that layer: every
-// endpoint LID of a node other than d's (and every endpoint without a LID, in the default layer).
-void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w) const {
-  const Lid lid = d.lid;
+// Seeds each layer with the switches of the sources that reach `lid` in that layer: every
+// terminal LID of a node other than the destination's (its terminals are `own`), and every
+// terminal without a LID, in the default layer.
+void DeadlockVisitor::SeedLayers(Lid lid, int dest, const std::vector<int>& own, Worker* w) const {
   if (w->window_count == 0 || lid < w->window_first || lid >= w->window_first + w->window_count) {
-    // Up to the end of d's run: a work item's destinations are one leaf's LIDs (a run when the
-    // leaf's LIDs are consecutive); its neighbour's are another item's.
-    const int r = run_of_[d.endpoint];
+    // Up to the end of the destination's run: a work item's destinations are one leaf's LIDs (a
+    // run when the leaf's LIDs are consecutive); its neighbour's are another item's.
+    const int r = run_of_[dest];
     const Lid end = r >= 0 ? runs_[r].end : lid + 1;
     LoadWindow(lid, std::min<Lid>(kWindow, std::max<Lid>(end, lid + 1) - lid), w);
   }
@@ -261,7 +298,6 @@ void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w)
     w->seed_bits[s] |= bits;
   };
   // The destination's node sends nothing to itself: its ranges are left out of their runs.
-  const std::vector<int>& own = ctx_.of_node[ctx_.endpoints[d.endpoint].node];
   for (int e : own) {
     if (run_of_[e] >= 0) w->run_skip[run_of_[e]] = w->stamp;
   }
@@ -275,17 +311,18 @@ void DeadlockVisitor::SeedLayers(const internal::SweepDestination& d, Worker* w)
     for (Lid l = run.begin; l < run.end; ++l) {
       bool skip = false;
       for (int e : own) {
-        const Lid base = fabric_.base_lid(ctx_.endpoints[e]);
+        const Lid base = fabric_.base_lid(Terminal(e));
         skip |= run_of_[e] == static_cast<int>(r) && l >= base &&
-                l < base + (Lid{1} << fabric_.lmc(ctx_.endpoints[e]));
+                l < base + (Lid{1} << fabric_.lmc(Terminal(e)));
       }
       if (!skip) bits |= uint32_t{1} << w->window[static_cast<size_t>(l) * count + k];
     }
     seed(bits, run.leaf);
   }
   const uint32_t default_bit = uint32_t{1} << layers_->default_layer;
+  const NodeId dest_node = Terminal(dest).node;
   for (const auto& [e, leaf] : lidless_) {
-    if (ctx_.endpoints[e].node != ctx_.endpoints[d.endpoint].node) seed(default_bit, leaf);
+    if (Terminal(e).node != dest_node) seed(default_bit, leaf);
   }
 }
 
@@ -355,8 +392,35 @@ bool DeadlockVisitor::FindCycle(const std::vector<uint64_t>& deps,
   return false;
 }
 
+// The switches' own LIDs as destinations, after the sweep over the endpoints' LIDs (which no
+// other analysis wants): one full tree each, from every switch.
+void DeadlockVisitor::VisitSwitchLids() {
+  const int num_endpoints = static_cast<int>(ctx_.endpoints.size());
+  std::vector<std::pair<Lid, int>> dests;  // (LID, switch index)
+  for (int s = 0; s < fabric_.num_switches(); ++s) {
+    const PortRef port0{fabric_.switches()[s], 0};
+    const Lid base = fabric_.base_lid(port0);
+    if (base == 0) continue;
+    for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(port0)); ++l) dests.emplace_back(l, s);
+  }
+  std::sort(dests.begin(), dests.end());
+  const int workers =
+      std::min(static_cast<int>(workers_.size()), internal::WorkerCount(0, dests.size(), 4));
+  std::vector<DestinationTree> trees(std::max(workers, 1));
+  internal::ParallelFor(workers, dests.size(), 4, [&](int worker, size_t i) {
+    Worker* w = &workers_[worker];
+    tracer_.Build(dests[i].first, &trees[worker]);
+    w->tree = &trees[worker];
+    const std::vector<int> own{num_endpoints + dests[i].second};
+    VisitLid(dests[i].first, own[0], own, w);
+    w->tree = nullptr;
+  });
+}
+
 void DeadlockVisitor::Finish() {
+  if (switch_lids_) VisitSwitchLids();
   DeadlockReport report;
+  report.switch_lids = switch_lids_;
   report.layers = num_layers_;
   for (int layer = 0; layer < num_layers_; ++layer) {
     std::vector<uint64_t> dense(dense_words_, 0);
@@ -385,17 +449,19 @@ void DeadlockVisitor::Finish() {
 namespace internal {
 
 std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
-                                                 const VirtualLayers* layers, DeadlockReport* out) {
-  return std::make_unique<DeadlockVisitor>(ctx, layers, out);
+                                                 const VirtualLayers* layers, bool switch_lids,
+                                                 DeadlockReport* out) {
+  return std::make_unique<DeadlockVisitor>(ctx, layers, switch_lids, out);
 }
 
 }  // namespace internal
 
 Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
-                     DeadlockReport* out) {
+                     DeadlockReport* out, bool switch_lids) {
   AnalysisOptions o;
   o.what = kAnalyseDeadlock;
   o.layers = layers;
+  o.deadlock_switch_lids = switch_lids;
   AnalysisResult r;
   SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
   *out = std::move(r.deadlock);

@@ -13,6 +13,7 @@
 #include "sar/generate.h"
 #include "sar/lids.h"
 #include "sar/routing_pass.h"
+#include "sar/virtual_layers.h"
 #include "test_fabrics.h"
 
 namespace sar {
@@ -26,11 +27,21 @@ bool InterSwitch(const Fabric& f, PortId c) {
   return b.valid() && f.is_switch(a.node) && f.is_switch(b.node);
 }
 
-// Every route between endpoints (all LIDs), walked hop by hop; a looping route also gets the
+// The route terminals: endpoints and, with switch_lids, every switch's port 0 with a LID.
+std::vector<PortRef> Terminals(const Fabric& f, bool switch_lids) {
+  std::vector<PortRef> t = f.Endpoints();
+  for (NodeId s : f.switches()) {
+    if (switch_lids && f.base_lid({s, 0}) != 0) t.push_back({s, 0});
+  }
+  return t;
+}
+
+// Every route between terminals (all LIDs), walked hop by hop; a looping route also gets the
 // dependency that closes its loop.
-Cdg NaiveCdg(const Fabric& f, const LftSet& lfts, const VirtualLayers* layers) {
+Cdg NaiveCdg(const Fabric& f, const LftSet& lfts, const VirtualLayers* layers,
+             bool switch_lids = true) {
   Cdg cdg;
-  const std::vector<PortRef> endpoints = f.Endpoints();
+  const std::vector<PortRef> endpoints = Terminals(f, switch_lids);
   for (const PortRef& src : endpoints) {
     for (const PortRef& dst : endpoints) {
       if (src.node == dst.node) continue;
@@ -134,12 +145,91 @@ TEST(DeadlockTest, UpDownOnTwoLevelFatTreeIsAcyclic) {
   const Fabric f = testfab::FatTree2(4, 3, 2, /*lmc=*/1);
   const LftSet lfts = testfab::MinHopLfts(f);  // leaf -> spine -> leaf: up, then down
   DeadlockReport r;
-  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &r).ok());
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &r, /*switch_lids=*/false).ok());
   EXPECT_TRUE(r.deadlock_free);
   EXPECT_EQ(r.cyclic_layer, -1);
   EXPECT_TRUE(r.cycle.empty());
-  EXPECT_EQ(r.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr)));
+  EXPECT_EQ(r.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr, false)));
   EXPECT_GT(r.dependencies, 0u);
+  // Switch LIDs counted: min-hop spine-to-spine routes go down and up and close a cycle.
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &r).ok());
+  EXPECT_FALSE(r.deadlock_free);
+  EXPECT_EQ(r.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr)));
+}
+
+// Switch LIDs close cycles that routes between HCAs never show: on a 2-level fat tree with
+// up/down routes between hosts, spine 0 reaching spine 1's LID through leaf 0 and spine 1
+// reaching spine 0's through leaf 1 add (s0->l0)->(l0->s1) and (s1->l1)->(l1->s0), which with
+// the hosts' (l0->s1)->(s1->l1) and (l1->s0)->(s0->l0) make a cycle. The check counts them by
+// default (as OpenSM's dfsssp does), and the HCA-only check (switch_lids = false) does not.
+TEST(DeadlockTest, SwitchLidRoutesCloseACycleThatHcaRoutesDoNot) {
+  const Fabric f = testfab::FatTree2(2, 2, 1);
+  LftSet lfts = testfab::MinHopLfts(f);
+  const NodeId l0 = f.FindByName("leaf00"), l1 = f.FindByName("leaf01");
+  const NodeId s0 = f.FindByName("spine00"), s1 = f.FindByName("spine01");
+  auto port_to = [&](NodeId a, NodeId b) {
+    for (int p = 1; p <= f.num_ports(a); ++p) {
+      if (f.peer({a, p}).node == b) return static_cast<uint8_t>(p);
+    }
+    return uint8_t{0};
+  };
+  // The hosts' routes must use both spines for the cycle: h0 -> h1 via s1, h1 -> h0 via s0.
+  const Lid h0 = f.base_lid({f.FindByName("h0000"), 1}),
+            h1 = f.base_lid({f.FindByName("h0001"), 1});
+  lfts.set_port(f.switch_index(l0), h1, port_to(l0, s1));
+  lfts.set_port(f.switch_index(l1), h0, port_to(l1, s0));
+  lfts.set_port(f.switch_index(s0), f.switch_lid(s1), port_to(s0, l0));
+  lfts.set_port(f.switch_index(l0), f.switch_lid(s1), port_to(l0, s1));
+  lfts.set_port(f.switch_index(s1), f.switch_lid(s0), port_to(s1, l1));
+  lfts.set_port(f.switch_index(l1), f.switch_lid(s0), port_to(l1, s0));
+
+  DeadlockReport hca_only;
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &hca_only, /*switch_lids=*/false).ok());
+  EXPECT_TRUE(hca_only.deadlock_free);
+  EXPECT_FALSE(hca_only.switch_lids);
+  EXPECT_EQ(hca_only.dependencies, EdgeCount(NaiveCdg(f, lfts, nullptr, false)));
+  EXPECT_TRUE(Acyclic(NaiveCdg(f, lfts, nullptr, false)[0]));
+
+  DeadlockReport full;
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &full).ok());
+  const Cdg cdg = NaiveCdg(f, lfts, nullptr);
+  EXPECT_FALSE(Acyclic(cdg.at(0)));
+  EXPECT_FALSE(full.deadlock_free);
+  EXPECT_TRUE(full.switch_lids);
+  EXPECT_EQ(full.dependencies, EdgeCount(cdg));
+  EXPECT_EQ(full.cycle.size(), 4u);
+  for (size_t i = 0; i < full.cycle.size(); ++i) {
+    EXPECT_TRUE(cdg.at(0).count({full.cycle[i], full.cycle[(i + 1) % full.cycle.size()]}));
+  }
+
+  // The validation's verdict is the full check's, and layers separate the routes again: the
+  // spine-to-spine routes in layer 1 leave layer 0 acyclic, the CDG of layer 1 has one edge each.
+  ValidationReport report;
+  const Status v = ValidateRouting(f, lfts, nullptr, 1, ValidationOptions(), &report);
+  EXPECT_FALSE(v.ok());
+  EXPECT_NE(v.message().find("cyclic channel dependency"), std::string::npos) << v.message();
+  VirtualLayers layers;
+  layers.set(f.switch_lid(s0), f.switch_lid(s1), 1);
+  layers.set(f.switch_lid(s1), f.switch_lid(s0), 1);
+  EXPECT_TRUE(ValidateRouting(f, lfts, &layers, 2, ValidationOptions(), &report).ok());
+  EXPECT_TRUE(report.deadlock.deadlock_free);
+  EXPECT_EQ(report.deadlock.dependencies, EdgeCount(NaiveCdg(f, lfts, &layers)));
+
+  // AssignVirtualLayers finds that too; without switch LIDs it lists no switch-LID route.
+  VirtualLayers assigned;
+  LayerStats stats;
+  ASSERT_TRUE(AssignVirtualLayers(f, lfts, LayerOptions(), &assigned, &stats).ok());
+  EXPECT_EQ(stats.layers_needed, 2);
+  EXPECT_TRUE(
+      ValidateRouting(f, lfts, &assigned, assigned.num_layers(), ValidationOptions(), &report)
+          .ok());
+  LayerOptions hca_pairs;
+  hca_pairs.switch_lids = false;
+  ASSERT_TRUE(AssignVirtualLayers(f, lfts, hca_pairs, &assigned, &stats).ok());
+  EXPECT_EQ(stats.layers_needed, 1);
+  EXPECT_FALSE(
+      ValidateRouting(f, lfts, &assigned, assigned.num_layers(), ValidationOptions(), &report)
+          .ok());
 }
 
 // Ring of 4 switches, one host each; shortest paths, the 2-hop tie going clockwise (i -> i+1).
@@ -201,15 +291,16 @@ TEST_F(RingTest, DatelineLayersBreakTheCycle) {
   }
   EXPECT_EQ(crossing, 3);  // sw02->sw00, sw03->sw00, sw03->sw01
   DeadlockReport r;
-  ASSERT_TRUE(CheckDeadlock(f_, lfts_, &layers, &r).ok());
+  // The layers are the hosts' (the switches' own routes stay in layer 0): between CAs only.
+  ASSERT_TRUE(CheckDeadlock(f_, lfts_, &layers, &r, /*switch_lids=*/false).ok());
   EXPECT_TRUE(r.deadlock_free);
   EXPECT_EQ(r.layers, 2);
-  const Cdg cdg = NaiveCdg(f_, lfts_, &layers);
+  const Cdg cdg = NaiveCdg(f_, lfts_, &layers, false);
   EXPECT_EQ(r.dependencies, EdgeCount(cdg));
   EXPECT_EQ(cdg.at(0).size(), 2u);
   EXPECT_EQ(cdg.at(1).size(), 2u);
 
-  ASSERT_TRUE(CheckDeadlock(f_, lfts_, &all_zero, &r).ok());
+  ASSERT_TRUE(CheckDeadlock(f_, lfts_, &all_zero, &r, false).ok());
   EXPECT_FALSE(r.deadlock_free);
   EXPECT_EQ(r.cyclic_layer, 0);
 
@@ -352,7 +443,9 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
         }
       }
     }
-    const Cdg cdg = NaiveCdg(f, lfts, &layers);
+    // Both checks; the seeds without valleys (seed % 4 == 0) check between CAs, acyclic.
+    const bool switch_lids = seed % 2 == 1;
+    const Cdg cdg = NaiveCdg(f, lfts, &layers, switch_lids);
     int first_cyclic = -1;
     std::vector<PortId> cycle;
     for (const auto& [layer, edges] : cdg) {
@@ -368,6 +461,7 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
       o.what = kAnalyseDeadlock;
       o.layers = &layers;
       o.threads = threads;
+      o.deadlock_switch_lids = switch_lids;
       AnalysisResult r;
       ASSERT_TRUE(AnalyseRouting(f, lfts, o, &r).ok());
       EXPECT_EQ(r.deadlock.layers, layers.num_layers());
@@ -377,6 +471,7 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
       EXPECT_EQ(r.deadlock.cycle, cycle);
       ValidationOptions vo;
       vo.threads = threads;
+      vo.switch_lids = switch_lids;
       ValidationReport report;
       const Status v = ValidateRouting(f, lfts, &layers, layers.num_layers(), vo, &report);
       if (report.trace.unreachable > 0 || report.trace.loops > 0) continue;

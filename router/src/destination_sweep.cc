@@ -189,20 +189,30 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
     }
     return uses >= kMinBlockUse;
   };
+  std::vector<int> all_switches;
+  if (options.from_all_switches) {
+    all_switches = ctx.leaves;  // leaves first, as BuildFrom would get them
+    std::vector<uint8_t> listed(fabric.num_switches(), 0);
+    for (int s : ctx.leaves) listed[s] = 1;
+    for (int s = 0; s < fabric.num_switches(); ++s) {
+      if (!listed[s]) all_switches.push_back(s);
+    }
+  }
+  const std::vector<int>& from = options.from_all_switches ? all_switches : ctx.leaves;
   auto visit = [&](int worker, const Item& item) {
     DestinationTree& tree = trees[worker];
     LftColumns& cols = columns[worker];
     for (size_t i = item.begin; i < item.end; ++i) {
-      // Only routes from switches with endpoints are analysed: trace from those alone. Both
+      // Only routes from switches with sources are analysed: trace from those alone. Both
       // ways of reading the tables give the same tree.
       const Lid lid = dests[i].lid;
       if (use_columns && !cols.Holds(lid) && dense(i, item.end)) {
         ctx.tracer.LoadColumns(LftColumns::BlockOf(lid), &cols);
       }
       if (cols.Holds(lid)) {
-        ctx.tracer.BuildFrom(lid, ctx.leaves, cols, &tree);
+        ctx.tracer.BuildFrom(lid, from, cols, &tree);
       } else {
-        ctx.tracer.BuildFrom(lid, ctx.leaves, &tree);
+        ctx.tracer.BuildFrom(lid, from, &tree);
       }
       for (SweepVisitor* v : visitors) v->Visit(worker, dests[i], tree);
     }

@@ -94,7 +94,10 @@ class SweepVisitor {
 struct SweepOptions {
   bool lmc_lids = false;    // every LID of each endpoint (2^LMC), not only the sent LIDs
   bool job_phases = false;  // visit each job's destinations as that job's (needs ctx jobs)
-  int threads = 0;          // 0 = hardware concurrency
+  /// Trace every switch's route, not only those of switches with endpoints (ctx.leaves): the
+  /// deadlock check with switch LIDs has a source on every switch.
+  bool from_all_switches = false;
+  int threads = 0;  // 0 = hardware concurrency
 };
 
 /// Builds the tree of every endpoint LID that `options` asks for (endpoints without a LID have

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sar/node_classes.h"
+
 namespace sar {
 
 std::string GuidString(Guid guid) {
@@ -123,6 +125,17 @@ NodeId Fabric::AddNode(NodeKind kind, int num_ports, Guid node_guid, std::string
   node_guid_.push_back(node_guid);
   by_name_.emplace(name, id);
   name_.push_back(std::move(name));
+  // The host name rule (node_classes.h, docs/formats.md): switches and named HCAs keep the
+  // description's first word; an Aggregation Node is no host; a nameless HCA is named by its GUID.
+  const bool aggregation = kind == NodeKind::kHca && IsAggregationNodeDescription(description);
+  aggregation_node_.push_back(aggregation);
+  if (aggregation) {
+    hostname_.emplace_back();
+  } else if (kind == NodeKind::kHca && IsNamelessDescription(description)) {
+    hostname_.push_back(NamelessHostName(node_guid));
+  } else {
+    hostname_.emplace_back(FirstWord(description));
+  }
   description_.push_back(std::move(description));
   by_node_guid_.emplace(node_guid, id);
   port_offset_.push_back(num_port_slots());
@@ -271,13 +284,7 @@ PortRef Fabric::lid_owner(Lid lid) const {
   return port_ref(lid_owner_[lid]);
 }
 
-std::string_view Fabric::hostname(NodeId n) const {
-  std::string_view d = description_[n];
-  const size_t start = d.find_first_not_of(" \t");
-  if (start == std::string_view::npos) return {};
-  d.remove_prefix(start);
-  return d.substr(0, d.find_first_of(" \t"));
-}
+std::string_view Fabric::hostname(NodeId n) const { return hostname_[n]; }
 
 NodeId Fabric::FindByName(std::string_view name) const {
   auto it = by_name_.find(std::string(name));

@@ -146,6 +146,7 @@ Status GeneratePgft(const PgftSpec& spec, const GenerateOptions& options, Fabric
 
   int needed_ports = 1;
   for (int l = 1; l <= h; ++l) needed_ports = std::max(needed_ports, shape.ports[l]);
+  if (options.aggregation_nodes) ++needed_ports;  // the last port of each switch: its AN
   int switch_ports = needed_ports;
   if (options.switch_ports != 0) {
     if (options.switch_ports < needed_ports || options.switch_ports > kMaxPorts) {
@@ -186,6 +187,7 @@ Status GeneratePgft(const PgftSpec& spec, const GenerateOptions& options, Fabric
 
   Fabric fabric;
   std::string err;
+  NodeId switch_count = 0;  // switches are nodes 0..switch_count-1
   // First node id of each switch level; hosts map through host_node (absent hosts: kNoNode).
   std::vector<NodeId> level_first(h + 1, 0);
   Guid next_switch_guid = options.switch_guid_base;
@@ -198,6 +200,7 @@ Status GeneratePgft(const PgftSpec& spec, const GenerateOptions& options, Fabric
                          std::move(description), &err) == kNoNode) {
         return Status::InvalidArgument(err);
       }
+      switch_count = fabric.num_nodes();
     }
   }
   std::vector<NodeId> host_node(shape.count[0], kNoNode);
@@ -233,6 +236,17 @@ Status GeneratePgft(const PgftSpec& spec, const GenerateOptions& options, Fabric
               fabric.Connect({child, up_base + b * p + k + 1}, {parent, a * p + k + 1}));
         }
       }
+    }
+  }
+  if (options.aggregation_nodes) {
+    // After the hosts (their names and GUIDs stay those of the fabric without ANs), in switch
+    // order, each on its switch's last port, described as NVIDIA's switches describe theirs.
+    for (NodeId sw = 0; sw < switch_count; ++sw) {
+      const NodeId an = fabric.AddNode(NodeKind::kHca, 1, next_hca_guid, "an-" + fabric.name(sw),
+                                       "Mellanox Technologies Aggregation Node", &err);
+      if (an == kNoNode) return Status::InvalidArgument(err);
+      next_hca_guid += 2;
+      SAR_RETURN_IF_ERROR(fabric.Connect({an, 1}, {sw, switch_ports}));
     }
   }
   *out = std::move(fabric);

@@ -445,3 +445,48 @@ TEST(GeneratePgft, LargeFabricIsFast) {
 
 }  // namespace
 }  // namespace sar
+
+namespace sar {
+namespace {
+
+// --aggregation-nodes: one AN per switch on its last port (one port more than the tree needs);
+// the tree itself (hosts, their names and GUIDs, switch cables) is that of the plain fabric.
+TEST(GeneratePgft, AggregationNodeOnEverySwitch) {
+  PgftSpec spec;
+  ASSERT_TRUE(ParsePgftSpec("pgft:3;4,4,4;1,4,2;1,1,1", &spec).ok());
+  Fabric plain, with;
+  ASSERT_TRUE(GeneratePgft(spec, {}, &plain).ok());
+  GenerateOptions o;
+  o.aggregation_nodes = true;
+  ASSERT_TRUE(GeneratePgft(spec, o, &with).ok());
+  ASSERT_EQ(with.num_switches(), plain.num_switches());
+  ASSERT_EQ(with.hcas().size(), plain.hcas().size() + plain.switches().size());
+  for (size_t i = 0; i < plain.hcas().size(); ++i) {
+    const NodeId a = plain.hcas()[i], b = with.hcas()[i];
+    EXPECT_EQ(plain.name(a), with.name(b));
+    EXPECT_EQ(plain.node_guid(a), with.node_guid(b));
+    EXPECT_EQ(plain.name(plain.peer({a, 1}).node), with.name(with.peer({b, 1}).node));
+    EXPECT_FALSE(with.is_aggregation_node(b));
+  }
+  EXPECT_EQ(with.num_links(), plain.num_links() + plain.num_switches());
+  std::set<Guid> guids;
+  for (NodeId n = 0; n < with.num_nodes(); ++n) guids.insert(with.node_guid(n));
+  EXPECT_EQ(guids.size(), static_cast<size_t>(with.num_nodes()));
+  for (int s = 0; s < with.num_switches(); ++s) {
+    const NodeId sw = with.switches()[s];
+    EXPECT_EQ(with.num_ports(sw), plain.num_ports(plain.switches()[s]) + 1);
+    const PortRef an = with.peer({sw, with.num_ports(sw)});
+    ASSERT_TRUE(an.valid());
+    EXPECT_FALSE(with.is_switch(an.node));
+    EXPECT_TRUE(with.is_aggregation_node(an.node));
+    EXPECT_EQ(with.name(an.node), "an-" + with.name(sw));
+    EXPECT_EQ(with.description(an.node), "Mellanox Technologies Aggregation Node");
+    EXPECT_EQ(with.hostname(an.node), "");
+  }
+  // An explicit port count must leave room for the AN.
+  o.switch_ports = plain.num_ports(plain.switches()[0]);
+  EXPECT_FALSE(GeneratePgft(spec, o, &with).ok());
+}
+
+}  // namespace
+}  // namespace sar

@@ -12,6 +12,7 @@ HostAllocator::HostAllocator(const Fabric& fabric) {
   std::set<std::string_view> seen;
   for (const PortRef& e : fabric.Endpoints()) {
     const std::string_view name = fabric.hostname(e.node);
+    if (name.empty()) continue;               // no host (an Aggregation Node)
     if (!seen.insert(name).second) continue;  // a host with two ports counts once
     const NodeId sw = fabric.peer(e).node;
     auto [it, added] = leaf_of_switch.emplace(sw, num_leaves());

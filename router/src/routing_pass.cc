@@ -11,6 +11,7 @@
 
 #include "sar/fors_job.h"
 #include "sar/io/job_file.h"
+#include "sar/virtual_layers.h"
 
 namespace sar {
 namespace {
@@ -417,6 +418,9 @@ RoutingInput RoutingInputs::EngineInput() const {
   in.roots = roots;
   in.threads = options.threads;
   in.allow_disconnected = options.allow_disconnected;
+  // One lane (OpenSM's file engine, sar-filterd's file mode): no lane of their own for the
+  // switch-LID routes, so the engines layer HCA pairs only (the one-lane rule, RunRoutingPass).
+  in.switch_lids = options.switch_lids && in.num_vls > 1 && !options.migration;
   in.previous = options.delta && previous.num_switches() > 0 ? &previous : nullptr;
   in.previous_jobs = in.previous != nullptr && previous_jobs ? &*previous_jobs : nullptr;
   in.sar_refine = options.sar_refine;
@@ -452,6 +456,7 @@ ValidationOptions ValidationFor(const RoutingOptions& options) {
   v.max_layers = options.max_layers;
   v.allow_disconnected = options.allow_disconnected;
   v.migration = options.migration;
+  v.switch_lids = options.switch_lids;
   v.threads = options.threads;
   return v;
 }
@@ -468,10 +473,17 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
   // One sweep traces every route and builds the layers' dependency graphs. The dependency
   // check is then judged only if the routes are delivered and fit the lanes, as if it ran after.
   const auto t0 = std::chrono::steady_clock::now();
+  const int usable = UsableLanes(options.num_vls, options.max_layers);
   AnalysisOptions ao = also;
   ao.what |= kAnalyseTrace | (options.layers_known ? kAnalyseDeadlock : 0u);
   ao.trace.check_min_hop = options.check_min_hop;
   ao.layers = layers;
+  // The one-lane rule: a consumer that carries one lane (OpenSM's file engine, sar-filterd's
+  // file mode) cannot give the routes from and to switch LIDs a lane of their own (on a
+  // fat-tree, spine-to-spine routes go down and up), so there the routes between CAs must be
+  // deadlock-free. Migration mode keeps the check between CAs too: its layer discipline
+  // (highLIDs alone in the last layer) has no place for switch-LID routes yet.
+  ao.deadlock_switch_lids = options.switch_lids && !options.migration && usable > 1;
   ao.threads = options.threads;
   SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, ao, analysis));
   r.check_ms = MsSince(t0);
@@ -483,7 +495,6 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
                           (trace.examples.empty() ? "?" : trace.examples.front()));
   }
 
-  const int usable = UsableLanes(options.num_vls, options.max_layers);
   if (r.layers > usable) {
     return Status::Failed("invalid routing: the routes need " + std::to_string(r.layers) +
                           " virtual layers, " + std::to_string(usable) + " usable");
@@ -562,6 +573,37 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
     withdraw("FORS entries withdrawn, the tables with them are invalid: " + why);
     with.source_lid_offset = out->source_lid_offset.empty() ? nullptr : &out->source_lid_offset;
     s = validate();
+  }
+  const int usable = UsableLanes(inputs.options.num_vls, inputs.options.max_layers);
+  DeadlockReport between_cas;
+  if (!s.ok() && report->deadlock_checked && !report->deadlock.deadlock_free &&
+      report->deadlock.switch_lids && out->layers.size() == 0 && usable > 1 &&
+      !inputs.options.migration &&
+      CheckDeadlock(*inputs.fabric, out->lfts, nullptr, &between_cas, /*switch_lids=*/false).ok() &&
+      between_cas.deadlock_free) {
+    // An engine without layers of its own (minhop, updn, dmodc, ...) whose one layer is cyclic
+    // only through the routes from and to switch LIDs (dmodc's may go down and then up): its
+    // tables get virtual layers as dfsssp's do, if the consumer carries them. A cycle between
+    // CAs stays the engine's failure.
+    LayerOptions lo;
+    lo.max_layers = usable;
+    lo.threads = inputs.options.threads;
+    lo.balance = false;  // only the layers deadlock freedom needs
+    lo.switch_lids = inputs.options.switch_lids;
+    VirtualLayers layers;
+    LayerStats stats;
+    const Status ls = AssignVirtualLayers(*inputs.fabric, out->lfts, lo, &layers, &stats);
+    if (ls.ok()) {
+      out->notes.push_back(
+          "virtual layers: the engine's tables have a cyclic channel dependency (" + s.message() +
+          "); " + std::to_string(stats.layers_needed) + " layers make them deadlock-free");
+      out->layers = std::move(layers);
+      out->num_layers = std::max(1, stats.layers_used);
+      s = ValidateRouting(*inputs.fabric, out->lfts, &out->layers, out->num_layers,
+                          ValidationFor(inputs.options), with, analysis ? analysis : &own, report);
+    } else {
+      s = Status::Failed(s.message() + "; virtual layers cannot fix it: " + ls.message());
+    }
   }
   if (fors != nullptr) *fors = std::move(alltoall.plans);
   if (fors_none != nullptr) *fors_none = std::move(none);

@@ -438,6 +438,7 @@ Verdict ExpectValidationEqualsWalk(const Fabric& f, const LftSet& lfts,
     SCOPED_TRACE(threads);
     ValidationOptions o;
     o.threads = threads;
+    o.switch_lids = false;  // the walk is between CAs (switch LIDs: deadlock_test.cc, lft_truth)
     ValidationReport r;
     AnalysisResult analysis;
     const Status s = ValidateRouting(f, lfts, nullptr, 1, o, AnalysisOptions(), &analysis, &r);
@@ -529,6 +530,105 @@ TEST(ValidateRouting, AgreesWithAWalkPerPairAcrossLidBlocks) {
   }
   EXPECT_GT(invalid, 1);
   EXPECT_GT(valid, 0);
+}
+
+}  // namespace
+}  // namespace sar
+
+namespace sar {
+namespace {
+
+// A SHARP Aggregation Node on every switch (GenerateOptions::aggregation_nodes), as NVIDIA's
+// fabrics have: with switch LIDs and ANs counted as sources and destinations (the default check),
+// sar and dfsssp route intact and degraded 3-level PGFTs within 8 virtual layers, and their
+// layers pass the full check (so every switch-LID route has a layer the check accepts). dmodc
+// (on the same trees without ANs: it takes a switch with a CA for a leaf) gets layers from the
+// pass where its one layer is cyclic with switch LIDs (noted).
+TEST(RunRoutingPass, AggregationNodeOnEverySwitchRoutesWithinEightLayers) {
+  PgftSpec spec;
+  ASSERT_TRUE(ParsePgftSpec("pgft:3;4,4,4;1,4,2;1,1,1", &spec).ok());
+  int dmodc_layered = 0;
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    SCOPED_TRACE(seed);
+    GenerateOptions go;
+    go.aggregation_nodes = seed % 2 == 0;
+    Fabric intact, f;
+    ASSERT_TRUE(GeneratePgft(spec, go, &intact).ok());
+    ASSERT_TRUE(AssignLids(LidOptions(), &intact).ok());
+    if (seed < 2) {
+      f = intact;
+    } else if (!enginetest::Degrade(intact, 2 + static_cast<int>(seed), 0, seed, &f)) {
+      continue;
+    }
+    for (const char* engine : {"sar", "dfsssp", "dmodc"}) {
+      if (go.aggregation_nodes == (std::string(engine) == "dmodc")) continue;
+      SCOPED_TRACE(engine);
+      RoutingOptions o;
+      o.engine = engine;
+      o.threads = 1;
+      JobMapping m;
+      ASSERT_TRUE(ParseJobMapping("h00000 a\nh00017 a\nh00040 a\n", "mem", &m).ok());
+      RoutingInputs in;
+      ASSERT_TRUE(LoadRoutingInputs(f, o, m, &in).ok());
+      RoutingOutput out;
+      ValidationReport r;
+      const Status s = RunRoutingPass(in, &out, &r);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      EXPECT_LE(r.layers, 8);
+      EXPECT_TRUE(r.deadlock_checked);
+      EXPECT_TRUE(r.deadlock.switch_lids);
+      EXPECT_TRUE(r.deadlock.deadlock_free);
+      // The same tables and layers, judged by a second check call.
+      DeadlockReport again;
+      ASSERT_TRUE(
+          CheckDeadlock(f, out.lfts, out.layers.size() ? &out.layers : nullptr, &again).ok());
+      EXPECT_TRUE(again.deadlock_free);
+      if (std::string(engine) == "dmodc") {
+        DeadlockReport one_layer;
+        ASSERT_TRUE(CheckDeadlock(f, out.lfts, nullptr, &one_layer).ok());
+        bool noted = false;
+        for (const std::string& n : out.notes) noted |= n.find("layers make them") != n.npos;
+        EXPECT_EQ(noted, !one_layer.deadlock_free);
+        EXPECT_EQ(out.layers.size() > 0, !one_layer.deadlock_free);
+        dmodc_layered += !one_layer.deadlock_free;
+      }
+    }
+  }
+  std::printf("dmodc tables cyclic with switch LIDs (layered by the pass): %d of 4\n",
+              dmodc_layered);
+  EXPECT_GT(dmodc_layered, 0);
+}
+
+// Even a plain 2-level fat-tree needs a second layer once switch LIDs count: dfsssp's
+// spine-to-spine routes go down and up. With one lane (the file engine) the one-lane rule
+// applies: the routes between CAs must be deadlock-free, and they are; the pass succeeds.
+TEST(RunRoutingPass, OneLaneRuleOnAFatTree) {
+  const Fabric f = testfab::FatTree2(4, 2, 2);
+  RoutingOptions o;
+  o.engine = "dfsssp";
+  o.threads = 1;
+  RoutingInputs in;
+  ASSERT_TRUE(LoadRoutingInputs(f, o, &in).ok());
+  RoutingOutput out;
+  ValidationReport r;
+  ASSERT_TRUE(RunRoutingPass(in, &out, &r).ok());
+  EXPECT_TRUE(r.deadlock.switch_lids);
+  DeadlockReport one_layer;
+  ASSERT_TRUE(CheckDeadlock(f, out.lfts, nullptr, &one_layer).ok());
+  EXPECT_FALSE(one_layer.deadlock_free);  // so the layers above were needed
+  in.options.max_layers = 1;
+  ASSERT_TRUE(RunRoutingPass(in, &out, &r).ok());
+  EXPECT_EQ(out.num_layers, 1);
+  EXPECT_FALSE(r.deadlock.switch_lids);  // the one-lane rule: checked between CAs
+  DeadlockReport hcas;
+  ASSERT_TRUE(CheckDeadlock(f, out.lfts, nullptr, &hcas, /*switch_lids=*/false).ok());
+  EXPECT_TRUE(hcas.deadlock_free);
+  // A cycle between CAs is still refused with one lane (a ring).
+  const Fabric ring = testfab::Ring(6, 2);
+  RoutingInputs rin;
+  ASSERT_TRUE(LoadRoutingInputs(ring, o, &rin).ok());
+  rin.options.max_layers = 1;
+  EXPECT_FALSE(RunRoutingPass(rin, &out, &r).ok());
 }
 
 }  // namespace

@@ -20,8 +20,11 @@ std::unique_ptr<SweepVisitor> NewTraceVisitor(const SweepContext& ctx, const Tra
                                               TraceReport* out);
 
 /// deadlock.cc. Needs lmc_lids.
+/// `switch_lids`: switch port-0 LIDs are sources and destinations too (the sweep must then trace
+/// from every switch: SweepOptions::from_all_switches).
 std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
-                                                 const VirtualLayers* layers, DeadlockReport* out);
+                                                 const VirtualLayers* layers, bool switch_lids,
+                                                 DeadlockReport* out);
 
 /// metrics.cc. Needs job_phases when there are jobs (ctx made with `jobs`).
 std::unique_ptr<SweepVisitor> NewMetricsVisitor(const SweepContext& ctx,

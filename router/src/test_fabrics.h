@@ -197,9 +197,11 @@ struct NaiveRoute {
 inline NaiveRoute NaiveWalk(const Fabric& f, const LftSet& lfts, PortRef src, Lid lid) {
   NaiveRoute r;
   const PortRef owner = f.lid_owner(lid);
-  PortRef at = f.peer(src);
+  // A switch's port 0 sends from the switch itself: no channel before its first hop.
+  const bool from_switch = f.is_switch(src.node);
+  PortRef at = from_switch ? src : f.peer(src);
   if (!at.valid()) return r;
-  r.channels.push_back(f.port_id(src));
+  if (!from_switch) r.channels.push_back(f.port_id(src));
   std::set<NodeId> visited;
   for (;;) {
     if (!f.is_switch(at.node)) {

@@ -188,6 +188,28 @@ void Layerer::Prepare() {
     }
     lids_on_[slot_of_switch_[s]] += lids;
   }
+  // Each switch's port 0 is a terminal too (LayerOptions::switch_lids), on a source slot of its
+  // own switch: its routes start there.
+  for (int s = 0; opts_.switch_lids && s < n; ++s) {
+    const PortRef port0{fabric_.switches()[s], 0};
+    const Lid base = fabric_.base_lid(port0);
+    if (base == 0) continue;  // a switch without a LID is neither source nor destination
+    const int e = static_cast<int>(endpoints_.size());
+    endpoints_.push_back(port0);
+    of_node_[port0.node].push_back(e);
+    leaf_.push_back(s);
+    const int lids = 1 << fabric_.lmc(port0);
+    for (int k = 0; k < lids; ++k) dests_.push_back({base + k, e});
+    if (slot_of_switch_[s] < 0) {
+      slot_of_switch_[s] = static_cast<int32_t>(switch_of_slot_.size());
+      switch_of_slot_.push_back(s);
+      endpoints_on_.push_back(0);
+      lidless_on_.push_back(0);
+      lids_on_.push_back(0);
+    }
+    ++endpoints_on_[slot_of_switch_[s]];
+    lids_on_[slot_of_switch_[s]] += lids;
+  }
   std::sort(dests_.begin(), dests_.end());
   slots_ = switch_of_slot_.size();
 }

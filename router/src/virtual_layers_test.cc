@@ -42,11 +42,12 @@ TEST(VirtualLayers, RingWithMinHopNeedsTwoLayers) {
   const Fabric f = testfab::Ring(5, 2);
   const LftSet lfts = testfab::MinHopLfts(f);
   DeadlockReport single;
-  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &single).ok());
+  ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &single, false).ok());
   ASSERT_FALSE(single.deadlock_free);  // the premise: one layer is cyclic
 
   VirtualLayers layers;
   LayerOptions opts;
+  opts.switch_lids = false;  // these tests model routes between CAs
   opts.max_layers = 1;
   const Status st = AssignVirtualLayers(f, lfts, opts, &layers);
   EXPECT_EQ(st.code(), Status::Code::kFailed);
@@ -56,7 +57,7 @@ TEST(VirtualLayers, RingWithMinHopNeedsTwoLayers) {
   LayerStats stats;
   ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok());
   DeadlockReport report;
-  ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report).ok());
+  ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report, false).ok());
   EXPECT_TRUE(report.deadlock_free);
   EXPECT_GE(stats.layers_needed, 2);
   EXPECT_GE(stats.cycles_broken, 1u);
@@ -73,12 +74,13 @@ TEST(VirtualLayers, RandomFabricsBecomeDeadlockFreeAndEveryCrossingPairIsListed)
     for (bool balance : {false, true}) {
       VirtualLayers layers;
       LayerOptions opts;
+      opts.switch_lids = false;  // these tests model routes between CAs
       opts.max_layers = 15;
       opts.balance = balance;
       LayerStats stats;
       ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok());
       DeadlockReport report;
-      ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report).ok());
+      ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report, false).ok());
       EXPECT_TRUE(report.deadlock_free) << "layer " << report.cyclic_layer;
       EXPECT_LE(layers.num_layers(), stats.layers_used);
       if (!balance) {
@@ -102,6 +104,7 @@ TEST(VirtualLayers, ThreadCountDoesNotChangeTheLayers) {
     const LftSet lfts = testfab::MinHopLfts(f, &rng);
     for (bool balance : {false, true}) {
       LayerOptions opts;
+      opts.switch_lids = false;  // these tests model routes between CAs
       opts.max_layers = 15;
       opts.balance = balance;
       opts.threads = 1;
@@ -131,6 +134,7 @@ TEST(VirtualLayers, FatTreeNeedsOneLayer) {
   const LftSet lfts = testfab::MinHopLfts(f);
   VirtualLayers layers;
   LayerOptions opts;
+  opts.switch_lids = false;  // these tests model routes between CAs
   opts.max_layers = 1;
   LayerStats stats;
   ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok());
@@ -163,6 +167,7 @@ TEST(VirtualLayers, MaxLayersOutOfRangeIsInvalid) {
   for (int n : {0, 16}) {
     VirtualLayers layers;
     LayerOptions opts;
+    opts.switch_lids = false;  // these tests model routes between CAs
     opts.max_layers = n;
     EXPECT_EQ(AssignVirtualLayers(f, lfts, opts, &layers).code(), Status::Code::kInvalidArgument);
   }
@@ -197,7 +202,7 @@ TEST(VirtualLayers, ALoopOnOneExtraLidFarFromItsOwnerFailsNamingIt) {
       << st.message();
   ASSERT_TRUE(AssignVirtualLayers(f, good, LayerOptions{}, &layers).ok());
   DeadlockReport report;
-  ASSERT_TRUE(CheckDeadlock(f, good, &layers, &report).ok());
+  ASSERT_TRUE(CheckDeadlock(f, good, &layers, &report, false).ok());
   EXPECT_TRUE(report.deadlock_free);
 }
 
@@ -208,6 +213,7 @@ TEST(VirtualLayers, MaxLayersAtTheEndsOfTheRangeIsValid) {
   for (int n : {1, 15}) {
     VirtualLayers layers;
     LayerOptions opts;
+    opts.switch_lids = false;  // these tests model routes between CAs
     opts.max_layers = n;
     LayerStats stats;
     EXPECT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok()) << n;
@@ -229,6 +235,7 @@ TEST(VirtualLayers, ExactlyTheLayersNeededSucceedOneFewerFails) {
     const LftSet lfts = testfab::MinHopLfts(f, &rng);
     VirtualLayers layers;
     LayerOptions opts;
+    opts.switch_lids = false;  // these tests model routes between CAs
     opts.max_layers = 15;
     LayerStats stats;
     ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok()) << seed;
@@ -237,7 +244,7 @@ TEST(VirtualLayers, ExactlyTheLayersNeededSucceedOneFewerFails) {
     opts.max_layers = stats.layers_needed;
     ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers).ok()) << seed;
     DeadlockReport report;
-    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report).ok());
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report, false).ok());
     EXPECT_TRUE(report.deadlock_free) << seed;
     EXPECT_LE(layers.num_layers(), stats.layers_needed) << seed;
     opts.max_layers = stats.layers_needed - 1;
@@ -372,6 +379,7 @@ TEST(VirtualLayers, FactoredResultReadsAsTheDenseLayersOfItsDecisions) {
     AssignGappyLids(&rng, lmc, &f);
     const LftSet lfts = testfab::MinHopLfts(f, &rng);
     LayerOptions opts;
+    opts.switch_lids = false;  // these tests model routes between CAs
     opts.max_layers = seed % 4 == 1 ? 15 : 3 + static_cast<int>(seed % 12);
     opts.balance = seed % 5 != 0;
     opts.threads = 1 + static_cast<int>(seed % 3);
@@ -439,7 +447,7 @@ bool LidlessRoutesAreCyclic(const Fabric& f, const LftSet& lfts) {
     }
   }
   DeadlockReport report;
-  EXPECT_TRUE(CheckDeadlock(f, lfts, &layers, &report).ok());
+  EXPECT_TRUE(CheckDeadlock(f, lfts, &layers, &report, false).ok());
   return !report.deadlock_free && report.cyclic_layer == 0;
 }
 
@@ -462,8 +470,9 @@ TEST(VirtualLayers, FirstLayerIsCountedExactlyWhenItsDependenciesHaveACycle) {
     AssignGappyLids(&rng, lmc, &f);
     const LftSet lfts = testfab::MinHopLfts(f, &rng);
     DeadlockReport single;
-    ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &single).ok());
+    ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &single, false).ok());
     LayerOptions opts;
+    opts.switch_lids = false;  // these tests model routes between CAs
     opts.max_layers = 15;
     opts.threads = 1 + static_cast<int>(seed % 3);
     VirtualLayers layers;
@@ -479,7 +488,7 @@ TEST(VirtualLayers, FirstLayerIsCountedExactlyWhenItsDependenciesHaveACycle) {
     EXPECT_EQ(stats.layers_needed == 1, single.deadlock_free);
     EXPECT_EQ(stats.cycles_broken == 0, single.deadlock_free);
     DeadlockReport layered;
-    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &layered).ok());
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &layered, false).ok());
     EXPECT_TRUE(layered.deadlock_free) << "layer " << layered.cyclic_layer;
     (single.deadlock_free ? acyclic : cyclic) += 1;
   }

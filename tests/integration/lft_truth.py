@@ -16,7 +16,11 @@ against the topology alone:
   - deadlock freedom in one layer (`acyclic=True`, for engines whose tables are used without
     virtual layers, e.g. dmodc/minhop/updn on fat-trees): the channel dependency graph of all
     routes (channel = a switch's output port towards another switch; an edge from each channel
-    of a route to the next) has no cycle (iterative DFS).
+    of a route to the next) has no cycle (iterative DFS);
+  - all LIDs (`switch_lids=True`, as OpenSM's dfsssp and libsar's validation count them): every
+    switch's port-0 LID is a destination too (delivered where the owning switch's entry is port
+    0), and every switch a source of its own, whose route starts at the switch itself. Aggregation
+    Nodes are CAs and so always walked. Each switch source counts as one source port.
 
 The route from a switch towards a LID does not depend on where the packet came from, so each
 (entry switch, LID) walk is done once and its verdict counted for every source port behind
@@ -29,6 +33,7 @@ as OpenSM dumps them (dump_fts/ibroute output, opensm-lfts.dump, or the file eng
 `Unicast lids ... guid 0x...` headers, then `0xLID PORT ...` rows).
 
 Command line: lft_truth.py --topology T --lids L --lfts F [--min-hop] [--acyclic] [--all-lids]
+[--switch-lids]
 exits 0 when every check holds, 1 otherwise (the failures on stderr).
 """
 
@@ -233,8 +238,10 @@ def find_cycle(deps):
     return None
 
 
-def check_tables(nodes, lids, tables, min_hop=False, acyclic=False, all_lids=False):
-    """Walks every (source HCA port, destination LID) route; returns a Report."""
+def check_tables(nodes, lids, tables, min_hop=False, acyclic=False, all_lids=False,
+                 switch_lids=False):
+    """Walks every (source HCA port, destination LID) route (with switch_lids, switches are
+    sources and their LIDs destinations too: port 0 stands for the switch); returns a Report."""
     rep = Report()
     rep.min_hop_checked, rep.acyclic_checked = min_hop, acyclic
     # Which port owns each LID, and every HCA port cabled to a switch.
@@ -259,6 +266,14 @@ def check_tables(nodes, lids, tables, min_hop=False, acyclic=False, all_lids=Fal
     sources_at = {}  # entry switch -> [(hca, port)]
     for h, p, sw in hca_ports:
         sources_at.setdefault(sw, []).append((h, p))
+    if switch_lids:
+        for n in sorted(nodes.values(), key=lambda n: n.name):
+            if n.kind != "switch" or n.guid not in lids:
+                continue  # a switch without a LID is neither source nor destination
+            sources_at.setdefault(n.name, []).append((n.name, 0))
+            lo, hi = lids[n.guid]
+            for lid in (range(lo, hi + 1) if all_lids else (lo,)):
+                dests.append((lid, n.name, 0))
     dist = {sw: switch_distances(nodes, sw) for sw in sources_at} if min_hop else {}
     deps = {}
     channels = set()
@@ -280,7 +295,7 @@ def check_tables(nodes, lids, tables, min_hop=False, acyclic=False, all_lids=Fal
                          f"({nodes[dh].label}[{dp}]): {verdict}: {route}")
                 continue
             rep.delivered += len(senders)
-            dst_sw = nodes[dh].links[dp][0]
+            dst_sw = dh if dp == 0 else nodes[dh].links[dp][0]
             if min_hop and hops != dist[sw0].get(dst_sw):
                 rep.non_min_hop += len(senders)
                 rep.note(f"{nodes[senders[0][0]].label}[{senders[0][1]}] -> LID {lid}: "
@@ -315,6 +330,8 @@ def walk(nodes, tables, sw, lid, dst_hca, dst_port):
         if port is None or (port != 0 and port not in node.links):
             return "hole", links, " ".join(route)
         if port == 0:
+            if (sw, 0) == (dst_hca, dst_port):
+                return "delivered", links, " ".join(route)
             return "to port 0 (the switch itself)", links, " ".join(route)
         peer, pport = node.links[port]
         if nodes[peer].kind == "hca":
@@ -335,17 +352,20 @@ def route_channels(nodes, tables, sw, lid, links):
     return out
 
 
-def check_files(topology, guid2lid, lfts, min_hop=False, acyclic=False, all_lids=False):
+def check_files(topology, guid2lid, lfts, min_hop=False, acyclic=False, all_lids=False,
+                switch_lids=False):
     """check_tables on the test beds' files."""
     return check_tables(parse_topology(topology), parse_guid2lid(guid2lid), parse_lfts(lfts),
-                        min_hop=min_hop, acyclic=acyclic, all_lids=all_lids)
+                        min_hop=min_hop, acyclic=acyclic, all_lids=all_lids,
+                        switch_lids=switch_lids)
 
 
-def require(topology, guid2lid, lfts, what, min_hop=False, acyclic=False, all_lids=False):
+def require(topology, guid2lid, lfts, what, min_hop=False, acyclic=False, all_lids=False,
+            switch_lids=False):
     """check_files, raising TruthError (an AssertionError) naming `what` and `lfts` on any
     failure; returns the Report (its summary() for the test's output)."""
     rep = check_files(topology, guid2lid, lfts, min_hop=min_hop, acyclic=acyclic,
-                      all_lids=all_lids)
+                      all_lids=all_lids, switch_lids=switch_lids)
     if rep.pairs == 0:
         raise TruthError(f"{what}: no (source, destination) pair to walk in {lfts}")
     if not rep.ok():
@@ -362,10 +382,12 @@ def main(argv=None):
     ap.add_argument("--min-hop", action="store_true")
     ap.add_argument("--acyclic", action="store_true")
     ap.add_argument("--all-lids", action="store_true", help="every LID of an LMC range")
+    ap.add_argument("--switch-lids", action="store_true",
+                    help="switches as sources and their port-0 LIDs as destinations too")
     a = ap.parse_args(argv)
     try:
         rep = require(a.topology, a.lids, a.lfts, "tables", min_hop=a.min_hop,
-                      acyclic=a.acyclic, all_lids=a.all_lids)
+                      acyclic=a.acyclic, all_lids=a.all_lids, switch_lids=a.switch_lids)
     except (TruthError, OSError) as e:
         print(f"FAILED: {e}", file=sys.stderr)
         return 1

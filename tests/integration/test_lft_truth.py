@@ -4,10 +4,21 @@ leaves of two hosts under two spines, in both topology forms the beds write (`sa
 ibsim style and real ibnetdiscover output) and in both table forms (dump_fts and the file
 engine's). Correct min-hop tables pass every check; a planted loop, hole, misdelivery, port-0
 entry, non-min-hop route and a channel dependency cycle of two (delivering) valley routes are
-each detected, and only by their own check. No OpenSM, no libsar: label unit.
+each detected, and only by their own check. With switch LIDs (`switch_lids=True`), the good
+tables still pass and spine-to-spine routes through different leaves close a cycle that routes
+between HCAs alone do not show. No OpenSM, no libsar: label unit.
+
+With `--sar-route BIN` it checks libsar's validator against this walker instead (both over all
+LIDs, HCAs and switches): on degraded 3-level PGFTs, dmodc's tables (routed with `--hca-pairs-only`, so they are written whatever the
+full check says) get the same verdict and the same number of channel dependencies from `eval` as
+from the walk, with and without switch LIDs; where the full check finds a cycle, `route` without
+`--hca-pairs-only` layers the tables, and `eval --layers` accepts them.
 """
 
+import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -109,9 +120,14 @@ def good_tables():
             t[f"leaf{l}"][lid] = i % 2 + 1 if l == leaf else 3 + lid % 2
         for s in range(2):
             t[f"spine{s}"][lid] = leaf + 1
-    for i, n in enumerate(SW):  # switch LIDs: port 0 at home, else anywhere sensible
+    for i, n in enumerate(SW):  # switch LIDs (up/down too): port 0 at home
         for m in SW:
-            t[m][7 + i] = 0 if m == n else (1 if m.startswith("spine") else 3)
+            if m == n:
+                t[m][7 + i] = 0
+            elif m.startswith("spine"):  # down to the leaf, or to another spine via leaf0
+                t[m][7 + i] = i + 1 if n.startswith("leaf") else 1
+            else:  # up to that spine, or to another leaf via spine0
+                t[m][7 + i] = 3 + (i - 3 if n.startswith("spine") else 0)
     return t
 
 
@@ -253,11 +269,110 @@ def main():
         expect(base.ok() and base.pairs == 30 and every.holes == 15 and every.pairs == 45,
                f"all_lids walks the LMC range: base {base.summary()}; every {every.summary()}, "
                f"{every.holes} holes")
+        check_switch_lids(d, gen)
     if FAILED:
         print(f"FAILED: {len(FAILED)} checks", file=sys.stderr)
         sys.exit(1)
     print("PASSED")
 
 
+def check_switch_lids(d, gen):
+    """Switches as sources, their LIDs as destinations."""
+    lids = os.path.join(d, "guid2lid")
+    good = os.path.join(d, "good-sw.lfts")
+    write_dump_fts(good, good_tables())
+    rep = lft_truth.check_files(gen, lids, good, min_hop=True, acyclic=True, switch_lids=True)
+    # Sources: 6 HCAs (to 5 other HCAs + 5 switches) and 5 switches (to 6 HCAs + 4 switches).
+    expect(rep.ok() and rep.pairs == 6 * 10 + 5 * 10 and rep.delivered == rep.pairs,
+           f"switch LIDs: good tables pass, {rep.summary()} {rep.examples[:2]}")
+    # spine0 reaches spine1 through leaf0 and spine1 spine0 through leaf1 (down, then up):
+    # with the hosts' leaf0>spine1>leaf1 (LID 3) and leaf1>spine0>leaf0 (LID 2) a cycle
+    # spine0>leaf0 -> leaf0>spine1 -> spine1>leaf1 -> leaf1>spine0 -> spine0>leaf0.
+    t = good_tables()
+    t["spine0"][11], t["leaf0"][11] = 1, 4
+    t["spine1"][10], t["leaf1"][10] = 2, 3
+    path = os.path.join(d, "switch-cycle.lfts")
+    write_dump_fts(path, t)
+    full = lft_truth.check_files(gen, lids, path, acyclic=True, switch_lids=True)
+    hcas = lft_truth.check_files(gen, lids, path, acyclic=True)
+    expect(full.cycle is not None and len(full.cycle) == 5 and full.delivered == full.pairs,
+           f"switch LIDs: down-up spine routes close a cycle: {full.cycle}")
+    expect(hcas.ok() and hcas.cycle is None,
+           f"without switch LIDs the same tables are acyclic: {hcas.summary()}")
+    # A switch LID routed to port 0 of another switch is misdelivered; a missing entry a hole.
+    t = good_tables()
+    t["spine0"][7] = 0
+    del t["leaf2"][11]
+    write_dump_fts(path, t)
+    bad = lft_truth.check_files(gen, lids, path, switch_lids=True)
+    # spine0 hands leaf0's LID to its own port 0: spine0 itself and leaf1's and leaf2's three
+    # sources each (they reach leaf0 via spine0); leaf2 has no entry for spine1: its three.
+    expect(bad.misdelivered == 7 and bad.holes == 3,
+           f"switch LIDs: port 0 of the wrong switch and a hole: {bad.failures()}")
+    rc = lft_truth.main(["--topology", gen, "--lids", lids, "--lfts", good, "--acyclic",
+                         "--switch-lids"])
+    expect(rc == 0, "CLI --switch-lids passes the good tables")
+
+
+def run(args):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+def check_validator(sar_route):
+    """libsar's validator and this walker agree over all LIDs on degraded 3-level PGFTs."""
+    cyclic = 0
+    with tempfile.TemporaryDirectory(prefix="lft_truth_sar_") as d:
+        for seed in range(1, 9):
+            topo, lids, lfts = (os.path.join(d, f"{seed}.{x}") for x in ("topo", "lids", "lfts"))
+            g = run([sar_route, "gen", "--fabric", "pgft:3;4,4,4;1,4,2;1,1,1", "--fail-links",
+                     str(2 + seed % 5), "--seed", str(seed), "-o", topo, "--guid2lid", lids])
+            if g.returncode != 0:
+                expect(False, f"seed {seed}: gen failed: {g.stderr}")
+                continue
+            r = run([sar_route, "route", "-e", "dmodc", "-t", topo, "--lids", lids,
+                     "--hca-pairs-only", "--threads", "1", "-o", lfts])
+            if r.returncode != 0:
+                expect(False, f"seed {seed}: route --hca-pairs-only failed: {r.stderr}")
+                continue
+            for switch_lids in (True, False):
+                truth = lft_truth.check_files(topo, lids, lfts, acyclic=True,
+                                              switch_lids=switch_lids)
+                e = run([sar_route, "eval", "--json", "--no-flows", "-t", topo, "--lids", lids,
+                         "--lfts", lfts, "--threads", "1"] +
+                        ([] if switch_lids else ["--hca-pairs-only"]))
+                v = json.loads(e.stdout) if e.returncode == 0 else {}
+                expect(truth.delivered == truth.pairs and v.get("deadlock_switch_lids") ==
+                       switch_lids and v.get("single_layer_deadlock_free") ==
+                       (truth.cycle is None) and v.get("single_layer_dependencies") ==
+                       truth.dependencies,
+                       f"seed {seed}, switch LIDs {switch_lids}: walker {truth.summary()}; "
+                       f"eval acyclic {v.get('single_layer_deadlock_free')}, "
+                       f"{v.get('single_layer_dependencies')} dependencies {e.stderr}")
+                if switch_lids and truth.cycle is not None:
+                    cyclic += 1
+                    full = run([sar_route, "route", "-e", "dmodc", "-t", topo, "--lids", lids,
+                                "--threads", "1", "-o", lfts + ".full", "--sl-out",
+                                lfts + ".layers"])
+                    ev = run([sar_route, "eval", "--json", "--no-flows", "-t", topo, "--lids",
+                              lids, "--lfts", lfts + ".full", "--layers", lfts + ".layers"])
+                    w = json.loads(ev.stdout) if ev.returncode == 0 else {}
+                    expect(full.returncode == 0 and "layers make them" in full.stderr and
+                           w.get("valid") is True and w.get("deadlock_free") is True,
+                           f"seed {seed}: the full check's cycle is layered: {full.stderr} "
+                           f"{ev.stderr} {w.get('layers')}")
+    print(f"dmodc tables cyclic with switch LIDs: {cyclic} of 8 degraded PGFTs")
+    expect(cyclic > 0, "some degraded PGFT makes dmodc cyclic with switch LIDs")
+
+
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sar-route", help="check libsar's validator against the walker")
+    opts = ap.parse_args()
+    if opts.sar_route:
+        check_validator(opts.sar_route)
+        if FAILED:
+            print(f"FAILED: {len(FAILED)} checks", file=sys.stderr)
+            sys.exit(1)
+        print("PASSED")
+    else:
+        main()

@@ -60,9 +60,10 @@ TEST_F(SarRouteCli, EvalRefusesEachInvalidSetWithThePassMessage) {
   }
 }
 
-// Min-hop on a six-switch ring without layers: every route arrives, but the one layer's channel
-// dependencies form a cycle. `route` writes nothing; `compare` marks the engine invalid; both
-// say what the routing pass says in-process on the same files.
+// Min-hop on a six-switch ring without layers, with one lane (so the pass cannot layer the
+// tables): every route arrives, but the one layer's channel dependencies form a cycle. `route`
+// writes nothing; `compare` marks the engine invalid; both say what the routing pass says
+// in-process on the same files.
 TEST_F(SarRouteCli, RouteAndCompareRefuseACyclicLayerWithThePassMessage) {
   const Fabric ring = testfab::Ring(6, 2);
   const std::string fabric = WriteFabric(ring);
@@ -74,6 +75,7 @@ TEST_F(SarRouteCli, RouteAndCompareRefuseACyclicLayerWithThePassMessage) {
   ASSERT_TRUE(ApplyGuid2Lid(lids, &f).ok());
   RoutingOptions o;
   o.engine = "minhop";
+  o.num_vls = 1;
   RoutingInputs in;
   ASSERT_TRUE(LoadRoutingInputs(f, o, &in).ok());
   RoutingOutput out;
@@ -82,13 +84,13 @@ TEST_F(SarRouteCli, RouteAndCompareRefuseACyclicLayerWithThePassMessage) {
   ASSERT_EQ(want.code(), Status::Code::kFailed) << want.ToString();
   ASSERT_NE(want.message().find("cyclic channel dependency"), std::string::npos);
 
-  const Outcome r = SarRoute("route -e minhop" + fabric + " -o " + Path("ring.lfts"));
+  const Outcome r = SarRoute("route -e minhop --vls 1" + fabric + " -o " + Path("ring.lfts"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err.substr(0, r.err.find('\n') + 1), "sar-route: " + want.ToString() + "\n");
   EXPECT_EQ(access(Path("ring.lfts").c_str(), F_OK), -1) << "route wrote invalid tables";
 
   std::ofstream(Path("jobs")) << "h0000 1\nh0005 1\n";
-  const Outcome c = SarRoute("compare -e minhop --json --jobs " + Path("jobs") + fabric);
+  const Outcome c = SarRoute("compare -e minhop --vls 1 --json --jobs " + Path("jobs") + fabric);
   EXPECT_EQ(c.exit_code, 1) << c.err;
   const nlohmann::json j = nlohmann::json::parse(c.out);
   EXPECT_EQ(j["engines"][0]["valid"], false);

@@ -35,6 +35,9 @@ struct AnalysisOptions {
   TraceOptions trace;  // its `threads` is not used: `threads` below is
   /// kAnalyseDeadlock: the virtual layer of each route; nullptr = every route in layer 0.
   const VirtualLayers* layers = nullptr;
+  /// Deadlock checks: switch port-0 LIDs are sources and destinations too (CheckDeadlock).
+  /// False: routes between endpoints only (the check before issue 33, for comparison).
+  bool deadlock_switch_lids = true;
   /// kAnalyseMetrics: the jobs whose effective EFI is wanted; nullptr = none.
   const std::vector<ResolvedJob>* jobs = nullptr;
   std::vector<TrafficSpec> traffic;  // one LinkLoad each

@@ -17,12 +17,15 @@ struct DeadlockReport {
   int cyclic_layer = -1;      // first layer with a cycle
   std::vector<PortId> cycle;  // its channels, in order (cycle.front() follows cycle.back())
   uint64_t dependencies = 0;  // edges in all CDGs
+  bool switch_lids = true;    // switch port-0 LIDs were sources and destinations
 };
 
-/// With layers == nullptr every route is in layer 0. Only routes between endpoints (base and
-/// LMC LIDs) count; a route's layer is layers->get(source LID, destination LID) for each LID of
-/// the source. Looping routes add the dependencies of their loop. Runs on all hardware threads.
+/// With layers == nullptr every route is in layer 0. Routes between terminals count: endpoints
+/// (base and LMC LIDs) and, with `switch_lids` (the default, as OpenSM's dfsssp counts them),
+/// every switch's port 0 with a LID, whose routes start at the switch itself. A route's layer is
+/// layers->get(source LID, destination LID) for each LID of the source. Looping routes add the
+/// dependencies of their loop. Runs on all hardware threads.
 Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
-                     DeadlockReport* out);
+                     DeadlockReport* out, bool switch_lids = true);
 
 }  // namespace sar

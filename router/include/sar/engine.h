@@ -59,6 +59,10 @@ struct RoutingInput {
   /// When false (the default) routing fails if some endpoint cannot reach another, naming the
   /// pair; when true the engine routes what it can and leaves the rest kNoRoute (noted in output).
   bool allow_disconnected = false;
+  /// Engines that layer (dfsssp, sar) make routes between all terminals deadlock-free: switch
+  /// port-0 LIDs as sources and destinations too (LayerOptions::switch_lids), as validation
+  /// checks them by default; false: routes between HCAs only.
+  bool switch_lids = true;
   /// The tables the switches hold now (one per switch of `fabric`); null = none. The sar and
   /// dfsssp engines then keep every previous entry that costs no quality (engines/delta_keep.h),
   /// so a reroute changes few entries; other engines ignore it. Tables that do not fit the

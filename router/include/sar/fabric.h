@@ -106,8 +106,13 @@ class Fabric {
   Guid node_guid(NodeId n) const { return node_guid_[n]; }
   const std::string& name(NodeId n) const { return name_[n]; }
   const std::string& description(NodeId n) const { return description_[n]; }
-  /// The host name SLURM knows: the first word of the node description.
+  /// The host name SLURM knows: the first word of the node description; for an HCA whose
+  /// description names no host (empty, or the firmware default "MT4129 ConnectX7 ..."),
+  /// "H-<node GUID, 16 hex digits>"; "" for an Aggregation Node, which is no host (rules in
+  /// sar/node_classes.h).
   std::string_view hostname(NodeId n) const;
+  /// A SHARP Aggregation Node: a CA on a switch port, routed as an endpoint, never a job's host.
+  bool is_aggregation_node(NodeId n) const { return aggregation_node_[n] != 0; }
 
   /// All switches, in insertion order; switch_index(n) is n's position there (-1 for an HCA).
   const std::vector<NodeId>& switches() const { return switches_; }
@@ -179,7 +184,9 @@ class Fabric {
   std::vector<Guid> node_guid_;
   std::vector<std::string> name_;
   std::vector<std::string> description_;
-  std::vector<PortId> port_offset_;  // first slot (port 0) of each node
+  std::vector<std::string> hostname_;      // see hostname()
+  std::vector<uint8_t> aggregation_node_;  // see is_aggregation_node()
+  std::vector<PortId> port_offset_;        // first slot (port 0) of each node
   std::vector<int> switch_index_;
   std::vector<NodeId> switches_;
   std::vector<NodeId> hcas_;

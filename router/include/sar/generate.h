@@ -40,6 +40,10 @@ struct GenerateOptions {
   std::vector<int> hosts_per_leaf;
   /// Ports per switch; 0 = just enough for the largest switch.
   int switch_ports = 0;
+  /// A SHARP Aggregation Node on every switch, as NVIDIA's switches carry one: an HCA named
+  /// "an-<switch name>", described "Mellanox Technologies Aggregation Node", on the switch's last
+  /// port (one port more than the tree needs), added after the hosts with the next HCA GUIDs.
+  bool aggregation_nodes = false;
   Guid switch_guid_base = 0x0002c90000100000ULL;
   Guid hca_guid_base = 0x0002c90000200000ULL;
 };

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sar/fabric.h"
@@ -24,6 +25,31 @@ struct NodeClasses {
   std::vector<NodeClass> of_node;
   NodeClass get(NodeId n) const { return of_node.empty() ? NodeClass::kCompute : of_node[n]; }
 };
+
+// What a CA's NodeDescription says it is (docs/formats.md, "Node classes"). Fabric applies these
+// when a node is added (Fabric::hostname, Fabric::is_aggregation_node).
+
+/// A SHARP Aggregation Node: the description contains "Aggregation Node" (NVIDIA's switches
+/// describe theirs "Mellanox Technologies Aggregation Node").
+bool IsAggregationNodeDescription(std::string_view description);
+/// The description names no host: it is empty, or its first word is a chip model, "MT" and
+/// digits (the firmware's default, "MT4129 ConnectX7 Mellanox Technologies", before a host
+/// sets its own).
+bool IsNamelessDescription(std::string_view description);
+/// The host name of a nameless HCA: "H-" and its node GUID as 16 lower-case hex digits (the
+/// name ibnetdiscover gives the node, "H-e09d730300858468").
+std::string NamelessHostName(Guid node_guid);
+/// The first blank-separated word of `text` ("" if none).
+std::string_view FirstWord(std::string_view text);
+
+/// How many nodes of each class a fabric has (sar-route info).
+struct NodeClassCounts {
+  int hosts = 0;              // distinct host names of HCAs (a host with several HCAs once)
+  int host_hcas = 0;          // HCAs that belong to a host
+  int nameless_hcas = 0;      // of those, named by their GUID (IsNamelessDescription)
+  int aggregation_nodes = 0;  // HCAs that are Aggregation Nodes
+};
+NodeClassCounts CountNodeClasses(const Fabric& fabric);
 
 /// The largest GUID file ReadGuidFile reads: a subnet has at most 49,151 LIDs, so a list of all
 /// its port GUIDs ("0x" + 16 hex digits a line) is under 1 MB; 16 MiB leaves room for comments.

@@ -95,6 +95,16 @@ struct RoutingOptions {
   /// engines keep every previous entry that costs no quality (engines/delta_keep.h). False: a
   /// full recompute even when previous tables are given.
   bool delta = true;
+  /// Deadlock freedom as OpenSM's dfsssp promises it: switch port-0 LIDs (and so management
+  /// and SHARP traffic to switches) are sources and destinations in the channel dependency
+  /// check and in the layered engines' layers. An engine without layers whose one layer is then
+  /// cyclic gets layers from its tables (noted) when more than one lane is usable. The one-lane
+  /// rule: with one usable lane (max_layers 1, num_vls 1) the switch-LID routes cannot have a
+  /// lane of their own, so the engines layer and ValidateRouting checks CA pairs only
+  /// (ValidationReport::deadlock.switch_lids says which check ran). Migration mode keeps the check
+  /// between CAs (its layer discipline has no place for switch-LID routes yet). False: routes
+  /// between CAs only everywhere (the check before issue 33; `--hca-pairs-only`, for comparison).
+  bool switch_lids = true;
 };
 
 /// What a routing pass keeps between calls (RoutingInputs::memory): the dmodc state of the last
@@ -155,6 +165,9 @@ struct ValidationOptions {
   /// Migration mode (RoutingOptions::migration): also require LMC 1 on every endpoint, every
   /// route to a highLID in the last usable layer and no route to a base LID there.
   bool migration = false;
+  /// Switch port-0 LIDs are sources and destinations of the dependency check (RoutingOptions::
+  /// switch_lids); false: routes between HCAs only.
+  bool switch_lids = true;
   int threads = 0;
 };
 
@@ -174,7 +187,7 @@ struct ValidationReport {
 ///  4. migration mode only: the layer discipline of RoutingOptions::migration (LMC 1, highLID
 ///     routes alone in the last usable layer);
 ///  5. every virtual layer's channel dependency graph is acyclic (layers == nullptr: every
-///     route is in layer 0).
+///     route is in layer 0), counting the routes from and to switch LIDs (options.switch_lids).
 /// `num_layers` is the layer count the tables come with (RoutingOutput::num_layers, or
 /// layers->num_layers()). Invalid tables give Status::Failed with one message format:
 ///   "invalid routing: <n> unreachable pairs, <m> loops; first: <src> -> lid 0x.. (<dst>): ..."

@@ -15,6 +15,9 @@ struct LayerOptions {
   /// After acyclicity is reached, spread routes over the unused layers (as OpenSM's dfsssp
   /// does) to balance VL buffers. Never creates a cycle.
   bool balance = true;
+  /// Switch port-0 LIDs are sources and destinations too (routes from a switch start at it), as
+  /// OpenSM's dfsssp layers them; false: endpoint pairs only.
+  bool switch_lids = true;
 };
 
 struct LayerStats {
@@ -24,8 +27,9 @@ struct LayerStats {
   uint64_t cycles_broken = 0;
 };
 
-/// Fills *out with a layer for every (source LID, destination LID) of endpoint pairs whose route
-/// crosses at least one switch-to-switch channel (other routes keep default_layer 0). Fails with
+/// Fills *out with a layer for every (source LID, destination LID) of terminal pairs (endpoints
+/// and, with opts.switch_lids, switch LIDs) whose route crosses at least one switch-to-switch
+/// channel (other routes keep default_layer 0). Fails with
 /// Status::Failed naming the layer count when max_layers are not enough; the tables must route
 /// every pair without loops (trace them first).
 Status AssignVirtualLayers(const Fabric& fabric, const LftSet& lfts, const LayerOptions& opts,

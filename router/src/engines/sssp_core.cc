@@ -630,6 +630,7 @@ Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput*
   LayerOptions options;
   options.max_layers = in.num_vls;
   options.threads = in.threads;
+  options.switch_lids = in.switch_lids && in.num_vls > 1;  // the one-lane rule (routing_pass.h)
   LayerStats stats;
   SAR_RETURN_IF_ERROR(AssignVirtualLayers(*in.fabric, out->lfts, options, &out->layers, &stats));
   out->layers_ms =

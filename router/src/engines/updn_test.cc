@@ -77,7 +77,9 @@ uint64_t DownThenUpRoutes(const Fabric& f, const LftSet& lfts, const std::vector
 
 bool DeadlockFree(const Fabric& f, const LftSet& lfts) {
   DeadlockReport d;
-  EXPECT_TRUE(CheckDeadlock(f, lfts, nullptr, &d).ok());
+  // Between CAs: updn also fills the switch-LID entries OpenSM leaves empty for want of a legal
+  // route, and those may go down and then up.
+  EXPECT_TRUE(CheckDeadlock(f, lfts, nullptr, &d, /*switch_lids=*/false).ok());
   return d.deadlock_free;
 }
 
