@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package sar needs to build, test and run its test bed. Idempotent: does
 # nothing (and needs no network) when all are present. Run as root, or with sudo available.
-# Starts no service (see policy-rc.d below): the packages' daemons stay stopped.
+# Starts no service (see policy-rc.d below) and leaves none it installed enabled: the packages'
+# daemons stay stopped, also after a reboot.
 set -euo pipefail
 
 PACKAGES=(
@@ -91,8 +92,25 @@ printf '#!/bin/sh\n# Written by sar scripts/install-deps.sh while it installs pa
   $SUDO tee "$policy" >/dev/null
 $SUDO chmod 0755 "$policy"
 
+# Units enabled before, so that those the new packages enable (Debian enables a daemon's unit
+# when its package is installed: opensm, slurmctld, slurmd, munge would start at the next boot,
+# an SM on every InfiniBand port) can be disabled again, and only those.
+enabled_units() {
+  command -v systemctl >/dev/null || return 0
+  { systemctl list-unit-files --state=enabled --no-legend 2>/dev/null || true; } |
+    awk '{print $1}' | sort -u
+}
+enabled_before=$(enabled_units)
+
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+for unit in $(comm -13 <(echo "$enabled_before") <(enabled_units)); do
+  if $SUDO systemctl disable --quiet "$unit" 2>/dev/null; then
+    echo "install-deps: disabled $unit (its new package enabled it; the test beds start their own)"
+  else
+    echo "install-deps: could not disable $unit, which its new package enabled" >&2
+  fi
+done
 unpack_tool prometheus /usr/bin/promtool ||
   echo "install-deps: promtool not unpacked (the monitoring check will say so)" >&2
-echo "install-deps: done (no service was started; see README.md)"
+echo "install-deps: done (no service was started or left enabled; see README.md)"
