@@ -28,6 +28,7 @@ struct PlannerOptions {
   /// Layers the consumer of the tables carries: 1 for OpenSM's file engine (file mode), 0 =
   /// num_vls (the dry run in front of the plugin).
   int max_layers = 1;
+  JobHcaPairs hca_pairs = JobHcaPairs::kRails;  // RoutingOptions::job_hca_pairs
 };
 
 /// max effective EFI and dark fiber: what a reroute is judged by (SAR paper Sec. 4.2).
