@@ -130,9 +130,6 @@ TEST(ResolveJobs, NoJobsGiveNothing) {
   EXPECT_EQ(unknown, std::vector<std::string>{"stale"}) << "appends, never clears";
 }
 
-}  // namespace
-}  // namespace sar
-
 // ---- Hosts with several HCAs (rails) ----
 
 // Two units of 3 DGX-like hosts with 4 rails each (RailFabric): dgx-U-HH on leaf-U-R for rail R.
@@ -171,8 +168,8 @@ TEST(HcaRails, TheNumberOfTheHcaNameRankedPerPrefix) {
     const std::string& d = f.description(ends[i].node);
     EXPECT_EQ(rails[i], d.back() - '0') << d;
   }
-  // HCA-1,2,5,6 (as on NVIDIA's SuperPOD dump) are rails 0..3 too; a host of one HCA port is
-  // on every rail.
+  // HCA-1..4 are rails 0..3 too (ranks, not the numbers); a host of one HCA port is on every
+  // rail.
   Fabric g = testfab::RailFabric(1, 2, 4, 1, "HCA-", 1);
   const NodeId sw = g.FindByName("leaf-0-0");
   const NodeId lone = g.AddNode(NodeKind::kHca, 1, 0x7700, "lone", "lone mlx5_3");
@@ -321,3 +318,6 @@ TEST(JobHcaPairs, NamesParseBack) {
   EXPECT_FALSE(ParseJobHcaPairs("rail", &untouched));
   EXPECT_EQ(untouched, JobHcaPairs::kAll);
 }
+
+}  // namespace
+}  // namespace sar

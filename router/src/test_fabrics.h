@@ -67,7 +67,8 @@ inline void AssignTestLids(Fabric* f, int lmc) {
 
 /// A rail-optimised 2-level fabric (a DGX SuperPOD's scalable units): `units` units of `hosts`
 /// hosts "dgx-U-HH", each with `rails` single-port HCAs "dgx-U-HH <hca_prefix><r + hca_base>";
-/// rail r of unit u is cabled to leaf "leaf-U-R", every leaf once to each of `spines` spines. Unit
+/// rail r of unit u is cabled to leaf "leaf-U-R" (one port left free), every leaf once to each of
+/// `spines` spines. Unit
 /// u's host h thus sits on `rails` leaves, and hosts of one unit share a leaf on every rail.
 inline Fabric RailFabric(int units, int hosts, int rails, int spines,
                          const std::string& hca_prefix = "mlx5_", int hca_base = 0) {
@@ -79,7 +80,7 @@ inline Fabric RailFabric(int units, int hosts, int rails, int spines,
     std::vector<NodeId> leaf;
     for (int r = 0; r < rails; ++r) {
       leaf.push_back(
-          AddSwitch(&f, hosts + spines, "leaf-" + std::to_string(u) + "-" + std::to_string(r)));
+          AddSwitch(&f, hosts + spines + 1, "leaf-" + std::to_string(u) + "-" + std::to_string(r)));
       for (NodeId s : spine) Cable(&f, leaf.back(), s);
     }
     for (int h = 0; h < hosts; ++h) {
