@@ -102,6 +102,15 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"node_name_map", str(&c.node_name_map)},
       {"topology_conf", str(&c.topology_conf)},
       {"min_leaves", integer(&c.filter.min_leaves, 1 << 20)},
+      {"job_hca_pairs", Setter([&source, &c](const YAML::Node& n, const std::string& k) {
+         std::string v;
+         SAR_RETURN_IF_ERROR(Get(n, k, source, &v));
+         if (!ParseJobHcaPairs(v, &c.filter.hca_pairs)) {
+           return Status::Corruption(Where(source, n.Mark()) + "'" + k +
+                                     "' must be one of: rails, all");
+         }
+         return Status::OK();
+       })},
       {"min_time_limit_min", integer(&c.filter.min_time_limit_min, 1 << 30)},
       {"min_nodes", integer(&c.filter.min_nodes, 1 << 20)},
       {"ignore_partitions",

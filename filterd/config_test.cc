@@ -35,10 +35,12 @@ TEST(Config, ValuesAndDefaults) {
   Config c;
   Status s = ParseConfig(
       "topology_conf: /etc/slurm/topology.conf\nmin_leaves: 3\nignore_partitions: [debug, gpu]\n"
-      "settle_s: 2.5\ntrigger: none\n",
+      "settle_s: 2.5\ntrigger: none\njob_hca_pairs: all\n",
       "x.yaml", &c);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(c.filter.min_leaves, 3);
+  EXPECT_EQ(c.filter.hca_pairs, JobHcaPairs::kAll);
+  EXPECT_EQ(Config().filter.hca_pairs, JobHcaPairs::kRails);
   EXPECT_EQ(c.filter.ignore_partitions, (std::vector<std::string>{"debug", "gpu"}));
   EXPECT_DOUBLE_EQ(c.settle_s, 2.5);
   EXPECT_EQ(c.trigger, Trigger::kNone);
@@ -85,6 +87,8 @@ TEST(Config, ErrorsCarryFileAndLine) {
       {"fabric: f.topo\nbogus: 1\n", "x.yaml:2:"},
       {"fabric: f.topo\n\npoll_interval_s: -3\n", "x.yaml:3:"},
       {"fabric: f.topo\nmin_leaves: many\n", "x.yaml:2:"},
+      {"fabric: f.topo\njob_hca_pairs: rail\n",
+       "x.yaml:2: 'job_hca_pairs' must be one of: rails, all"},
       {"fabric: f.topo\ntrigger: telepathy\n", "x.yaml:2:"},
       {"fabric: [unclosed\n", "x.yaml:"},
       {"poll_interval_s: 5\n", "set exactly one"},

@@ -1,6 +1,7 @@
 #include "filter.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace sar::filterd {
 
@@ -13,7 +14,7 @@ bool JobSetOrder(const MultiSwitchJob& a, const MultiSwitchJob& b) {
 FilterResult FilterJobs(const std::vector<SourceJob>& jobs, const LeafMap& leaves,
                         const FilterOptions& options) {
   FilterResult result;
-  std::vector<int> seen_leaf(leaves.num_leaves(), -1);  // job index that last counted the leaf
+  std::vector<JobHcaPort> ports;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const SourceJob& job = jobs[j];
     if (std::find(options.ignore_partitions.begin(), options.ignore_partitions.end(),
@@ -25,21 +26,23 @@ FilterResult FilterJobs(const std::vector<SourceJob>& jobs, const LeafMap& leave
         job.time_limit_min < options.min_time_limit_min) {
       continue;
     }
-    int num_leaves = 0;
     std::vector<std::string> hosts;
     hosts.reserve(job.hosts.size());
+    ports.clear();
+    std::unordered_set<const std::vector<LeafMap::Port>*> seen;  // a host listed twice: once
     for (const std::string& host : job.hosts) {
-      const int leaf = leaves.LeafOf(host);
-      if (leaf == LeafMap::kUnknown) {
+      const std::vector<LeafMap::Port>* of_host = leaves.PortsOf(host);
+      if (of_host == nullptr) {
         result.unknown_hosts.push_back(host);
         continue;
       }
       hosts.push_back(host);
-      if (seen_leaf[leaf] != static_cast<int>(j)) {
-        seen_leaf[leaf] = static_cast<int>(j);
-        ++num_leaves;
+      if (!seen.insert(of_host).second) continue;
+      for (const LeafMap::Port& p : *of_host) {
+        ports.push_back({static_cast<int>(seen.size()), p.rail, p.leaf});
       }
     }
+    const int num_leaves = TrafficLeafSpan(ports, options.hca_pairs);
     std::sort(hosts.begin(), hosts.end());
     hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
     if (num_leaves < options.min_leaves || static_cast<int>(hosts.size()) < options.min_nodes) {

@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 #include <utility>
 
 #include "job_set_diff.h"
+#include "sar/jobs.h"
+#include "test_fabrics.h"
 
 namespace sar::filterd {
 namespace {
@@ -161,6 +165,62 @@ TEST(Filter, KeepsEachJobsPattern) {
   for (const MultiSwitchJob& j : r.jobs) {
     EXPECT_EQ(j.pattern, j.id == "a2a" ? JobPattern::kAllToAll : JobPattern::kDefault) << j.id;
   }
+}
+
+// Hosts with several HCAs (rails): sar-filterd's span is the router's (ResolveJobs), for random
+// jobs on a rail-optimised fabric, in both pair modes. A one-host job never spans; hosts of one
+// unit share a leaf on every rail.
+TEST(Filter, RailHostsSpanAsTheRouterSaysInBothPairModes) {
+  Fabric f = testfab::RailFabric(3, 4, 4, 2);
+  const LeafMap leaves = LeafMapFromFabric(f, {});
+  EXPECT_EQ(leaves.num_hosts(), 12);
+  ASSERT_NE(leaves.PortsOf("dgx-0-00"), nullptr);
+  EXPECT_EQ(leaves.PortsOf("dgx-0-00")->size(), 4u);
+  std::mt19937 rng(3);
+  std::vector<SourceJob> jobs;
+  JobMapping mapping;
+  for (int j = 0; j < 120; ++j) {
+    SourceJob job{"j" + std::to_string(j), "batch", 60, {}};
+    const int n = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < n; ++k) {
+      const int unit = j % 3 == 0 ? 0 : static_cast<int>(rng() % 3);  // a third stay in unit 0
+      job.hosts.push_back("dgx-" + std::to_string(unit) + "-0" + std::to_string(rng() % 4));
+    }
+    jobs.push_back(job);
+    Job mj{job.id, {}, JobPattern::kDefault};
+    for (const std::string& h : job.hosts) {
+      if (std::find(mj.hosts.begin(), mj.hosts.end(), h) == mj.hosts.end()) mj.hosts.push_back(h);
+    }
+    mapping.jobs.push_back(mj);
+  }
+  for (JobHcaPairs mode : {JobHcaPairs::kRails, JobHcaPairs::kAll}) {
+    FilterOptions opt;
+    opt.min_leaves = 1;
+    opt.hca_pairs = mode;
+    const FilterResult r = FilterJobs(jobs, leaves, opt);
+    ASSERT_EQ(r.jobs.size(), jobs.size());
+    std::map<std::string, int> span;
+    for (const MultiSwitchJob& m : r.jobs) span[m.id] = m.num_leaves;
+    int spanning = 0, one_host = 0;
+    for (const ResolvedJob& rj : ResolveJobs(f, mapping, nullptr, mode)) {
+      EXPECT_EQ(span[rj.id], rj.num_leaf_switches) << rj.id << " " << JobHcaPairsName(mode);
+      spanning += rj.num_leaf_switches >= 2;
+      if (rj.endpoints.size() == 4) {
+        ++one_host;
+        EXPECT_EQ(span[rj.id], 1) << rj.id;
+      }
+    }
+    EXPECT_GT(one_host, 0);
+    EXPECT_GT(spanning, 0);
+    EXPECT_LT(spanning, static_cast<int>(jobs.size()));
+  }
+  // A job of two hosts of one unit: four leaves between them, no rail-aligned traffic across.
+  const std::vector<SourceJob> pair = {{"p", "batch", 60, {"dgx-1-00", "dgx-1-03"}}};
+  FilterOptions opt;
+  EXPECT_TRUE(FilterJobs(pair, leaves, opt).jobs.empty());
+  opt.hca_pairs = JobHcaPairs::kAll;
+  ASSERT_EQ(FilterJobs(pair, leaves, opt).jobs.size(), 1u);
+  EXPECT_EQ(FilterJobs(pair, leaves, opt).jobs[0].num_leaves, 4);
 }
 
 }  // namespace

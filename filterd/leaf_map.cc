@@ -6,21 +6,50 @@
 
 #include "hostlist.h"
 #include "sar/io/file_util.h"
+#include "sar/jobs.h"
 
 namespace sar::filterd {
 
-void LeafMap::Add(std::string_view host, std::string_view leaf_name) {
-  auto [it, inserted] = leaf_index_.try_emplace(std::string(leaf_name), num_leaves());
-  if (inserted) leaf_names_.emplace_back(leaf_name);
-  leaf_of_.try_emplace(std::string(host), it->second);
+LeafMap::Port* LeafMap::AddPort(std::string_view host, std::string_view leaf_name) {
+  auto [leaf, new_leaf] = leaf_index_.try_emplace(std::string(leaf_name), num_leaves());
+  if (new_leaf) leaf_names_.emplace_back(leaf_name);
+  auto [h, new_host] = host_index_.try_emplace(std::string(host), num_hosts());
+  if (new_host) {
+    host_names_.emplace_back(host);
+    ports_.emplace_back();
+  }
+  ports_[h->second].push_back({leaf->second, kAnyRail});
+  return &ports_[h->second].back();
 }
 
-std::vector<std::string> LeafMap::Hosts() const {
-  std::vector<std::string> hosts;
-  hosts.reserve(leaf_of_.size());
-  for (const auto& [host, leaf] : leaf_of_) hosts.push_back(host);
-  return hosts;
+void LeafMap::Add(std::string_view host, std::string_view leaf_name) {
+  const std::vector<Port>* known = PortsOf(host);
+  auto it = leaf_index_.find(std::string(leaf_name));
+  if (known != nullptr && it != leaf_index_.end()) {
+    for (const Port& p : *known) {
+      if (p.leaf == it->second) return;
+    }
+  }
+  AddPort(host, leaf_name);
 }
+
+void LeafMap::AddHcaPort(std::string_view host, std::string_view leaf_name,
+                         std::string_view description, Guid guid) {
+  AddPort(host, leaf_name);
+  const int h = host_index_.at(std::string(host));
+  named_.push_back({h, static_cast<int>(ports_[h].size()) - 1, std::string(description), guid});
+}
+
+void LeafMap::AssignRails() {
+  std::vector<NamedHcaPort> ports;
+  ports.reserve(named_.size());
+  for (const Named& n : named_) ports.push_back({host_names_[n.host], n.description, n.guid});
+  const std::vector<int> rails = RailsOfPorts(ports);
+  for (size_t i = 0; i < named_.size(); ++i)
+    ports_[named_[i].host][named_[i].index].rail = rails[i];
+}
+
+std::vector<std::string> LeafMap::Hosts() const { return host_names_; }
 
 Status ReadNodeNameMap(const std::string& path, std::unordered_map<Guid, std::string>* out) {
   std::string text;
@@ -66,14 +95,16 @@ LeafMap LeafMapFromFabric(const Fabric& fabric,
     const std::string_view host =
         named != name_map.end() ? std::string_view(named->second) : fabric.hostname(hca);
     if (host.empty()) continue;
+    // Every cabled port, as the router's ResolveJobs maps a host to all its HCA ports.
     for (int port = 1; port <= fabric.num_ports(hca); ++port) {
       const PortRef peer = fabric.peer({hca, port});
       if (peer.valid() && fabric.is_switch(peer.node)) {
-        map.Add(host, fabric.name(peer.node));
-        break;
+        map.AddHcaPort(host, fabric.name(peer.node), fabric.description(hca),
+                       fabric.port_guid({hca, port}));
       }
     }
   }
+  map.AssignRails();
   return map;
 }
 
@@ -141,9 +172,12 @@ Status ParseSubnetLst(std::string_view text, const std::string& source,
       host = host.substr(0, host.find_first_of(" \t"));
     }
     if (host.empty()) continue;
-    // Switch descriptions need not be unique; the GUID makes the leaf's name so.
-    out->Add(host, std::string(b.description) + "/" + GuidString(b.node_guid));
+    // Switch descriptions need not be unique; the GUID makes the leaf's name so. The dump
+    // gives node GUIDs: the rail rule's last resort orders a host's ports by those.
+    out->AddHcaPort(host, std::string(b.description) + "/" + GuidString(b.node_guid), a.description,
+                    a.node_guid);
   }
+  out->AssignRails();
   return Status::OK();
 }
 

@@ -1,6 +1,8 @@
-// Host -> leaf switch: which switch each SLURM host's HCA is cabled to. Built from the fabric
-// (an ibnetdiscover/ibsim topology file; host = first word of the HCA's node description, or a
-// name from a node-name-map file) or from SLURM's topology.conf (leaf = a switch with Nodes=).
+// Host -> leaf switches: which switch each of a SLURM host's HCA ports is cabled to, and the
+// port's rail (sar/jobs.h RailsOfPorts, the router's rule). Built from the fabric (an
+// ibnetdiscover/ibsim topology file; host = first word of the HCA's node description, or a name
+// from a node-name-map file), from OpenSM's subnet dump, or from SLURM's topology.conf (leaf = a
+// switch with Nodes=; it names no HCAs, so a host's ports there are on every rail).
 #pragma once
 
 #include <string>
@@ -17,25 +19,52 @@ class LeafMap {
  public:
   static constexpr int kUnknown = -1;
 
-  /// Adds `host` under leaf `leaf_name`; a host seen twice keeps its first leaf (an HCA with two
-  /// ports on two leaves is still one host, and any of its leaves tells whether a job spans).
-  void Add(std::string_view host, std::string_view leaf_name);
+  /// One HCA port of a host: its leaf index and rail (kAnyRail until AssignRails, and for Add).
+  struct Port {
+    int leaf;
+    int rail;
+  };
 
-  /// The leaf index of `host`, kUnknown if the topology does not know it.
+  /// Adds `host` under leaf `leaf_name`, a port without rail (topology.conf); a host listed
+  /// under one leaf twice has one port there.
+  void Add(std::string_view host, std::string_view leaf_name);
+  /// Adds an HCA port of `host` on `leaf_name`, named by its node `description` and `guid` for
+  /// AssignRails.
+  void AddHcaPort(std::string_view host, std::string_view leaf_name, std::string_view description,
+                  Guid guid);
+  /// Gives the ports added by AddHcaPort their rails (RailsOfPorts over all of them).
+  void AssignRails();
+
+  /// The leaf index of `host`'s first port, kUnknown if the topology does not know it.
   int LeafOf(std::string_view host) const {
-    auto it = leaf_of_.find(std::string(host));
-    return it == leaf_of_.end() ? kUnknown : it->second;
+    const std::vector<Port>* p = PortsOf(host);
+    return p == nullptr ? kUnknown : p->front().leaf;
+  }
+  /// All HCA ports of `host`, nullptr if the topology does not know it.
+  const std::vector<Port>* PortsOf(std::string_view host) const {
+    auto it = host_index_.find(std::string(host));
+    return it == host_index_.end() ? nullptr : &ports_[it->second];
   }
   int num_leaves() const { return static_cast<int>(leaf_names_.size()); }
-  int num_hosts() const { return static_cast<int>(leaf_of_.size()); }
+  int num_hosts() const { return static_cast<int>(ports_.size()); }
   const std::string& leaf_name(int leaf) const { return leaf_names_[leaf]; }
   /// Every host, in no particular order (for "known to the fabric, not to SLURM" reports).
   std::vector<std::string> Hosts() const;
 
  private:
-  std::unordered_map<std::string, int> leaf_of_;
+  Port* AddPort(std::string_view host, std::string_view leaf_name);
+
+  struct Named {  // a port of AddHcaPort, for AssignRails
+    int host, index;
+    std::string description;
+    Guid guid;
+  };
+  std::unordered_map<std::string, int> host_index_;
+  std::vector<std::string> host_names_;
+  std::vector<std::vector<Port>> ports_;  // per host index
   std::unordered_map<std::string, int> leaf_index_;
   std::vector<std::string> leaf_names_;
+  std::vector<Named> named_;
 };
 
 /// A node-name-map file as OpenSM reads it: "<guid> \"<name>\"" per line, '#' comments. Maps a

@@ -94,5 +94,34 @@ TEST(LeafMap, OpenSmSubnetDumpAgreesWithTheTopologyFile) {
   EXPECT_NE(s.message().find("s.lst:1:"), std::string::npos) << s.message();
 }
 
+// A host with several HCAs (rails): every HCA port is kept with its leaf, and its rail follows
+// the router's rule (RailsOfPorts): HCA-1,2,5,6 and mlx5_0,1,4,5 are both rails 0..3.
+TEST(LeafMap, SubnetDumpKeepsEveryHcaPortOfAHostWithItsRail) {
+  std::string text;
+  const char* names[2][4] = {{"HCA-1", "HCA-2", "HCA-5", "HCA-6"},
+                             {"mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5"}};
+  for (int h = 0; h < 2; ++h) {
+    for (int r = 0; r < 4; ++r) {
+      text += "{ SW Ports:08 NodeGUID:00000000000001" + std::to_string(r) + "0 {rail" +
+              std::to_string(r) + "} LID:0002 PN:0" + std::to_string(h + 1) +
+              " } { CA Ports:01 NodeGUID:0000000000000" + std::to_string(h) + std::to_string(r) +
+              "0 {dgx" + std::to_string(h) + " " + names[h][r] + "} LID:0001 PN:01 } PHY=4x\n";
+    }
+  }
+  LeafMap map;
+  ASSERT_TRUE(ParseSubnetLst(text, "s.lst", {}, &map).ok());
+  EXPECT_EQ(map.num_hosts(), 2);
+  EXPECT_EQ(map.num_leaves(), 4);
+  for (const char* host : {"dgx0", "dgx1"}) {
+    const std::vector<LeafMap::Port>* ports = map.PortsOf(host);
+    ASSERT_NE(ports, nullptr);
+    ASSERT_EQ(ports->size(), 4u);
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ((*ports)[r].rail, r) << host;
+      EXPECT_EQ(map.leaf_name((*ports)[r].leaf).rfind("rail" + std::to_string(r) + "/", 0), 0u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sar::filterd

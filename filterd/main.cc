@@ -62,7 +62,7 @@ Status MakePlanner(const Config& config, sar::Fabric fabric, std::unique_ptr<Rou
   auto planner = std::make_unique<RoutePlanner>(
       std::move(fabric), nullptr,
       PlannerOptions{config.engine, config.num_vls, config.routing_threads,
-                     config.trigger == Trigger::kFile ? 1 : 0});
+                     config.trigger == Trigger::kFile ? 1 : 0, config.filter.hca_pairs});
   if (!config.current_lfts.empty()) {
     sar::LftSet tables;
     SAR_RETURN_IF_ERROR(sar::ReadLftDump(config.current_lfts, planner->fabric(), &tables));

@@ -22,6 +22,7 @@ Status RoutePlanner::Inputs(const JobMapping& mapping, RoutingInputs* out) const
   o.num_vls = options_.num_vls;
   o.max_layers = options_.max_layers;
   o.threads = options_.threads;
+  o.job_hca_pairs = options_.hca_pairs;
   return LoadRoutingInputs(fabric_, o, mapping, out);
 }
 

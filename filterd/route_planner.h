@@ -29,6 +29,7 @@ struct PlannerOptions {
   /// Layers the consumer of the tables carries: 1 for OpenSM's file engine (file mode), 0 =
   /// num_vls (the dry run in front of the plugin).
   int max_layers = 1;
+  JobHcaPairs hca_pairs = JobHcaPairs::kRails;  // RoutingOptions::job_hca_pairs
 };
 
 /// The FORS outcome of a plan: what file mode publishes beside the mapping once OpenSM has the

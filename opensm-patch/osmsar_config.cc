@@ -11,6 +11,7 @@
 #include "sar/engine.h"
 #include "sar/io/file_util.h"
 #include "sar/io/line_reader.h"
+#include "sar/jobs.h"
 #include "sar/status.h"
 
 namespace {
@@ -72,6 +73,12 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
   if (key == "delta") return bool_value(&c->delta);
   if (key == "sar_refine") return bool_value(&c->sar_refine);
   if (key == "sar_no_regret") return bool_value(&c->sar_no_regret);
+  if (key == "job_hca_pairs") {
+    sar::JobHcaPairs pairs;
+    if (!sar::ParseJobHcaPairs(value, &pairs)) return bad("must be rails or all");
+    c->job_hca_pairs_all = pairs == sar::JobHcaPairs::kAll;
+    return sar::Status::OK();
+  }
   if (key == "sar_all_pairs_budget") {
     char* end = nullptr;
     errno = 0;
@@ -197,6 +204,7 @@ sar_options_t* OsmsarOptions(const OsmsarConfig* c) {
   sar_options_set_sar_refine(o, c->sar_refine, c->sar_all_pairs_budget);
   sar_options_set_sar_refine_work(o, c->sar_refine_work);
   sar_options_set_sar_no_regret(o, c->sar_no_regret);
+  sar_options_set_job_hca_pairs_all(o, c->job_hca_pairs_all);
   return o;
 }
 

@@ -48,7 +48,7 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
       "ok.conf",
       "# comment\n\nengine dfsssp\nmapping_file /run/sar/jobs  # trailing\ncn_guid_file /a\n"
       "io_guid_file /b\r\nnum_vls 4\nthreads 2\nallow_disconnected true\nsar_refine off\n"
-      "sar_all_pairs_budget 1.5\nsar_refine_work 134217728");
+      "sar_all_pairs_budget 1.5\nsar_refine_work 134217728\njob_hca_pairs all");
   ASSERT_EQ(Read(path, &c), "");
   EXPECT_STREQ(c.engine, "dfsssp");
   EXPECT_STREQ(c.mapping_file, "/run/sar/jobs");
@@ -60,6 +60,7 @@ TEST(OsmsarConfig, DefaultsAndEveryKey) {
   EXPECT_EQ(c.sar_refine, 0);
   EXPECT_DOUBLE_EQ(c.sar_all_pairs_budget, 1.5);
   EXPECT_EQ(c.sar_refine_work, uint64_t{1} << 27);
+  EXPECT_EQ(c.job_hca_pairs_all, 1);
   EXPECT_EQ(c.migration, 0);
   EXPECT_EQ(c.ack_timeout_ms, 2000);
   EXPECT_EQ(c.exclude_after, 3);

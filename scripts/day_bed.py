@@ -76,6 +76,69 @@ def read_host_leaves(topology):
     return leaves
 
 
+_HCA_NAME = re.compile(r"^(\S+)\s+(mlx\d+_\d+|HCA-\d+)$")
+
+
+def read_dump(topology):
+    """A real ibnetdiscover dump: (rails, guid2lid lines, the same for ibsim's port GUIDs).
+    rails maps each host with several
+    HCAs named "<host> mlx5_N" or "<host> HCA-N" (a DGX's) to {rail: switch record its HCA of
+    that rail is cabled to}; the rest (SHARP Aggregation Nodes, HCAs without a host name) are no
+    SLURM nodes. guid2lid: every port's LID as the dump has it."""
+    hosts, lids, sim_lids, ca, caguid = {}, [], [], None, 0
+    with open(topology, errors="replace") as f:
+        for line in f:
+            m = re.match(r"\s*caguid=0x(\w+)", line)
+            if m:
+                caguid = int(m.group(1), 16)
+            m = re.match(r'\s*Switch\s+\d+\s+"([^"]+)".*\bport 0 lid (\d+)', line)
+            if m:
+                lids.append((m.group(1), int(m.group(2))))
+                sim_lids.append(lids[-1])
+                ca = None
+                continue
+            m = re.match(r'\s*(?:Ca|Hca)\s+\d+\s+"[^"]+"\s*#\s*"([^"]*)"', line)
+            if m:
+                ca = _HCA_NAME.match(m.group(1).strip())
+                continue
+            m = re.match(r'\s*\[(\d+)\]\((\w+)\)\s+"([^"]+)"\[\d+\].*#\s*lid (\d+)', line)
+            if m:
+                lids.append(("0x" + m.group(2), int(m.group(4))))
+                # ibsim gives a CA port the GUID node GUID + port number, whatever the file says.
+                sim_lids.append((f"{caguid + int(m.group(1)):#018x}", int(m.group(4))))
+                if ca:
+                    hosts.setdefault(ca.group(1), []).append((ca.group(2), m.group(3)))
+    switch_guid = {}
+    with open(topology, errors="replace") as f:  # switch records are named, GUIDs come before
+        guid = None
+        for line in f:
+            m = re.match(r"\s*switchguid=(0x\w+)", line)
+            if m:
+                guid = m.group(1)
+            m = re.match(r'\s*Switch\s+\d+\s+"([^"]+)"', line)
+            if m and guid:
+                switch_guid[m.group(1)] = guid
+    def lines(entries):
+        return [f"{g if g.startswith('0x') else switch_guid[g]} {lid:#06x} {lid:#06x}"
+                for g, lid in entries]
+
+    # Rails as docs/formats.md defines them: the rank of the number ending the HCA name among
+    # the numbers of that prefix on all such hosts (mlx5_0,1,4,5 and HCA-1,2,5,6: rails 0..3).
+    def split(name):
+        m = re.match(r"(.*?)(\d+)$", name)
+        return m.group(1), int(m.group(2))
+    hosts = {h: hcas for h, hcas in hosts.items() if len(hcas) > 1}
+    numbers = {}
+    for hcas in hosts.values():
+        for name, _ in hcas:
+            prefix, n = split(name)
+            numbers.setdefault(prefix, set()).add(n)
+    rank = {p: sorted(ns) for p, ns in numbers.items()}
+    rails = {h: {rank[split(name)[0]].index(split(name)[1]): sw for name, sw in hcas}
+             for h, hcas in hosts.items()}
+    return rails, lines(lids), lines(sim_lids)
+
+
 # --- the three switches between modes -----------------------------------------------------
 
 
@@ -271,12 +334,15 @@ class DayBed(StartStop):
         self.nodes = None
         self.topology = os.path.join(self.workdir, "fabric.topo")
         self.guid2lid = os.path.join(self.workdir, "guid2lid")
+        self.sm_guid2lid = self.guid2lid  # OpenSM's seed (a real dump: ibsim's port GUIDs)
         self.lft_file = os.path.join(self.workdir, "sar.lfts")
         self.mapping_file = os.path.join(self.workdir, "jobs.map")
         self.minhop_lfts = os.path.join(self.workdir, "minhop.switches.lfts")
         self.control_socket = socket_path(os.path.join(self.workdir, "filterd"), "control.sock")
         self.startup = {}  # step -> seconds
         self.tb = self.osm = self.slurm = self.filterd = None
+        self.names_by_leaf = None  # a real dump's SLURM leaves (read_dump), else ranged names
+        self.host_rails = {}  # a real dump's hosts with several HCAs: their HCAs' switches
         self.jobs = {}  # label -> Job (running now)
         self.pids = []  # every PID started, for the final check
 
@@ -329,6 +395,8 @@ class DayBed(StartStop):
     # --- start-up steps ----------------------------------------------------------------------
 
     def _gen(self):
+        if os.path.isfile(self.fabric_spec):
+            return self._read_dump()
         run([self.sar_route, "gen", "--fabric", self.fabric_spec, "-o", self.topology,
              "--guid2lid", self.guid2lid, "--lmc", self.lmc])
         self.host_leaf = read_host_leaves(self.topology)
@@ -345,9 +413,50 @@ class DayBed(StartStop):
         return (f"{self.fabric_spec}: {len(self.hosts)} hosts on {len(self.leaves)} leaves of "
                 f"{self.per_leaf}")
 
+    def _read_dump(self):
+        """A real dump (read in place): its multi-HCA hosts are the SLURM nodes, each under the
+        leaf of its first HCA (by HCA name: rail 0 of its unit), leaves in fabric order."""
+        if self.lmc:
+            raise DayError("a real dump keeps its own LIDs: no --migration (LMC 1) on it")
+        self.topology = os.path.abspath(self.fabric_spec)
+        rails, guid2lid, sim_guid2lid = read_dump(self.topology)
+        if not rails:
+            raise DayError(f"{self.topology}: no host with several named HCAs (mlx5_N, HCA-N)")
+        with open(self.guid2lid, "w") as f:
+            f.write("\n".join(guid2lid) + "\n")
+        # OpenSM in ibsim keeps the dump's LIDs when seeded with ibsim's port GUIDs.
+        self.sm_guid2lid = os.path.join(self.workdir, "guid2lid.ibsim")
+        with open(self.sm_guid2lid, "w") as f:
+            f.write("\n".join(sim_guid2lid) + "\n")
+        self.host_rails = rails  # host -> {rail: switch record of its HCA on that rail}
+        by_leaf = {}
+        for h in sorted(rails):
+            by_leaf.setdefault(rails[h][min(rails[h])], []).append(h)
+        self.names_by_leaf = [(leaf, by_leaf[leaf]) for leaf in sorted(by_leaf)]
+        self.host_leaf = {h: leaf for leaf, names in self.names_by_leaf for h in names}
+        self.hosts = sorted(self.host_leaf)
+        self.leaves = [leaf for leaf, _ in self.names_by_leaf]
+        self.per_leaf = min(len(names) for _, names in self.names_by_leaf)
+        return (f"{os.path.basename(self.topology)}: {len(self.hosts)} hosts with "
+                f"{sum(map(len, rails.values()))} HCAs (rails), SLURM leaves {len(self.leaves)} "
+                f"of {self.per_leaf}+ hosts")
+
+    def spans(self, hosts):
+        """Whether a job on `hosts` has traffic between leaves: on a dump with rails, whether
+        some rail's HCAs of two of its hosts sit on two switches (rail-aligned traffic,
+        docs/formats.md; worked out here from the dump, not by libsar); else more than one
+        leaf."""
+        if not self.host_rails:
+            return len({self.host_leaf[h] for h in hosts}) > 1
+        by_rail = {}
+        for h in hosts:
+            for rail, sw in self.host_rails[h].items():
+                by_rail.setdefault(rail, set()).add(sw)
+        return any(len(sws) > 1 for sws in by_rail.values())
+
     def _minhop_reference(self):
         with sar_testbed.Testbed(self.topology, os.path.join(self.workdir, "minhop-bed"),
-                                 guid2lid=self.guid2lid, lmc=self.lmc) as ref:
+                                 guid2lid=self.sm_guid2lid, lmc=self.lmc) as ref:
             self.pids.append(ref.ibsim_pid)
             res = ref.route("minhop")
             shutil.copyfile(res.switches_lfts, self.minhop_lfts)
@@ -355,7 +464,7 @@ class DayBed(StartStop):
 
     def _start_sm(self):
         self.tb = sar_testbed.Testbed(self.topology, os.path.join(self.workdir, "sar-bed"),
-                                      guid2lid=self.guid2lid, lmc=self.lmc)
+                                      guid2lid=self.sm_guid2lid, lmc=self.lmc)
         self.tb.start()
         self.pids.append(self.tb.ibsim_pid)
         self.sm_setup = sm_setup(self.sm, self, self.tb.workdir)
@@ -420,7 +529,8 @@ class DayBed(StartStop):
         slurm_hooks, self.hook_options = hooks_setup(self.hooks, self)
         self.slurm = SlurmTestbed(os.path.join(self.workdir, "slurm"), num_nodes=len(self.hosts),
                                   nodes_per_leaf=self.per_leaf, prefix="h", width=5,
-                                  first_index=0, **slurm_hooks)
+                                  first_index=0, names_by_leaf=self.names_by_leaf,
+                                  **slurm_hooks)
         try:
             self.slurm.start(timeout=180.0)
         finally:

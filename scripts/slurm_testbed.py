@@ -68,8 +68,14 @@ def hostlist(prefix, first, last, width):
 class SlurmTestbed(StartStop):
     def __init__(self, workdir, num_nodes=64, nodes_per_leaf=16, prefix="n", width=3,
                  extra_conf="", spank_plugin=None, job_submit_lua=None, prolog_slurmctld=None,
-                 epilog_slurmctld=None, first_index=1, spank_args=""):
-        if num_nodes % nodes_per_leaf:
+                 epilog_slurmctld=None, first_index=1, spank_args="", names_by_leaf=None):
+        # names_by_leaf: [(leaf name, [node names])] for nodes named by a real fabric (no
+        # ranged names: one NodeName line per node); num_nodes and nodes_per_leaf then follow.
+        self.names_by_leaf = names_by_leaf
+        if names_by_leaf:
+            num_nodes = sum(len(names) for _, names in names_by_leaf)
+            nodes_per_leaf = min(len(names) for _, names in names_by_leaf)
+        elif num_nodes % nodes_per_leaf:
             raise ValueError("num_nodes must be a multiple of nodes_per_leaf")
         self.workdir = os.path.abspath(workdir)
         self.num_nodes = num_nodes
@@ -95,20 +101,30 @@ class SlurmTestbed(StartStop):
     # --- names -----------------------------------------------------------------------------
     def node(self, i):
         """Name of node i (0-based): n001 for i = 0 (with first_index 1)."""
+        if self.names_by_leaf:
+            return [n for _, names in self.names_by_leaf for n in names][i]
         return f"{self.prefix}{i + self.first_index:0{self.width}d}"
 
     @property
     def nodes(self):
+        if self.names_by_leaf:
+            return [n for _, names in self.names_by_leaf for n in names]
         return [self.node(i) for i in range(self.num_nodes)]
 
     @property
     def num_leaves(self):
+        if self.names_by_leaf:
+            return len(self.names_by_leaf)
         return self.num_nodes // self.nodes_per_leaf
 
     def leaf_of(self, host):
+        if self.names_by_leaf:
+            return next(i for i, (_, names) in enumerate(self.names_by_leaf) if host in names)
         return (int(host[len(self.prefix):]) - self.first_index) // self.nodes_per_leaf
 
     def leaf_nodes(self, leaf):
+        if self.names_by_leaf:
+            return list(self.names_by_leaf[leaf][1])
         return [self.node(leaf * self.nodes_per_leaf + k) for k in range(self.nodes_per_leaf)]
 
     def env(self):
@@ -317,7 +333,11 @@ class SlurmTestbed(StartStop):
             "JobCompType=jobcomp/none", "SwitchType=switch/none", "LaunchParameters=",
         ]
         lines = [l for l in lines if not l.endswith("=")]
-        for leaf in range(self.num_leaves):
+        if self.names_by_leaf:
+            for i, name in enumerate(self.nodes):
+                lines.append(f"NodeName={name} NodeAddr=127.0.0.1 Port={self.node_port0 + i} "
+                             "CPUs=1 RealMemory=1000 State=UNKNOWN")
+        for leaf in range(0 if self.names_by_leaf else self.num_leaves):
             a, b = leaf * self.nodes_per_leaf, (leaf + 1) * self.nodes_per_leaf - 1
             names = hostlist(self.prefix, a + self.first_index, b + self.first_index, self.width)
             ports = f"[{self.node_port0 + a}-{self.node_port0 + b}]"
@@ -344,7 +364,9 @@ class SlurmTestbed(StartStop):
         with open(self.conf, "w") as f:
             f.write("\n".join(lines) + "\n")
         with open(self.topology_conf, "w") as f:
-            for leaf in range(self.num_leaves):
+            for leaf, (_, names) in enumerate(self.names_by_leaf or []):
+                f.write(f"SwitchName=leaf{leaf:02d} Nodes={','.join(names)}\n")
+            for leaf in range(0 if self.names_by_leaf else self.num_leaves):
                 a = leaf * self.nodes_per_leaf + self.first_index
                 f.write(f"SwitchName=leaf{leaf:02d} Nodes="
                         f"{hostlist(self.prefix, a, a + self.nodes_per_leaf - 1, self.width)}\n")

@@ -142,14 +142,29 @@ std::string Describe(const sar::Fabric& f, sar::NodeId n) {
   return f.description(n).empty() ? f.name(n) : f.description(n);
 }
 
+void AddJobHcaPairsOption(CLI::App* cmd, sar::JobHcaPairs* pairs) {
+  cmd->add_option_function<std::string>(
+         "--job-hca-pairs",
+         [pairs](const std::string& v) {
+           if (!sar::ParseJobHcaPairs(v, pairs)) {
+             throw CLI::ValidationError("--job-hca-pairs",
+                                        "expected rails or all, got '" + v + "'");
+           }
+         },
+         "which HCA ports of a job's hosts exchange traffic: rails (default: HCA i of a host to "
+         "HCA i of the others) or all (every HCA of a host to every HCA of the others); "
+         "docs/formats.md")
+      ->type_name("rails|all");
+}
+
 sar::Status LoadJobs(const sar::Fabric& fabric, const std::string& path,
-                     std::vector<sar::ResolvedJob>* jobs) {
+                     std::vector<sar::ResolvedJob>* jobs, sar::JobHcaPairs pairs) {
   jobs->clear();
   if (path.empty()) return sar::Status::OK();
   sar::JobMapping mapping;
   SAR_RETURN_IF_ERROR(sar::ReadJobMapping(path, &mapping));
   std::vector<std::string> unknown;
-  *jobs = sar::ResolveJobs(fabric, mapping, &unknown);
+  *jobs = sar::ResolveJobs(fabric, mapping, &unknown, pairs);
   for (const std::string& h : unknown) {
     std::fprintf(stderr, "sar-route: note: host '%s' of %s is not in the fabric\n", h.c_str(),
                  path.c_str());

@@ -124,10 +124,14 @@ sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric);
 sar::Status LoadFabricAndLfts(const FabricArgs& args, const std::vector<std::string>& lft_paths,
                               sar::Fabric* fabric, std::vector<sar::LftSet>* lfts);
 
+/// --job-hca-pairs rails|all (sar/jobs.h JobHcaPairs): which HCA ports of a job's hosts talk.
+void AddJobHcaPairsOption(CLI::App* cmd, sar::JobHcaPairs* pairs);
+
 /// Reads the job mapping file at `path` (none if empty) and ties its hosts to the fabric's
 /// HCAs; hosts the fabric lacks are noted on stderr once each, not fatal.
 sar::Status LoadJobs(const sar::Fabric& fabric, const std::string& path,
-                     std::vector<sar::ResolvedJob>* jobs);
+                     std::vector<sar::ResolvedJob>* jobs,
+                     sar::JobHcaPairs pairs = sar::JobHcaPairs::kRails);
 
 /// A node's description, else its name.
 std::string Describe(const sar::Fabric& f, sar::NodeId n);

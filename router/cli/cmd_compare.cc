@@ -59,6 +59,7 @@ struct CompareArgs {
   std::string baseline;  // row the per-job throughput is compared with
   bool per_job = false;  // text: the per-job throughput table of every row
   SarKnobs sar;
+  sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
 };
 
 // One line of the table.
@@ -345,7 +346,7 @@ int RunCompare(const CompareArgs& a) {
   sar::Status s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
   std::vector<sar::ResolvedJob> jobs;
-  s = LoadJobs(f, a.jobs, &jobs);
+  s = LoadJobs(f, a.jobs, &jobs, a.hca_pairs);
   if (!s.ok()) return Fail(s);
 
   std::string script;
@@ -542,6 +543,7 @@ std::function<int()> SetupCompare(CLI::App* c) {
   auto a = std::make_shared<CompareArgs>();
   AddFabricOptions(c, &a->fabric, /*topology_required=*/true, /*canonical_default=*/true);
   AddSarOptions(c, &a->sar);
+  AddJobHcaPairsOption(c, &a->hca_pairs);
   c->add_option("--jobs,-j", a->jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line")
       ->required();
   c->add_option("--engines,-e", a->engines,

@@ -30,6 +30,7 @@ struct EvalArgs {
   FabricArgs fabric;
   std::string lfts;
   std::string jobs;
+  sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
   std::string layers;
   int vls = 15;
   bool allow_disconnected = false;
@@ -141,7 +142,7 @@ int RunEval(const EvalArgs& a) {
   if (!s.ok()) return Fail(s);
   const sar::LftSet& lfts = tables[0];
   std::vector<sar::ResolvedJob> jobs;
-  s = LoadJobs(f, a.jobs, &jobs);
+  s = LoadJobs(f, a.jobs, &jobs, a.hca_pairs);
   if (!s.ok()) return Fail(s);
   std::optional<sar::VirtualLayers> layers;
   if (!a.layers.empty()) {
@@ -412,6 +413,7 @@ std::function<int()> SetupEval(CLI::App* c) {
   c->add_option("--lfts,-l", e.lfts, "LFT dump (OpenSM dump, file engine input, or dump_fts)")
       ->required();
   c->add_option("--jobs,-j", e.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
+  AddJobHcaPairsOption(c, &e.hca_pairs);
   c->add_option("--layers", e.layers,
                 "virtual layer per route (see docs/formats.md); with it, every layer must be "
                 "deadlock-free for the tables to be valid");

@@ -17,6 +17,7 @@ struct JobMixArgs {
   FabricArgs fabric;
   sar::JobMixOptions mix;
   std::string out;
+  sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
 };
 
 int RunJobMix(const JobMixArgs& a) {
@@ -28,12 +29,13 @@ int RunJobMix(const JobMixArgs& a) {
   if (!s.ok()) return Fail(s);
   s = sar::WriteJobMapping(a.out, mapping);
   if (!s.ok()) return Fail(s);
-  int hosts = 0, multi = 0;
-  for (const sar::ResolvedJob& j : sar::ResolveJobs(f, mapping)) {
-    hosts += static_cast<int>(j.endpoints.size());
+  size_t hosts = 0;
+  int multi = 0;
+  for (const sar::Job& j : mapping.jobs) hosts += j.hosts.size();
+  for (const sar::ResolvedJob& j : sar::ResolveJobs(f, mapping, nullptr, a.hca_pairs)) {
     multi += j.num_leaf_switches >= 2;
   }
-  std::fprintf(stderr, "sar-route: wrote %s: %zu jobs on %d hosts, %d span two or more leaves\n",
+  std::fprintf(stderr, "sar-route: wrote %s: %zu jobs on %zu hosts, %d span two or more leaves\n",
                a.out.c_str(), mapping.jobs.size(), hosts, multi);
   return kOk;
 }
@@ -57,6 +59,7 @@ std::function<int()> SetupJobMix(CLI::App* c) {
                 "leaves (0 = SLURM's topology-aware best fit, the default)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("-o,--out", a->out, "job mapping file to write")->required();
+  AddJobHcaPairsOption(c, &a->hca_pairs);
   return [a] { return RunJobMix(*a); };
 }
 

@@ -40,6 +40,7 @@ struct RouteArgs {
   bool migration = false;
   bool hca_pairs_only = false;
   SarKnobs sar;
+  sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
   std::string out;
   std::string out_format = "opensm";
   std::string sl_out;
@@ -92,6 +93,7 @@ int RunRoute(const RouteArgs& a) {
   ro.sar_all_pairs_budget = a.sar.all_pairs_budget;
   ro.sar_refine_work = a.sar.refine_work;
   ro.sar_no_regret = a.sar.no_regret;
+  ro.job_hca_pairs = a.hca_pairs;
   sar::RoutingInputs in;
   s = sar::LoadRoutingInputs(f, ro, &in);
   for (const std::string& note : in.notes) {
@@ -108,7 +110,7 @@ int RunRoute(const RouteArgs& a) {
     sar::JobMapping before;
     s = sar::ReadJobMapping(a.previous_jobs, &before);
     if (!s.ok()) return Fail(s);
-    in.previous_jobs = sar::ResolveJobs(f, before);
+    in.previous_jobs = sar::ResolveJobs(f, before, nullptr, a.hca_pairs);
   }
   const double read_ms = watch.Lap();
 
@@ -223,6 +225,7 @@ std::function<int()> SetupRoute(CLI::App* c) {
   // The topology is checked in run: `--engine list` must work without one.
   AddFabricOptions(c, &r.fabric, /*topology_required=*/false, /*canonical_default=*/true);
   AddSarOptions(c, &r.sar);
+  AddJobHcaPairsOption(c, &r.hca_pairs);
   c->add_option("--jobs,-j", r.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
   c->add_option("--vls", r.vls, "virtual lanes usable as layers")->check(CLI::Range(1, 15));
   c->add_option("--cn-guids", r.cn_guids, "compute node GUIDs, one per line");

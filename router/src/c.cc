@@ -165,7 +165,8 @@ sar::Status Route(const sar_fabric_t& fabric, const sar_options_t& c_options, sa
   in.memory = c_options.memory;
   in.previous = std::move(previous);
   if (previous_mapping != nullptr) {
-    in.previous_jobs = sar::ResolveJobs(fabric.fabric, *previous_mapping);
+    in.previous_jobs =
+        sar::ResolveJobs(fabric.fabric, *previous_mapping, nullptr, options.job_hca_pairs);
   }
   r->engine = in.engine;
   r->notes = in.notes;
@@ -254,6 +255,9 @@ void sar_options_set_sar_refine_work(sar_options_t* o, uint64_t steps) {
       steps == 0 ? sar::kDefaultSarRefineWork : std::min(steps, sar::kMaxSarRefineWork);
 }
 void sar_options_set_sar_no_regret(sar_options_t* o, int on) { o->options.sar_no_regret = on != 0; }
+void sar_options_set_job_hca_pairs_all(sar_options_t* o, int all) {
+  o->options.job_hca_pairs = all != 0 ? sar::JobHcaPairs::kAll : sar::JobHcaPairs::kRails;
+}
 void sar_options_set_migration(sar_options_t* o, int on) { o->options.migration = on != 0; }
 void sar_options_set_delta(sar_options_t* o, int on) { o->options.delta = on != 0; }
 

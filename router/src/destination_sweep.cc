@@ -70,16 +70,20 @@ SweepContext::SweepContext(const Fabric& fabric, const LftSet& lfts,
   }
   if (jobs == nullptr) return;
   job_members.resize(jobs->size());
+  job_member_pos.resize(jobs->size());
   std::vector<int> member_of(endpoints.size(), 0);  // stamp: job index + 1
   for (size_t j = 0; j < jobs->size(); ++j) {
     const int stamp = static_cast<int>(j) + 1;
-    for (const PortRef& p : (*jobs)[j].endpoints) {
+    const std::vector<PortRef>& ends = (*jobs)[j].endpoints;
+    for (size_t pos = 0; pos < ends.size(); ++pos) {
+      const PortRef& p = ends[pos];
       const PortId id = fabric.port_id(p);
       // Map the port back to its endpoint index (the job lists cabled HCA ports).
       for (int e : of_node[p.node]) {
         if (fabric.port_id(endpoints[e]) == id && member_of[e] != stamp) {
           member_of[e] = stamp;
           job_members[j].push_back(e);
+          job_member_pos[j].push_back(static_cast<int>(pos));
         }
       }
     }
@@ -126,12 +130,14 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
   std::vector<std::pair<size_t, size_t>> job_range(num_jobs);
   for (size_t j = 0; j < num_jobs; ++j) {
     const size_t begin = dests.size();
-    for (int e : ctx.job_members[j]) {
+    for (size_t k = 0; k < ctx.job_members[j].size(); ++k) {
+      const int e = ctx.job_members[j][k];
       const Lid base = fabric.base_lid(ctx.endpoints[e]);
       if (base == 0 || ctx.leaf[e] < 0) continue;
       for (Lid l = base; l < base + lid_count(e); ++l) {
         if (!sent(e, l)) continue;
-        dests.push_back({l, e, ctx.leaf[e], l == base, true, seen[l] == 0, static_cast<int>(j)});
+        dests.push_back({l, e, ctx.leaf[e], l == base, true, seen[l] == 0, static_cast<int>(j),
+                         static_cast<int>(k)});
         seen[l] = 1;
       }
     }

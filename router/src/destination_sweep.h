@@ -50,8 +50,10 @@ struct SweepContext {
   std::vector<std::vector<int>> of_node;    // per node: endpoint indices
   std::vector<std::vector<int>> on_switch;  // per switch: endpoint indices, in order
   std::vector<int> leaves;                  // switches with endpoints, by first endpoint
-  /// Per job: indices of its endpoints, each once, in the job's order.
+  /// Per job: indices of its endpoints, each once, in the job's order, and each one's index
+  /// into the job's endpoints (for ResolvedJob::Sends, the pair rule).
   std::vector<std::vector<int>> job_members;
+  std::vector<std::vector<int>> job_member_pos;
   /// Per endpoint: its source LID offset; empty = 0 for all.
   std::vector<uint8_t> offset;
   int offsets = 1;                            // 1 + the largest offset
@@ -70,7 +72,8 @@ struct SweepDestination {
   /// The first visit of this LID. Only a LID whose endpoint is in several jobs is visited more
   /// than once (once per job); analyses that are not per job skip the repeats.
   bool first = true;
-  int job = -1;  // >= 0: visited as one of this job's destinations (sent LIDs only)
+  int job = -1;     // >= 0: visited as one of this job's destinations (sent LIDs only)
+  int member = -1;  // with job >= 0: the endpoint's index into ctx.job_members[job]
 };
 
 class SweepVisitor {

@@ -234,7 +234,25 @@ PartFigures Figures(const std::vector<double>& rates) {
 std::vector<FlowJob> AllToAllFlowJobs(const std::vector<ResolvedJob>& jobs) {
   std::vector<FlowJob> out;
   out.reserve(jobs.size());
-  for (const ResolvedJob& j : jobs) out.push_back({j.id, j.endpoints, {}});
+  for (const ResolvedJob& j : jobs) {
+    out.push_back({j.id, j.endpoints, {}});
+    // A host with several ports in the job: not every pair on distinct nodes talks (rails, and
+    // never two HCAs of one host), so its pairs (ResolvedJob::Sends) are one phase, all at once.
+    std::vector<int> ports_of_host;
+    bool several = false;
+    for (int h : j.host_of) {
+      if (static_cast<size_t>(h) >= ports_of_host.size()) ports_of_host.resize(h + 1, 0);
+      several |= ++ports_of_host[h] > 1;
+    }
+    if (!several) continue;
+    std::vector<std::pair<int32_t, int32_t>> pairs;
+    for (size_t a = 0; a < j.endpoints.size(); ++a) {
+      for (size_t b = 0; b < j.endpoints.size(); ++b) {
+        if (j.Sends(a, b)) pairs.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
+      }
+    }
+    out.back().phases.push_back(std::move(pairs));
+  }
   return out;
 }
 

@@ -202,6 +202,31 @@ std::vector<Item> Items(const Fabric& f, const std::vector<ResolvedJob>& jobs) {
   return items;
 }
 
+// Items count pairs on distinct nodes. A job with hosts of several HCA ports counts only some
+// of those (ResolvedJob::Sends): it becomes one job per rail group, each pair in one group
+// (JobTrafficGroups, each_pair_once), on distinct hosts within a group, so distinct nodes there
+// means distinct hosts. The rail-aligned pairs are a subset of both JobHcaPairs modes' pairs, so
+// the bound stays a bound for kAll (weaker than it could be).
+std::vector<ResolvedJob> RailGroupJobs(const Fabric& f, const std::vector<ResolvedJob>& jobs) {
+  std::vector<ResolvedJob> out;
+  for (const ResolvedJob& job : jobs) {
+    if (job.host_of.empty() || job.num_leaf_switches < 2) {
+      out.push_back(job);
+      continue;
+    }
+    ResolvedJob rails = job;
+    rails.hca_pairs = JobHcaPairs::kRails;
+    for (const std::vector<int>& group : JobTrafficGroups(f, rails, true)) {
+      ResolvedJob sub;
+      sub.id = job.id;
+      for (int i : group) sub.endpoints.push_back(job.endpoints[i]);
+      sub.num_leaf_switches = JobLeafSpan(f, sub);
+      out.push_back(std::move(sub));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 uint64_t MakespanLowerBound(std::vector<uint64_t>* items, int channels) {
@@ -225,7 +250,7 @@ EffectiveEfiBound EffectiveEfiLowerBound(const Fabric& f, const std::vector<Reso
   EffectiveEfiBound out;
   const int num_sw = f.num_switches();
   if (num_sw == 0) return out;
-  std::vector<Item> items = Items(f, jobs);
+  std::vector<Item> items = Items(f, RailGroupJobs(f, jobs));
   if (items.empty()) return out;
   // Largest weight first: bucketed in this order, every group's items come out sorted.
   std::sort(items.begin(), items.end(),

@@ -94,14 +94,18 @@ void MetricsVisitor::Visit(int worker, const internal::SweepDestination& d,
                            const DestinationTree& tree) {
   if (!d.sent || d.leaf < 0) return;
   Worker& w = workers_[worker];
-  const NodeId dest_node = ctx_.endpoints[d.endpoint].node;
   if (d.first) {  // plain EFI: every endpoint to every endpoint on another node
     w.sources.AddAllBut(ctx_, d);
     w.sources.Push(ctx_.tracer, tree, w.efi.data());
   }
-  if (d.job >= 0) {  // effective EFI: each job on its own
-    for (int e : ctx_.job_members[d.job]) {
-      if (ctx_.endpoints[e].node != dest_node && ctx_.leaf[e] >= 0 && ctx_.Sends(e, d)) {
+  if (d.job >= 0) {  // effective EFI: each job on its own, its pairs by ResolvedJob::Sends
+    const ResolvedJob& job = jobs_[d.job];
+    const std::vector<int>& members = ctx_.job_members[d.job];
+    const std::vector<int>& pos = ctx_.job_member_pos[d.job];
+    const size_t to = static_cast<size_t>(pos[d.member]);
+    for (size_t k = 0; k < members.size(); ++k) {
+      const int e = members[k];
+      if (job.Sends(static_cast<size_t>(pos[k]), to) && ctx_.leaf[e] >= 0 && ctx_.Sends(e, d)) {
         w.sources.Add(ctx_.leaf[e], 1);
       }
     }

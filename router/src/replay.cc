@@ -306,9 +306,11 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 bool JobRoutesChanged(const Fabric& f, const LftSet& before, const LftSet& after,
                       const std::vector<uint8_t>& offsets, const std::vector<int>& index,
                       const ResolvedJob& job) {
-  for (const PortRef& d : job.endpoints) {
-    for (const PortRef& src : job.endpoints) {
-      if (src.node == d.node) continue;
+  for (size_t di = 0; di < job.endpoints.size(); ++di) {
+    const PortRef& d = job.endpoints[di];
+    for (size_t si = 0; si < job.endpoints.size(); ++si) {
+      const PortRef& src = job.endpoints[si];
+      if (!job.Sends(si, di)) continue;
       const Lid lid = SourceLid(f, d, offsets.empty() ? 0 : offsets[index[f.port_id(src)]]);
       if (lid == 0 || lid > after.max_lid()) continue;
       PortRef at = f.peer(src);

@@ -55,7 +55,7 @@ Status Settle(const Fabric& f, const RoutingOptions& o, JobMapping mapping, bool
   }
   const std::string mapping_name = o.mapping_path.empty() ? "(none given)" : o.mapping_path;
   std::vector<std::string> unknown_hosts;
-  in.jobs = ResolveJobs(f, in.mapping, &unknown_hosts);
+  in.jobs = ResolveJobs(f, in.mapping, &unknown_hosts, o.job_hca_pairs);
   for (const std::string& h : unknown_hosts) {
     in.notes.push_back("host '" + h + "' of job mapping " + mapping_name + " is not in the fabric");
   }

@@ -65,6 +65,39 @@ inline void AssignTestLids(Fabric* f, int lmc) {
   }
 }
 
+/// A rail-optimised 2-level fabric (a DGX SuperPOD's scalable units): `units` units of `hosts`
+/// hosts "dgx-U-HH", each with `rails` single-port HCAs "dgx-U-HH <hca_prefix><r + hca_base>";
+/// rail r of unit u is cabled to leaf "leaf-U-R" (one port left free), every leaf once to each of
+/// `spines` spines. Unit
+/// u's host h thus sits on `rails` leaves, and hosts of one unit share a leaf on every rail.
+inline Fabric RailFabric(int units, int hosts, int rails, int spines,
+                         const std::string& hca_prefix = "mlx5_", int hca_base = 0) {
+  Fabric f;
+  std::vector<NodeId> spine;
+  for (int s = 0; s < spines; ++s)
+    spine.push_back(AddSwitch(&f, units * rails, Numbered("spine", s, 2)));
+  for (int u = 0; u < units; ++u) {
+    std::vector<NodeId> leaf;
+    for (int r = 0; r < rails; ++r) {
+      leaf.push_back(
+          AddSwitch(&f, hosts + spines + 1, "leaf-" + std::to_string(u) + "-" + std::to_string(r)));
+      for (NodeId s : spine) Cable(&f, leaf.back(), s);
+    }
+    for (int h = 0; h < hosts; ++h) {
+      const std::string host = "dgx-" + std::to_string(u) + "-" + Numbered("", h, 2);
+      for (int r = 0; r < rails; ++r) {
+        const NodeId n = f.AddNode(NodeKind::kHca, 1, 0x3000000 + f.num_nodes() * 0x100,
+                                   host + "-" + std::to_string(r),
+                                   host + " " + hca_prefix + std::to_string(r + hca_base));
+        EXPECT_NE(n, kNoNode);
+        Cable(&f, n, leaf[r]);
+      }
+    }
+  }
+  AssignTestLids(&f, 0);
+  return f;
+}
+
 /// A 2-level fat tree: every leaf cabled once to every spine, `hosts` HCAs per leaf.
 inline Fabric FatTree2(int leaves, int spines, int hosts, int lmc = 0) {
   Fabric f;

@@ -160,5 +160,49 @@ TEST_F(RealFabrics, UnassignedLidsGetTheDeterministicAssignment) {
       << p.err;
 }
 
+// Rail-optimised DGX nodes on NVIDIA's SuperPOD dump: each host has 4 HCAs on 4 leaves (rails
+// 01..04 of its scalable unit). A one-host job is not multi-switch (eval, and SAR routes it as
+// dfsssp); hosts of one unit share a leaf on every rail, so rail-aligned traffic between them
+// spans one leaf (4 with --job-hca-pairs all); hosts of two units span two and SAR reroutes.
+TEST_F(RealFabrics, SuperpodRailJobsSpanWhereTheirTrafficCrosses) {
+  const std::string path = RealFabricPath("nvidia-ndr-superpod.ibnetdiscover");
+  SAR_SKIP_IF_NO_REAL_FABRIC(path);
+  const std::string topo = " -t " + path;
+  // a08-p1-dgx-04-c01/-c02: mlx5_0,1,4,5 on IBLEAF-01..04-04; b05-p1-dgx-05-c15: HCA-1,2,5,6
+  // on IBLEAF-01..04-05 (the same rails under the other naming).
+  std::ofstream(Path("one.map")) << "a08-p1-dgx-04-c01 1\n";
+  std::ofstream(Path("unit.map")) << "a08-p1-dgx-04-c01 2\na08-p1-dgx-04-c02 2\n";
+  std::ofstream(Path("two.map")) << "a08-p1-dgx-04-c01 3\nb05-p1-dgx-05-c15 3\n";
+  const std::string dfsssp = Path("dfsssp.lfts");
+  ASSERT_EQ(SarRoute("route -e dfsssp" + topo + " -o " + dfsssp).exit_code, 0);
+  auto eval_job = [&](const std::string& map, const std::string& extra) {
+    const Outcome e = SarRoute("eval --json --no-flows" + topo + " --lfts " + dfsssp + " --jobs " +
+                               Path(map) + extra);
+    EXPECT_EQ(e.exit_code, 0) << e.err;
+    return nlohmann::json::parse(e.out)["jobs"].at(0);
+  };
+  for (const std::string extra : {"", " --job-hca-pairs all"}) {
+    SCOPED_TRACE(extra);
+    const nlohmann::json one = eval_job("one.map", extra);
+    EXPECT_EQ(one["hosts"], 1);
+    EXPECT_EQ(one["leaf_switches"], 1);
+    EXPECT_EQ(one["efi_max"], 0);
+    EXPECT_EQ(eval_job("unit.map", extra)["leaf_switches"], extra.empty() ? 1 : 4);
+    EXPECT_EQ(eval_job("two.map", extra)["leaf_switches"], extra.empty() ? 2 : 8);
+  }
+  const std::string sar_one = Path("sar-one.lfts"), sar_two = Path("sar-two.lfts");
+  ASSERT_EQ(
+      SarRoute("route -e sar" + topo + " --jobs " + Path("one.map") + " -o " + sar_one).exit_code,
+      0);
+  EXPECT_EQ(testcmd::Slurp(sar_one), testcmd::Slurp(dfsssp)) << "a one-host job rerouted";
+  ASSERT_EQ(
+      SarRoute("route -e sar" + topo + " --jobs " + Path("two.map") + " -o " + sar_two).exit_code,
+      0);
+  EXPECT_NE(testcmd::Slurp(sar_two), testcmd::Slurp(dfsssp)) << "a two-unit job kept dfsssp's";
+  const Outcome bad = SarRoute("eval" + topo + " --lfts " + dfsssp + " --job-hca-pairs rail");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("expected rails or all"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace sar

@@ -47,7 +47,8 @@ struct FlowJob {
 };
 
 /// FlowJobs of ResolveJobs' jobs, all-to-all (phases are added by the caller where a job has a
-/// schedule).
+/// schedule). A job with a host of several HCA ports gets one phase: the pairs that
+/// ResolvedJob::Sends (rail-aligned by default), all at once.
 std::vector<FlowJob> AllToAllFlowJobs(const std::vector<ResolvedJob>& jobs);
 
 struct ForsJobPlan;       // fors_job.h

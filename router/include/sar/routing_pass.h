@@ -63,6 +63,9 @@ struct RoutingOptions {
   /// A mapping_path that does not exist counts as "no jobs" instead of an error (the plugin:
   /// sar-filterd has not written one yet).
   bool mapping_optional = false;
+  /// Which HCA ports of a job's hosts exchange traffic (sar/jobs.h, ResolvedJob::Sends):
+  /// rail-aligned by default.
+  JobHcaPairs job_hca_pairs = JobHcaPairs::kRails;
   /// Node class files (node_classes.h); "" = none.
   std::string cn_guids_path, io_guids_path;
   /// Up*/Down* root switches by name; empty = automatic.

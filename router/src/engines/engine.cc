@@ -40,12 +40,11 @@ std::string PortName(const Fabric& f, PortRef p) {
 }
 
 // Job endpoints must be cabled HCA ports of this fabric (anything else would index the engines'
-// arrays out of range or route a LID nobody owns), and num_leaf_switches must count their
-// switches: SAR skips jobs below two, so a wrong count silently drops or adds a job.
+// arrays out of range or route a LID nobody owns), host_of/rail_of must be empty or one per
+// endpoint, and num_leaf_switches must be JobLeafSpan (sar/jobs.h): SAR skips jobs below two, so
+// a wrong count silently drops or adds a job.
 Status CheckJobs(const Fabric& f, const std::vector<ResolvedJob>& jobs) {
-  std::vector<NodeId> leaves;
   for (const ResolvedJob& job : jobs) {
-    leaves.clear();
     for (const PortRef& p : job.endpoints) {
       const bool known = p.node >= 0 && p.node < f.num_nodes();
       const bool hca_port =
@@ -57,14 +56,19 @@ Status CheckJobs(const Fabric& f, const std::vector<ResolvedJob>& jobs) {
         return Status::InvalidArgument("job '" + job.id + "': endpoint " + where +
                                        " is not a cabled HCA port of the fabric");
       }
-      leaves.push_back(f.peer(p).node);
     }
-    std::sort(leaves.begin(), leaves.end());
-    const auto distinct = std::unique(leaves.begin(), leaves.end()) - leaves.begin();
-    if (distinct != job.num_leaf_switches) {
-      return Status::InvalidArgument(
-          "job '" + job.id + "' says it spans " + std::to_string(job.num_leaf_switches) +
-          " leaf switches, its endpoints are on " + std::to_string(distinct));
+    const size_t n = job.endpoints.size();
+    if ((!job.host_of.empty() || !job.rail_of.empty()) &&
+        (job.host_of.size() != n || job.rail_of.size() != n)) {
+      return Status::InvalidArgument("job '" + job.id + "': " + std::to_string(n) + " endpoints, " +
+                                     std::to_string(job.host_of.size()) + " hosts and " +
+                                     std::to_string(job.rail_of.size()) + " rails given");
+    }
+    const int span = JobLeafSpan(f, job);
+    if (span != job.num_leaf_switches) {
+      return Status::InvalidArgument("job '" + job.id + "' says it spans " +
+                                     std::to_string(job.num_leaf_switches) +
+                                     " leaf switches, its traffic spans " + std::to_string(span));
     }
   }
   return Status::OK();

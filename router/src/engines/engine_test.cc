@@ -220,7 +220,11 @@ TEST(RoutingEngine, JobsMustReferToCabledHcaPortsOfThisFabric) {
   jobs = {good};
   jobs[0].num_leaf_switches = 1;
   FailsAlikeForEveryEngine(in, Status::Code::kInvalidArgument,
-                           "job '7' says it spans 1 leaf switches, its endpoints are on 2");
+                           "job '7' says it spans 1 leaf switches, its traffic spans 2");
+  // Hosts and rails must be given for every endpoint or for none.
+  jobs = {good};
+  jobs[0].host_of = {0};
+  FailsAlikeForEveryEngine(in, Status::Code::kInvalidArgument, "hosts and");
 }
 
 TEST(RoutingEngine, NodeClassesMustBeSizedForTheFabric) {

@@ -33,19 +33,24 @@ void PlanSar(const RoutingInput& in, SsspRouter* router, std::vector<SsspStep>* 
   for (int e = 0; e < g.num_endpoint_dests; ++e) {
     dest_of_port[f.port_id(g.dests[e].node, g.dests[e].port)] = e;
   }
-  // Algorithm 1, lines 1-4: the jobs of each node (multi-switch jobs only).
+  // Algorithm 1, lines 1-4: the jobs of each node (multi-switch jobs only). A job with rails
+  // is one member set per traffic group (JobTrafficGroups: rail-aligned, one per rail), so only
+  // the pairs that exchange traffic raise the weights. The router skips a destination's own
+  // node; with JobHcaPairs::kAll it counts a host's other HCAs to it (it knows nodes, not hosts).
   std::vector<std::vector<int>> members;
   std::vector<size_t> largest(g.num_endpoint_dests, 0);
   if (in.jobs != nullptr) {
     for (const ResolvedJob& job : *in.jobs) {
       if (job.num_leaf_switches < 2) continue;
-      std::vector<int> m;
-      // Route has checked that every endpoint is a cabled HCA port, i.e. one of the dests.
-      for (const PortRef& p : job.endpoints) m.push_back(dest_of_port[f.port_id(p)]);
-      std::sort(m.begin(), m.end());
-      m.erase(std::unique(m.begin(), m.end()), m.end());
-      for (int e : m) largest[e] = std::max(largest[e], m.size());
-      members.push_back(std::move(m));
+      for (const std::vector<int>& group : JobTrafficGroups(f, job)) {
+        std::vector<int> m;
+        // Route has checked that every endpoint is a cabled HCA port, i.e. one of the dests.
+        for (int i : group) m.push_back(dest_of_port[f.port_id(job.endpoints[i])]);
+        std::sort(m.begin(), m.end());
+        m.erase(std::unique(m.begin(), m.end()), m.end());
+        for (int e : m) largest[e] = std::max(largest[e], m.size());
+        members.push_back(std::move(m));
+      }
     }
   }
   router->SetJobs(std::move(members));
@@ -131,8 +136,7 @@ void KeepNoJobSlower(const RoutingInput& in, const SwitchGraph& g,
       if (x.lid <= lfts->max_lid()) fixed_lid[x.lid] = 1;
     }
   }
-  std::vector<FlowJob> jobs;
-  uint64_t flows = 0;
+  std::vector<ResolvedJob> multi;
   for (const ResolvedJob& j : *in.jobs) {
     if (j.num_leaf_switches < 2) continue;
     bool fixed = false;
@@ -140,8 +144,12 @@ void KeepNoJobSlower(const RoutingInput& in, const SwitchGraph& g,
       const Lid lid = f.base_lid(e);
       fixed = fixed || (lid <= lfts->max_lid() && fixed_lid[lid]);
     }
-    if (fixed) continue;
-    jobs.push_back({j.id, j.endpoints, {}});
+    if (!fixed) multi.push_back(j);
+  }
+  // One flow job per job of `multi`, in order (rail-aligned pairs: ResolvedJob::Sends).
+  const std::vector<FlowJob> jobs = AllToAllFlowJobs(multi);
+  uint64_t flows = 0;
+  for (const ResolvedJob& j : multi) {
     flows += static_cast<uint64_t>(j.endpoints.size()) * j.endpoints.size();
   }
   if (jobs.empty()) return;
@@ -205,11 +213,12 @@ void KeepNoJobSlower(const RoutingInput& in, const SwitchGraph& g,
   }
   auto channels_of = [&](size_t j) {
     std::vector<Flow> pairs;
-    for (const PortRef& a : jobs[j].endpoints) {
-      for (const PortRef& b : jobs[j].endpoints) {
-        if (a.node == b.node) continue;
-        pairs.push_back({static_cast<uint32_t>(endpoint_of[f.port_id(a)]),
-                         static_cast<uint32_t>(endpoint_of[f.port_id(b)])});
+    const std::vector<PortRef>& ends = multi[j].endpoints;
+    for (size_t a = 0; a < ends.size(); ++a) {
+      for (size_t b = 0; b < ends.size(); ++b) {
+        if (!multi[j].Sends(a, b)) continue;
+        pairs.push_back({static_cast<uint32_t>(endpoint_of[f.port_id(ends[a])]),
+                         static_cast<uint32_t>(endpoint_of[f.port_id(ends[b])])});
       }
     }
     std::vector<std::vector<int32_t>> paths;
