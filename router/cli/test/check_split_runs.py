@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,11 @@ def without_times(x):
     return x
 
 
+def figures(path):
+    """The report's SVG figures (time series, heat map): no times in them."""
+    return re.findall(r"<svg.*?</svg>", open(path).read(), re.S)
+
+
 def main():
     sar_route, src, work = sys.argv[1:4]
     shutil.rmtree(work, ignore_errors=True)
@@ -51,12 +57,15 @@ def main():
     for delta in ([], ["--delta"]):
         tag = "delta" if delta else "full"
         whole_csv = os.path.join(work, f"whole-{tag}.csv")
-        whole = json.loads(run(base + delta + ["--csv", whole_csv]).stdout)
+        whole_html = os.path.join(work, f"whole-{tag}.html")
+        whole = json.loads(run(base + delta + ["--csv", whole_csv, "--html", whole_html]).stdout)
         assert whole["events"] > 20, whole
         wd = os.path.join(work, f"split-{tag}")
         split_csv = os.path.join(work, f"split-{tag}.csv")
+        split_html = os.path.join(work, f"split-{tag}.html")
         for k in range(4):
-            out = run(base + delta + ["--csv", split_csv, "--shard", f"{k}/4", "--work-dir", wd])
+            out = run(base + delta + ["--csv", split_csv, "--html", split_html, "--shard",
+                                      f"{k}/4", "--work-dir", wd])
             assert f"shard {k}/4" in out.stdout, out.stdout
             assert os.path.exists(os.path.join(wd, f"shard-{k}.json"))
         assert not os.path.exists(split_csv), "a shard wrote the report"
@@ -66,7 +75,9 @@ def main():
         assert sorted(a) == sorted(b), f"{tag}: merged CSV differs from the unsplit run's"
         assert a == b, f"{tag}: merged CSV rows in another order"
         assert without_times(merged) == without_times(whole), (tag, merged, whole)
-        print(f"replay {tag}: {len(a)} rows equal after merging 4 shards")
+        svg = figures(whole_html)
+        assert len(svg) >= 3 and svg == figures(split_html), f"{tag}: the HTML figures differ"
+        print(f"replay {tag}: {len(a)} rows and {len(svg)} HTML figures equal after 4 shards")
 
     # Refusals. A shard missing: exit 4 and its number.
     wd = os.path.join(work, "split-full")
@@ -106,14 +117,18 @@ def main():
     # Study split by (failure count, seed) points: 1 + 3 + 3 points over 3 shards.
     study = [sar_route, "study", "-t", topo, "-e", "dfsssp,minhop", "--links", "0,1,3",
              "--seeds", "3", "--clusters", "4", "--progress", "off", "--threads", "1", "--json"]
-    whole = json.loads(run(study).stdout)
+    whole = json.loads(run(study + ["--html", os.path.join(work, "whole-study.html")]).stdout)
     wd = os.path.join(work, "split-study")
     for k in range(3):
-        run(study + ["--shard", f"{k}/3", "--work-dir", wd])
+        run(study + ["--html", os.path.join(work, "split-study.html"), "--shard", f"{k}/3",
+                     "--work-dir", wd])
     merged = json.loads(run([sar_route, "merge", wd]).stdout)
     assert len(merged["points"]) == 7, merged
     assert without_times(merged) == without_times(whole), (merged, whole)
-    print("study: 7 points and the fits equal after merging 3 shards")
+    with open(os.path.join(work, "whole-study.html")) as a, \
+            open(os.path.join(work, "split-study.html")) as b:
+        assert a.read() == b.read(), "the study's HTML report differs"
+    print("study: 7 points, the fits and the HTML report equal after merging 3 shards")
     print("PASSED")
 
 
