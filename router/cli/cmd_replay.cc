@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -204,9 +205,8 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
     return Fail(sar::Status::InvalidArgument("give exactly one of --swf, --trace, --sacct"));
   }
   Manifest manifest;
-  bool submitted = false;
-  sar::Status s = PrepareSplit("replay", cmd, &a.split, kOutputOnly, &manifest, &submitted);
-  if (!s.ok() || submitted) return s.ok() ? kOk : Fail(s);
+  sar::Status s = PrepareSplit("replay", cmd, &a.split, kOutputOnly, &manifest);
+  if (!s.ok()) return Fail(s);
   sar::Fabric f;
   s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
@@ -215,6 +215,16 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
   if (!a.trace.empty()) s = sar::ReadJobHistory(a.trace, sar::HistoryFormat::kTrace, &history);
   if (!a.sacct.empty()) s = sar::ReadJobHistory(a.sacct, sar::HistoryFormat::kSacct, &history);
   if (!s.ok()) return Fail(s);
+  if (a.split.slurm_array > 0) {              // the inputs read: split and submit
+    for (const std::string& e : a.engines) {  // what every shard would refuse
+      if (!sar::MakeRoutingEngine(e)) {
+        return Fail(sar::Status::InvalidArgument("unknown engine '" + e +
+                                                 "'; known engines: " + sar::RoutingEngineList()));
+      }
+    }
+    s = StartSlurmArray("replay", a.split, manifest);
+    return s.ok() ? kOk : Fail(s);
+  }
 
   sar::ReplayOptions o;
   o.engines = a.engines;
@@ -261,6 +271,7 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
                     {"begin", range.begin},
                     {"end", range.end},
                     {"wall_s", shard_s},
+                    {"cpu_s", static_cast<double>(std::clock()) / CLOCKS_PER_SEC},
                     {"flow_baseline", r.flow_baseline},
                     {"samples", std::move(rows)}};
     s = WriteShard(a.split.work_dir, manifest, a.split.shard_index, std::move(payload));

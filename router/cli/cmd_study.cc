@@ -15,6 +15,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "sar/engine.h"
 #include "sar/io/file_util.h"
 #include "sar/shards.h"
 #include "sar/study.h"
@@ -151,12 +152,21 @@ Json FitJson(const sar::LinearFit& f) {
 
 int RunStudy(StudyArgs& a, const CLI::App* cmd) {
   Manifest manifest;
-  bool submitted = false;
-  sar::Status s = PrepareSplit("study", cmd, &a.split, kOutputOnly, &manifest, &submitted);
-  if (!s.ok() || submitted) return s.ok() ? kOk : Fail(s);
+  sar::Status s = PrepareSplit("study", cmd, &a.split, kOutputOnly, &manifest);
+  if (!s.ok()) return Fail(s);
   sar::Fabric f;
   s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
+  if (a.split.slurm_array > 0) {              // the inputs read: split and submit
+    for (const std::string& e : a.engines) {  // what every shard would refuse
+      if (!sar::MakeRoutingEngine(e)) {
+        return Fail(sar::Status::InvalidArgument("unknown engine '" + e +
+                                                 "'; known engines: " + sar::RoutingEngineList()));
+      }
+    }
+    s = StartSlurmArray("study", a.split, manifest);
+    return s.ok() ? kOk : Fail(s);
+  }
   sar::StudyOptions o;
   o.engines = a.engines;
   o.seeds = a.seeds;

@@ -326,8 +326,7 @@ sar::Status ParseShard(SplitArgs* a) {
 }
 
 sar::Status PrepareSplit(const std::string& command, const CLI::App* c, SplitArgs* a,
-                         const std::set<std::string>& ignored, Manifest* m, bool* done) {
-  *done = false;
+                         const std::set<std::string>& ignored, Manifest* m) {
   const int modes = !a->merge_dir.empty() + !a->shard.empty() + (a->slurm_array > 0);
   if (modes > 1) {
     return sar::Status::InvalidArgument("give at most one of --shard, --slurm-array");
@@ -357,32 +356,7 @@ sar::Status PrepareSplit(const std::string& command, const CLI::App* c, SplitArg
   }
   if (a->slurm_array > 0) {
     m->shards = a->slurm_array;
-    std::string dir = a->work_dir;
-    if (dir.empty()) {
-      char stamp[32];
-      const time_t now = time(nullptr);
-      struct tm tm;
-      strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
-      dir = "sar-" + command + "-" + stamp;
-    }
-    dir = Absolute(dir);
-    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      return sar::Status::IOError(dir + ": " + strerror(errno));
-    }
-    struct stat st;
-    if (stat((dir + "/manifest.json").c_str(), &st) == 0) {
-      return sar::Status::InvalidArgument(dir +
-                                          " already holds a split run; `sar-route merge "
-                                          "--resume " +
-                                          dir + "` resubmits its missing shards");
-    }
-    SAR_RETURN_IF_ERROR(WriteManifest(dir, *m));
-    SAR_RETURN_IF_ERROR(WriteScripts(dir, *m));
-    std::vector<int> all;
-    for (int k = 0; k < m->shards; ++k) all.push_back(k);
-    SAR_RETURN_IF_ERROR(SubmitToSlurm(dir, *m, all, {}));
-    *done = true;
-    return sar::Status::OK();
+    return sar::Status::OK();  // StartSlurmArray submits once the inputs have been read
   }
   SAR_RETURN_IF_ERROR(ParseShard(a));
   m->shards = a->shard_count;
@@ -403,6 +377,32 @@ sar::Status PrepareSplit(const std::string& command, const CLI::App* c, SplitArg
   }
   m->slurm_opts = stored.slurm_opts;
   m->cwd = stored.cwd;
+  return sar::Status::OK();
+}
+
+sar::Status StartSlurmArray(const std::string& command, const SplitArgs& args, const Manifest& m) {
+  std::string dir = args.work_dir;
+  if (dir.empty()) {
+    char stamp[32];
+    const time_t now = time(nullptr);
+    struct tm tm;
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
+    dir = "sar-" + command + "-" + stamp;
+  }
+  dir = Absolute(dir);
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return sar::Status::IOError(dir + ": " + strerror(errno));
+  }
+  struct stat st;
+  if (stat((dir + "/manifest.json").c_str(), &st) == 0) {
+    return sar::Status::InvalidArgument(dir + " already holds a split run; `sar-route merge " +
+                                        "--resume " + dir + "` resubmits its missing shards");
+  }
+  SAR_RETURN_IF_ERROR(WriteManifest(dir, m));
+  SAR_RETURN_IF_ERROR(WriteScripts(dir, m));
+  std::vector<int> all;
+  for (int k = 0; k < m.shards; ++k) all.push_back(k);
+  SAR_RETURN_IF_ERROR(SubmitToSlurm(dir, m, all, {}));
   return sar::Status::OK();
 }
 

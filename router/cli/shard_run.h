@@ -64,12 +64,15 @@ std::vector<int> MissingShards(const std::string& dir, const Manifest& m);
 /// Parses --shard K/N into args (and checks --work-dir); InvalidArgument when malformed.
 sar::Status ParseShard(SplitArgs* args);
 
-/// The whole split flow of a command before its own work: with --slurm-array, writes the work
-/// directory and submits (sets *done); with --shard, checks or writes the manifest; with the
-/// hidden --merge-shards, reads the manifest and checks the key. *manifest is filled in all cases
-/// that continue.
+/// The split flow of a command before it reads its inputs (so a pipe is refused before it is
+/// read): fills *manifest (arguments, key; nothing for a plain run); with --shard checks or
+/// writes the work directory's manifest; with the hidden --merge-shards reads it and checks the
+/// key.
 sar::Status PrepareSplit(const std::string& command, const CLI::App* cmd, SplitArgs* args,
-                         const std::set<std::string>& ignored, Manifest* manifest, bool* done);
+                         const std::set<std::string>& ignored, Manifest* manifest);
+/// --slurm-array, once the command has read its inputs without error: writes the work directory
+/// (manifest, shard.sh, merge.sh) and submits every shard and the merge.
+sar::Status StartSlurmArray(const std::string& command, const SplitArgs& args, const Manifest& m);
 
 /// Submits array tasks `tasks` of the work directory and a merge job that waits for them
 /// (afterok); prints the ids and the directory. `extra` sbatch options go after the stored ones.

@@ -110,6 +110,11 @@ def main():
     p = run(base + ["--slurm-array", "2", "--work-dir", os.path.join(work, "w-noslurm")],
             expect=4, env=env)
     assert "sbatch" in p.stderr and "PATH" in p.stderr, p.stderr
+    p = run([a if a != "sar,dfsssp,minhop" else "sar,nosuch" for a in base] +
+            ["--slurm-array", "2", "--work-dir", os.path.join(work, "w-badengine")], expect=2,
+            env=env)
+    assert "unknown engine 'nosuch'" in p.stderr, p.stderr
+    assert not os.path.exists(os.path.join(work, "w-badengine")), "a work dir for a bad run"
     with open(os.path.join(work, "w-noslurm", "shard.sh")) as f:
         script = f.read()
     assert '--shard "$SLURM_ARRAY_TASK_ID/2"' in script, script
