@@ -28,7 +28,7 @@ struct SplitArgs {
 void AddSplitOptions(CLI::App* cmd, SplitArgs* args);
 
 /// The options of `cmd` as given, as an argument list that parses to the same values (without
-/// the split options): what the shards and the merge run.
+/// the split options and --progress): what the shards and the merge run.
 std::vector<std::string> GivenArguments(const CLI::App* cmd);
 
 /// What ties shards to the inputs: FNV-1a 64 of the command, the arguments that change results
