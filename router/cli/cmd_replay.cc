@@ -5,10 +5,13 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,8 @@
 #include "sar/job_history.h"
 #include "sar/replay.h"
 #include "sar/report_html.h"
+#include "sar/shards.h"
+#include "shard_run.h"
 
 namespace sarcli {
 namespace {
@@ -42,7 +47,99 @@ struct ReplayArgs {
   bool no_flows = false;
   std::string baseline;
   bool sar_no_regret = false;
+  SplitArgs split;
 };
+
+// Options that change no figure: left out of the key that ties shards to their inputs.
+const std::set<std::string> kOutputOnly = {"--json", "--csv", "--html", "--heatmap-event",
+                                           "--threads"};
+
+// A sample as a shard stores it: every field the reports read, in this order (doubles in JSON
+// round-trip exactly; the per-job figures stay in the shard, their count is kept).
+Json SampleRow(const sar::ReplaySample& s) {
+  return Json::array({s.effective_efi_max,  s.dark_fiber,
+                      s.worst_job_efi,      s.efi_max,
+                      s.reroute_ms,         s.lft_changed,
+                      s.lft_blocks_changed, s.jobs_continuing,
+                      s.jobs_rerouted,      s.stale_effective_efi_max,
+                      s.rerouted,           s.job_time_median,
+                      s.job_time_max,       s.slowest_median,
+                      s.slowest_min,        s.jobs_faster,
+                      s.jobs_slower,        s.jobs_slower_2pct,
+                      s.speedup_median,     s.flow_jobs,
+                      s.engine_used});
+}
+
+double Real(const Json& j) {  // JSON has no NaN: nlohmann writes it as null
+  return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
+}
+
+sar::ReplaySample SampleFromRow(const Json& j) {
+  sar::ReplaySample s;
+  s.effective_efi_max = j.at(0).get<uint64_t>();
+  s.dark_fiber = Real(j.at(1));
+  s.worst_job_efi = j.at(2).get<uint64_t>();
+  s.efi_max = j.at(3).get<uint64_t>();
+  s.reroute_ms = Real(j.at(4));
+  s.lft_changed = j.at(5).get<uint64_t>();
+  s.lft_blocks_changed = j.at(6).get<uint64_t>();
+  s.jobs_continuing = j.at(7).get<int>();
+  s.jobs_rerouted = j.at(8).get<int>();
+  s.stale_effective_efi_max = j.at(9).get<uint64_t>();
+  s.rerouted = j.at(10).get<bool>();
+  s.job_time_median = Real(j.at(11));
+  s.job_time_max = Real(j.at(12));
+  s.slowest_median = Real(j.at(13));
+  s.slowest_min = Real(j.at(14));
+  s.jobs_faster = j.at(15).get<int>();
+  s.jobs_slower = j.at(16).get<int>();
+  s.jobs_slower_2pct = j.at(17).get<int>();
+  s.speedup_median = Real(j.at(18));
+  s.flow_jobs = j.at(19).get<int>();
+  s.engine_used = j.at(20).get<std::string>();
+  return s;
+}
+
+// The merge: the plan (placement and events, cheap and deterministic) and every shard's samples.
+sar::Status MergeReplayShards(const std::string& dir, const Manifest& m, const sar::Fabric& f,
+                              const sar::JobHistory& history, const sar::ReplayOptions& o,
+                              sar::ReplayResult* r, double* wall_ms) {
+  SAR_RETURN_IF_ERROR(sar::PlanReplay(f, history, o, r));
+  std::vector<Json> shards;
+  SAR_RETURN_IF_ERROR(ReadShards(dir, m, &shards));
+  const size_t events = r->events.size();
+  r->samples.assign(o.engines.size(), std::vector<sar::ReplaySample>(events));
+  *wall_ms = 0;
+  for (int k = 0; k < m.shards; ++k) {
+    const Json& j = shards[k];
+    const std::string path = ShardPath(dir, k);
+    try {
+      const sar::ShardRange want = sar::ShardOf(events, k, m.shards);
+      if (j.at("events").get<size_t>() != events || j.at("begin").get<size_t>() != want.begin ||
+          j.at("end").get<size_t>() != want.end) {
+        return sar::Status::InvalidArgument(path + ": events of another plan");
+      }
+      const Json& rows = j.at("samples");
+      if (rows.size() != o.engines.size()) {
+        return sar::Status::Corruption(path + ": samples of " + std::to_string(rows.size()) +
+                                       " engines, want " + std::to_string(o.engines.size()));
+      }
+      for (size_t e = 0; e < rows.size(); ++e) {
+        if (rows[e].size() != want.end - want.begin) {
+          return sar::Status::Corruption(path + ": wrong number of samples");
+        }
+        for (size_t i = 0; i < rows[e].size(); ++i) {
+          r->samples[e][want.begin + i] = SampleFromRow(rows[e][i]);
+        }
+      }
+      if (k == 0) r->flow_baseline = j.at("flow_baseline").get<std::string>();
+      *wall_ms += 1000 * j.at("wall_s").get<double>();
+    } catch (const Json::exception& e) {
+      return sar::Status::Corruption(path + ": " + e.what());
+    }
+  }
+  return sar::Status::OK();
+}
 
 Json SummaryJson(const sar::ReplaySummary& s) {
   return {{"effective_efi_max_mean", s.eff_efi_mean},
@@ -102,19 +199,32 @@ std::string Csv(const sar::ReplayResult& r) {
   return out;
 }
 
-int RunReplay(const ReplayArgs& a) {
+int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
   const int sources = !a.swf.empty() + !a.trace.empty() + !a.sacct.empty();
   if (sources != 1) {
     return Fail(sar::Status::InvalidArgument("give exactly one of --swf, --trace, --sacct"));
   }
+  Manifest manifest;
+  sar::Status s = PrepareSplit("replay", cmd, &a.split, kOutputOnly, &manifest);
+  if (!s.ok()) return Fail(s);
   sar::Fabric f;
-  sar::Status s = LoadFabric(a.fabric, &f);
+  s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
   sar::JobHistory history;
   if (!a.swf.empty()) s = sar::ReadJobHistory(a.swf, sar::HistoryFormat::kSwf, &history);
   if (!a.trace.empty()) s = sar::ReadJobHistory(a.trace, sar::HistoryFormat::kTrace, &history);
   if (!a.sacct.empty()) s = sar::ReadJobHistory(a.sacct, sar::HistoryFormat::kSacct, &history);
   if (!s.ok()) return Fail(s);
+  if (a.split.slurm_array > 0) {              // the inputs read: split and submit
+    for (const std::string& e : a.engines) {  // what every shard would refuse
+      if (!sar::MakeRoutingEngine(e)) {
+        return Fail(sar::Status::InvalidArgument("unknown engine '" + e +
+                                                 "'; known engines: " + sar::RoutingEngineList()));
+      }
+    }
+    s = StartSlurmArray("replay", a.split, manifest);
+    return s.ok() ? kOk : Fail(s);
+  }
 
   sar::ReplayOptions o;
   o.engines = a.engines;
@@ -134,9 +244,48 @@ int RunReplay(const ReplayArgs& a) {
   if (bar) o.progress = [progress](size_t done, size_t total) { progress->Update(done, total); };
   sar::ReplayResult r;
   Stopwatch watch;
-  s = sar::Replay(f, history, o, &r);
-  if (!s.ok()) return Fail(s);
-  const double wall_ms = watch.Lap();
+  double wall_ms = 0;
+  if (!a.split.merge_dir.empty()) {
+    s = MergeReplayShards(a.split.merge_dir, manifest, f, history, o, &r, &wall_ms);
+    if (!s.ok()) return Fail(s);
+  } else if (a.split.shard_index >= 0) {
+    // One shard: its contiguous range of events, all engines (the per-job throughput compares
+    // engines at the same event), into the work directory.
+    sar::ReplayResult plan;
+    s = sar::PlanReplay(f, history, o, &plan);
+    if (!s.ok()) return Fail(s);
+    const sar::ShardRange range =
+        sar::ShardOf(plan.events.size(), a.split.shard_index, a.split.shard_count);
+    o.event_begin = range.begin;
+    o.event_end = range.end;
+    s = sar::Replay(f, history, o, &r);
+    if (!s.ok()) return Fail(s);
+    Json rows = Json::array();
+    for (size_t e = 0; e < r.engines.size(); ++e) {
+      Json mine = Json::array();
+      for (size_t k = range.begin; k < range.end; ++k) mine.push_back(SampleRow(r.samples[e][k]));
+      rows.push_back(std::move(mine));
+    }
+    const double shard_s = watch.Lap() / 1000;
+    Json payload = {{"events", r.events.size()},
+                    {"begin", range.begin},
+                    {"end", range.end},
+                    {"wall_s", shard_s},
+                    {"cpu_s", static_cast<double>(std::clock()) / CLOCKS_PER_SEC},
+                    {"flow_baseline", r.flow_baseline},
+                    {"samples", std::move(rows)}};
+    s = WriteShard(a.split.work_dir, manifest, a.split.shard_index, std::move(payload));
+    if (!s.ok()) return Fail(s);
+    std::printf("shard %d/%d: events %zu..%zu of %zu, %zu engines, %.1f s -> %s\n",
+                a.split.shard_index, a.split.shard_count, range.begin, range.end, r.events.size(),
+                r.engines.size(), shard_s,
+                ShardPath(a.split.work_dir, a.split.shard_index).c_str());
+    return kOk;
+  } else {
+    s = sar::Replay(f, history, o, &r);
+    if (!s.ok()) return Fail(s);
+    wall_ms = watch.Lap();
+  }
 
   if (!a.csv.empty()) {
     s = sar::WriteFileAtomic(a.csv, Csv(r));
@@ -306,7 +455,8 @@ std::function<int()> SetupReplay(CLI::App* c) {
                 "else the first engine)");
   c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
-  return [a] { return RunReplay(*a); };
+  AddSplitOptions(c, &a->split);
+  return [a, c] { return RunReplay(*a, c); };
 }
 
 }  // namespace sarcli

@@ -6,15 +6,20 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli_common.h"
 #include "commands.h"
+#include "sar/engine.h"
 #include "sar/io/file_util.h"
+#include "sar/shards.h"
 #include "sar/study.h"
+#include "shard_run.h"
 
 namespace sarcli {
 namespace {
@@ -36,7 +41,93 @@ struct StudyArgs {
   bool json = false;
   std::string html;
   std::string progress = "auto";
+  SplitArgs split;
 };
+
+const std::set<std::string> kOutputOnly = {"--json", "--html", "--threads"};
+
+double Real(const Json& j) {  // JSON has no NaN: nlohmann writes it as null
+  return j.is_null() ? std::numeric_limits<double>::quiet_NaN() : j.get<double>();
+}
+
+std::vector<double> Reals(const Json& j) {
+  std::vector<double> v;
+  for (const Json& x : j) v.push_back(Real(x));
+  return v;
+}
+
+// A point as a shard stores it (doubles in JSON round-trip exactly).
+Json PointJson(const sar::StudyPoint& pt) {
+  Json cells = Json::array();
+  for (const sar::StudyCell& c : pt.cells) {
+    cells.push_back({c.routed, c.error, c.disconnected_before, c.alltoall, c.exchange, c.clustered,
+                     c.cluster_time_max, c.cluster_time_median, c.route_ms});
+  }
+  return {pt.links, pt.switches, pt.seed, pt.drawn, pt.draw_error, std::move(cells)};
+}
+
+sar::StudyPoint PointFromJson(const Json& j) {
+  sar::StudyPoint pt;
+  pt.links = j.at(0).get<int>();
+  pt.switches = j.at(1).get<int>();
+  pt.seed = j.at(2).get<uint64_t>();
+  pt.drawn = j.at(3).get<bool>();
+  pt.draw_error = j.at(4).get<std::string>();
+  for (const Json& c : j.at(5)) {
+    sar::StudyCell cell;
+    cell.routed = c.at(0).get<bool>();
+    cell.error = c.at(1).get<std::string>();
+    cell.disconnected_before = c.at(2).get<uint64_t>();
+    cell.alltoall = Real(c.at(3));
+    cell.exchange = Real(c.at(4));
+    cell.clustered = Reals(c.at(5));
+    cell.cluster_time_max = Reals(c.at(6));
+    cell.cluster_time_median = Reals(c.at(7));
+    cell.route_ms = Real(c.at(8));
+    pt.cells.push_back(std::move(cell));
+  }
+  return pt;
+}
+
+// The merge: every shard's points in shard order, then the fits over all of them.
+sar::Status MergeStudyShards(const std::string& dir, const Manifest& m, const sar::StudyOptions& o,
+                             sar::StudyResult* r) {
+  std::vector<Json> shards;
+  SAR_RETURN_IF_ERROR(ReadShards(dir, m, &shards));
+  const size_t points = sar::StudyPointCount(o);
+  *r = sar::StudyResult();
+  r->engines = o.engines;
+  r->cluster_sizes = o.cluster_sizes;
+  for (int k = 0; k < m.shards; ++k) {
+    const Json& j = shards[k];
+    const std::string path = ShardPath(dir, k);
+    try {
+      const sar::ShardRange want = sar::ShardOf(points, k, m.shards);
+      if (j.at("begin").get<size_t>() != want.begin || j.at("end").get<size_t>() != want.end ||
+          j.at("points").size() != want.end - want.begin) {
+        return sar::Status::InvalidArgument(path + ": points of another split");
+      }
+      const auto intact = j.at("intact_error").get<std::vector<std::string>>();
+      if (k == 0) {
+        r->endpoints = j.at("endpoints").get<size_t>();
+        r->pairs = j.at("pairs").get<uint64_t>();
+        r->intact_error = intact;
+      } else if (intact != r->intact_error || j.at("endpoints").get<size_t>() != r->endpoints) {
+        return sar::Status::InvalidArgument(path + ": another intact fabric than shard 0's");
+      }
+      for (const Json& p : j.at("points")) {
+        r->points.push_back(PointFromJson(p));
+        if (r->points.back().drawn && r->points.back().cells.size() != o.engines.size()) {
+          return sar::Status::Corruption(path + ": a point without every engine");
+        }
+      }
+    } catch (const Json::exception& e) {
+      return sar::Status::Corruption(path + ": " + e.what());
+    }
+  }
+  sar::FitStudy(r);
+  return sar::Status::OK();
+}
 
 // Cables between switches and switches without HCAs: what PickRandomFailures may fail.
 void Failable(const sar::Fabric& f, int* cables, int* switches) {
@@ -59,10 +150,23 @@ Json FitJson(const sar::LinearFit& f) {
   return {{"intercept", f.intercept}, {"slope", f.slope}, {"r2", f.r2}, {"n", f.n}};
 }
 
-int RunStudy(const StudyArgs& a) {
-  sar::Fabric f;
-  sar::Status s = LoadFabric(a.fabric, &f);
+int RunStudy(StudyArgs& a, const CLI::App* cmd) {
+  Manifest manifest;
+  sar::Status s = PrepareSplit("study", cmd, &a.split, kOutputOnly, &manifest);
   if (!s.ok()) return Fail(s);
+  sar::Fabric f;
+  s = LoadFabric(a.fabric, &f);
+  if (!s.ok()) return Fail(s);
+  if (a.split.slurm_array > 0) {              // the inputs read: split and submit
+    for (const std::string& e : a.engines) {  // what every shard would refuse
+      if (!sar::MakeRoutingEngine(e)) {
+        return Fail(sar::Status::InvalidArgument("unknown engine '" + e +
+                                                 "'; known engines: " + sar::RoutingEngineList()));
+      }
+    }
+    s = StartSlurmArray("study", a.split, manifest);
+    return s.ok() ? kOk : Fail(s);
+  }
   sar::StudyOptions o;
   o.engines = a.engines;
   o.seeds = a.seeds;
@@ -89,7 +193,29 @@ int RunStudy(const StudyArgs& a) {
   auto progress = std::make_shared<ProgressBar>();
   if (bar) o.progress = [progress](int done, int total) { progress->Update(done, total); };
   sar::StudyResult r;
-  s = sar::RunStudy(f, o, &r);
+  if (!a.split.merge_dir.empty()) {
+    s = MergeStudyShards(a.split.merge_dir, manifest, o, &r);
+  } else if (a.split.shard_index >= 0) {
+    // One shard: its contiguous range of (step, draw) points into the work directory.
+    const sar::ShardRange range =
+        sar::ShardOf(sar::StudyPointCount(o), a.split.shard_index, a.split.shard_count);
+    o.point_begin = range.begin;
+    o.point_end = range.end;
+    s = sar::RunStudy(f, o, &r);
+    if (!s.ok()) return Fail(s);
+    Json points = Json::array();
+    for (const sar::StudyPoint& pt : r.points) points.push_back(PointJson(pt));
+    Json payload = {{"begin", range.begin},           {"end", range.end},
+                    {"endpoints", r.endpoints},       {"pairs", r.pairs},
+                    {"intact_error", r.intact_error}, {"points", std::move(points)}};
+    s = WriteShard(a.split.work_dir, manifest, a.split.shard_index, std::move(payload));
+    if (!s.ok()) return Fail(s);
+    std::printf("shard %d/%d: points %zu..%zu -> %s\n", a.split.shard_index, a.split.shard_count,
+                range.begin, range.end, ShardPath(a.split.work_dir, a.split.shard_index).c_str());
+    return kOk;
+  } else {
+    s = sar::RunStudy(f, o, &r);
+  }
   if (!s.ok()) return Fail(s);
   if (!a.html.empty()) {
     s = sar::WriteFileAtomic(a.html,
@@ -218,7 +344,8 @@ std::function<int()> SetupStudy(CLI::App* c) {
   c->add_option("--html", a->html, "write a self-contained HTML report with inline SVG");
   c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
-  return [a] { return RunStudy(*a); };
+  AddSplitOptions(c, &a->split);
+  return [a, c] { return RunStudy(*a, c); };
 }
 
 }  // namespace sarcli

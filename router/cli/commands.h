@@ -18,5 +18,6 @@ std::function<int()> SetupFors(CLI::App* cmd);
 std::function<int()> SetupReplay(CLI::App* cmd);
 std::function<int()> SetupStudy(CLI::App* cmd);
 std::function<int()> SetupForsSchedule(CLI::App* cmd);
+std::function<int()> SetupMerge(CLI::App* cmd);
 
 }  // namespace sarcli

@@ -45,6 +45,10 @@ const Subcommand kSubcommands[] = {
      sarcli::SetupStudy},
     {"fors-schedule", "one host's send/receive order in its alltoall job's FORS schedule",
      sarcli::SetupForsSchedule},
+    {"merge",
+     "join the shards of a split replay or study (--shard, --slurm-array) into its reports; "
+     "--resume resubmits missing shards",
+     sarcli::SetupMerge},
 };
 
 }  // namespace

@@ -284,6 +284,7 @@ Status FlowsAt(const Fabric& f, const std::vector<ResolvedJob>& jobs, const LftS
   for (JobFlows& j : r.jobs) {
     if (j.flows > 0) s->job_flows.push_back(std::move(j));
   }
+  s->flow_jobs = static_cast<int>(s->job_flows.size());
   return Status::OK();
 }
 
@@ -409,7 +410,10 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
   }
   SAR_RETURN_IF_ERROR(PlanReplay(f, history, o, out));
   const int events = static_cast<int>(out->events.size());
-  const size_t total = o.engines.size() * events;
+  // The shard's events [begin, end); before begin, only what rebuilds the tables at begin.
+  const int begin = static_cast<int>(std::min<size_t>(o.event_begin, events));
+  const int end = static_cast<int>(std::min<size_t>(std::max(o.event_end, o.event_begin), events));
+  const size_t total = o.engines.size() * (end - begin);
   size_t done = 0;
   out->samples.assign(o.engines.size(), std::vector<ReplaySample>(events));
   for (size_t e = 0; e < o.engines.size(); ++e) {
@@ -417,8 +421,24 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
     const bool per_event = MakeRoutingEngine(name)->uses_jobs();
     LftSet previous;
     std::vector<uint8_t> previous_offsets;  // the LID each source uses with `previous`
-    for (int k = 0; k < events; ++k) {
+    std::string first_engine_used;          // engine_used at event 0
+    // Without delta a reroute ignores the previous tables: the event before the shard is enough.
+    const int warm = !per_event || begin == 0 ? 0 : o.delta ? 0 : begin - 1;
+    for (int k = warm; k < end; ++k) {
+      const bool record = k >= begin;
       ReplaySample& s = out->samples[e][k];
+      if (!record && (per_event || k == 0)) {  // rebuild the tables the shard starts from
+        RoutingInputs inputs;
+        RoutingOutput routed;
+        AnalysisResult analysis;
+        SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &inputs, &routed, &analysis,
+                                    k == 0 ? nullptr : &previous));
+        if (k == 0) first_engine_used = inputs.engine;
+        previous = std::move(routed.lfts);
+        previous_offsets = std::move(routed.source_lid_offset);
+        continue;
+      }
+      if (!record) continue;
       if (per_event || k == 0) {
         RoutingInputs inputs;
         RoutingOutput routed;
@@ -434,6 +454,7 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
         }
         s.rerouted = true;
         s.engine_used = inputs.engine;
+        if (k == 0) first_engine_used = inputs.engine;
         Fill(analysis.metrics, &s);
         if (k > 0) {
           const LftChanges c = CountLftChanges(previous, routed.lfts);
@@ -460,7 +481,7 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
         CountStability(f, *out, k, previous, previous, previous_offsets, &s);
         Fill(analysis.metrics, &s);
         s.stale_effective_efi_max = s.effective_efi_max;
-        s.engine_used = out->samples[e][0].engine_used;
+        s.engine_used = first_engine_used;
       }
       if (o.progress) o.progress(++done, total);
     }
@@ -530,7 +551,7 @@ ReplaySummary SummarizeReplay(const ReplayResult& r, size_t engine) {
   s.jobs_rerouted_share_median = Median(moved);
   std::vector<double> tmed, speed;
   for (const ReplaySample& x : r.samples[engine]) {
-    if (x.job_flows.empty()) continue;
+    if (x.flow_jobs == 0) continue;
     tmed.push_back(x.job_time_median);
     s.job_time_max = std::max(s.job_time_max, x.job_time_max);
     s.jobs_slower += x.jobs_slower;

@@ -290,13 +290,16 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
     std::string error;
     if (!RouteAndValidate(*engines[e], fabric, o, &intact[e], &error)) r.intact_error[e] = error;
   }
-  int total = 0, done = 0;
-  for (size_t i = 0; i < o.links.size(); ++i) {
-    total += o.links[i] == 0 && o.switches[i] == 0 ? 1 : o.seeds;
-  }
+  const size_t all = StudyPointCount(o);
+  const size_t begin = std::min(o.point_begin, all);
+  const size_t end = std::min(std::max(o.point_end, o.point_begin), all);
+  const int total = static_cast<int>(end - begin);
+  int done = 0;
+  size_t index = 0;  // of the point in the unsplit list
   for (size_t i = 0; i < o.links.size(); ++i) {
     const int draws = o.links[i] == 0 && o.switches[i] == 0 ? 1 : o.seeds;
-    for (int k = 0; k < draws; ++k) {
+    for (int k = 0; k < draws; ++k, ++index) {
+      if (index < begin || index >= end) continue;
       StudyPoint pt;
       pt.links = o.links[i];
       pt.switches = o.switches[i];
@@ -365,24 +368,7 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
       if (o.progress) o.progress(++done, total);
     }
   }
-  // Lines per engine over the draws it routed; x = failed cables + failed switches.
-  r.fit_alltoall.resize(ne);
-  r.fit_exchange.resize(ne);
-  r.fit_clustered.assign(ne, std::vector<LinearFit>(o.cluster_sizes.size()));
-  for (size_t e = 0; e < ne; ++e) {
-    std::vector<double> x, y, yx;
-    std::vector<std::vector<double>> yc(o.cluster_sizes.size());
-    for (const StudyPoint& pt : r.points) {
-      if (!pt.drawn || !pt.cells[e].routed) continue;
-      x.push_back(pt.links + pt.switches);
-      y.push_back(pt.cells[e].alltoall);
-      yx.push_back(pt.cells[e].exchange);
-      for (size_t c = 0; c < yc.size(); ++c) yc[c].push_back(pt.cells[e].clustered[c]);
-    }
-    r.fit_alltoall[e] = FitLine(x, y);
-    r.fit_exchange[e] = FitLine(x, yx);
-    for (size_t c = 0; c < yc.size(); ++c) r.fit_clustered[e][c] = FitLine(x, yc[c]);
-  }
+  FitStudy(&r);
   *out = std::move(r);
   return Status::OK();
 }
@@ -396,6 +382,36 @@ std::string Fixed(double v, int decimals) {
 }
 
 }  // namespace
+
+size_t StudyPointCount(const StudyOptions& o) {
+  size_t n = 0;
+  for (size_t i = 0; i < o.links.size() && i < o.switches.size(); ++i) {
+    n += o.links[i] == 0 && o.switches[i] == 0 ? 1 : static_cast<size_t>(std::max(o.seeds, 0));
+  }
+  return n;
+}
+
+void FitStudy(StudyResult* r) {
+  // Lines per engine over the draws it routed; x = failed cables + failed switches.
+  const size_t ne = r->engines.size();
+  r->fit_alltoall.resize(ne);
+  r->fit_exchange.resize(ne);
+  r->fit_clustered.assign(ne, std::vector<LinearFit>(r->cluster_sizes.size()));
+  for (size_t e = 0; e < ne; ++e) {
+    std::vector<double> x, y, yx;
+    std::vector<std::vector<double>> yc(r->cluster_sizes.size());
+    for (const StudyPoint& pt : r->points) {
+      if (!pt.drawn || !pt.cells[e].routed) continue;
+      x.push_back(pt.links + pt.switches);
+      y.push_back(pt.cells[e].alltoall);
+      yx.push_back(pt.cells[e].exchange);
+      for (size_t c = 0; c < yc.size(); ++c) yc[c].push_back(pt.cells[e].clustered[c]);
+    }
+    r->fit_alltoall[e] = FitLine(x, y);
+    r->fit_exchange[e] = FitLine(x, yx);
+    for (size_t c = 0; c < yc.size(); ++c) r->fit_clustered[e][c] = FitLine(x, yc[c]);
+  }
+}
 
 std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
   std::string s;

@@ -15,6 +15,7 @@
 #include "sar/failures.h"
 #include "sar/generate.h"
 #include "sar/lids.h"
+#include "sar/shards.h"
 
 namespace sar {
 namespace {
@@ -141,6 +142,69 @@ TEST(Study, DisconnectedPairsMatchAWalkOverTheDegradedFabric) {
     EXPECT_EQ(got, want) << "seed " << seed;
     EXPECT_GT(want, 0u);
   }
+}
+
+// Shards of the (step, draw) list put back in order give the unsplit run's points, and the fits
+// over them (FitStudy) its lines.
+TEST(Study, ShardsPutTogetherEqualTheUnsplitRun) {
+  const Fabric f = Ft2(4, 4);
+  StudyOptions o;
+  o.engines = {"dfsssp", "minhop"};
+  o.links = {0, 1, 3};
+  o.switches = {0, 0, 1};
+  o.seeds = 3;
+  o.cluster_sizes = {4};
+  o.threads = 1;
+  StudyResult whole;
+  ASSERT_TRUE(RunStudy(f, o, &whole).ok());
+  ASSERT_EQ(StudyPointCount(o), 7u);
+  ASSERT_EQ(whole.points.size(), 7u);
+  for (const int shards : {2, 3, 7}) {
+    StudyResult merged;
+    merged.engines = o.engines;
+    merged.cluster_sizes = o.cluster_sizes;
+    for (int k = 0; k < shards; ++k) {
+      const ShardRange range = ShardOf(StudyPointCount(o), k, shards);
+      StudyOptions so = o;
+      so.point_begin = range.begin;
+      so.point_end = range.end;
+      StudyResult part;
+      ASSERT_TRUE(RunStudy(f, so, &part).ok());
+      ASSERT_EQ(part.points.size(), range.end - range.begin);
+      EXPECT_EQ(part.intact_error, whole.intact_error);
+      for (StudyPoint& p : part.points) merged.points.push_back(std::move(p));
+    }
+    FitStudy(&merged);
+    ASSERT_EQ(merged.points.size(), whole.points.size());
+    for (size_t i = 0; i < whole.points.size(); ++i) {
+      const StudyPoint &a = merged.points[i], &b = whole.points[i];
+      EXPECT_EQ(a.links, b.links);
+      EXPECT_EQ(a.switches, b.switches);
+      EXPECT_EQ(a.seed, b.seed);
+      EXPECT_EQ(a.drawn, b.drawn);
+      ASSERT_EQ(a.cells.size(), b.cells.size());
+      for (size_t e = 0; e < a.cells.size(); ++e) {
+        EXPECT_EQ(a.cells[e].routed, b.cells[e].routed) << i << " " << e;
+        EXPECT_EQ(a.cells[e].disconnected_before, b.cells[e].disconnected_before);
+        EXPECT_EQ(a.cells[e].alltoall, b.cells[e].alltoall);
+        EXPECT_EQ(a.cells[e].exchange, b.cells[e].exchange);
+        EXPECT_EQ(a.cells[e].clustered, b.cells[e].clustered);
+        EXPECT_EQ(a.cells[e].cluster_time_max, b.cells[e].cluster_time_max);
+      }
+    }
+    for (size_t e = 0; e < o.engines.size(); ++e) {
+      EXPECT_EQ(merged.fit_alltoall[e].slope, whole.fit_alltoall[e].slope);
+      EXPECT_EQ(merged.fit_alltoall[e].intercept, whole.fit_alltoall[e].intercept);
+      EXPECT_EQ(merged.fit_exchange[e].n, whole.fit_exchange[e].n);
+      EXPECT_EQ(merged.fit_clustered[e][0].slope, whole.fit_clustered[e][0].slope);
+    }
+  }
+  // The fits need points at several failure counts: a single shard's are not the whole's.
+  StudyOptions one = o;
+  one.point_end = 2;
+  StudyResult part;
+  ASSERT_TRUE(RunStudy(f, one, &part).ok());
+  EXPECT_NE(part.fit_alltoall[0].n, whole.fit_alltoall[0].n);
 }
 
 TEST(Study, SmallStudyEndToEnd) {

@@ -19,6 +19,9 @@
 //      continuing jobs had their own routes changed (stability); for rerouted engines also the
 //      max effective EFI the previous tables would have given (what the reroute bought). With
 //      ReplayOptions::delta each reroute starts from the previous event's tables.
+//   A shard (ReplayOptions::event_begin/event_end) fills the samples of its events only, after
+//   rebuilding the tables the unsplit run has before its first event; put together, the shards'
+//   samples are the unsplit run's (cmd `replay --shard`, `merge`).
 // Thread-safety: pure functions of their arguments (the engines use options.threads).
 #pragma once
 
@@ -62,6 +65,14 @@ struct ReplayOptions {
   std::string flow_baseline;
   /// sar's no-regret stage (RoutingOptions::sar_no_regret).
   bool sar_no_regret = false;
+  /// Shard (sar/shards.h): fill only the samples of events [event_begin, event_end) (clamped to
+  /// the events); the others stay default. The tables at event_begin are first rebuilt as the
+  /// unsplit run has them: engines that ignore jobs route event 0; job-aware engines route
+  /// event_begin - 1, or with `delta` every event before event_begin (each reroute starts from
+  /// the previous tables), without metrics. The filled samples equal the unsplit run's (but
+  /// reroute_ms, a time).
+  size_t event_begin = 0;
+  size_t event_end = std::numeric_limits<size_t>::max();
   /// Called after each (engine, event) with done and total; may be empty.
   std::function<void(size_t done, size_t total)> progress;
 };
@@ -112,6 +123,8 @@ struct ReplaySample {
   /// The per-job figures of the jobs with flows (FlowReport::jobs; the baseline comparison reads
   /// them through CompareJobFlows).
   std::vector<JobFlows> job_flows;
+  /// job_flows.size() (kept when a shard's samples are read back without the per-job figures).
+  int flow_jobs = 0;
   std::string engine_used;  // "dfsssp" for "sar" without multi-leaf jobs (the empty-mapping rule)
 };
 

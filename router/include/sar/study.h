@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,13 @@ struct StudyOptions {
   std::vector<int> cluster_sizes = {4, 16};
   int num_vls = 8;
   int threads = 0;
+  /// Shard (sar/shards.h): only the points [point_begin, point_end) of the (step, draw) list
+  /// (steps in order, draws of a step in seed order; a 0/0 step has one draw) are computed and
+  /// kept in StudyResult::points; the fits are over those. Every shard routes the intact fabric
+  /// once per engine (for the disconnection counts); the points equal the unsplit run's (but
+  /// route_ms, a time).
+  size_t point_begin = 0;
+  size_t point_end = std::numeric_limits<size_t>::max();
   /// Called after each (step, draw) with the number done and the total.
   std::function<void(int done, int total)> progress;
 };
@@ -123,6 +131,11 @@ struct StudyResult {
 /// InvalidArgument (unknown engine, mismatched step lists); an engine that cannot route is a
 /// result (routed = false), not an error.
 Status RunStudy(const Fabric& fabric, const StudyOptions& options, StudyResult* out);
+/// The number of (step, draw) points RunStudy computes without a shard range.
+size_t StudyPointCount(const StudyOptions& options);
+/// Sets the fits (fit_alltoall, fit_exchange, fit_clustered) from result->points: RunStudy's
+/// last step, and what merging shards' points does.
+void FitStudy(StudyResult* result);
 
 /// The regression table (Table V style) and, if `html`, the page: curves with their lines.
 std::string StudyReportHtml(const std::string& title, const StudyResult& result);
