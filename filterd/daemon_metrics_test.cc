@@ -93,8 +93,8 @@ TEST(DaemonMetrics, DashboardAndRulesNameOnlyExportedMetrics) {
     for (auto it = std::sregex_iterator(body.begin(), body.end(), metric);
          it != std::sregex_iterator(); ++it) {
       ++found;
-      EXPECT_TRUE(exported.count(it->str())) << file << " names " << it->str()
-                                             << ", which the daemon does not export";
+      EXPECT_TRUE(exported.count(it->str()))
+          << file << " names " << it->str() << ", which the daemon does not export";
     }
     EXPECT_GE(found, 8) << file;
   }
