@@ -454,6 +454,18 @@ static comm_state_t* Decide(MPI_Comm comm, const void* sendbuf, const char* what
 /* The only symbols the library exports (it is built with hidden visibility). */
 #define SARFORS_EXPORT __attribute__((visibility("default")))
 
+/* The part both collectives share once their layout is filled in: the types' extents, this
+ * rank, then the phased exchange. */
+static int ExchangeLaidOut(comm_state_t* c, const sarfors_schedule_t* s, layout_t* l, MPI_Comm comm,
+                           text_t* t) {
+  MPI_Aint lb;
+  int me = 0;
+  PMPI_Type_get_extent(l->sendtype, &lb, &l->send_extent);
+  PMPI_Type_get_extent(l->recvtype, &lb, &l->recv_extent);
+  PMPI_Comm_rank(comm, &me);
+  return Exchange(c, s, l, me, t);
+}
+
 SARFORS_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
                                 MPI_Comm comm) {
@@ -472,12 +484,7 @@ SARFORS_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype
                     .recvtype = recvtype,
                     .sendcount = sendcount,
                     .recvcount = recvcount};
-      MPI_Aint lb;
-      int me = 0;
-      PMPI_Type_get_extent(sendtype, &lb, &l.send_extent);
-      PMPI_Type_get_extent(recvtype, &lb, &l.recv_extent);
-      PMPI_Comm_rank(comm, &me);
-      rc = Exchange(c, s, &l, me, t);
+      rc = ExchangeLaidOut(c, s, &l, comm, t);
     }
   }
   if (t) WriteTrace(t);
@@ -505,12 +512,7 @@ SARFORS_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], co
                     .sdispls = sdispls,
                     .recvcounts = recvcounts,
                     .rdispls = rdispls};
-      MPI_Aint lb;
-      int me = 0;
-      PMPI_Type_get_extent(sendtype, &lb, &l.send_extent);
-      PMPI_Type_get_extent(recvtype, &lb, &l.recv_extent);
-      PMPI_Comm_rank(comm, &me);
-      rc = Exchange(c, s, &l, me, t);
+      rc = ExchangeLaidOut(c, s, &l, comm, t);
     }
   }
   if (t) WriteTrace(t);

@@ -239,7 +239,8 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
   o.sar_no_regret = a.sar_no_regret;
   o.from_s = a.from_days * 86400.0;
   if (a.days > 0) o.to_s = o.from_s + a.days * 86400.0;
-  const bool bar = a.progress == "on" || (a.progress == "auto" && isatty(STDERR_FILENO));
+  // The bar stays on with --json: the summary goes to stdout, the bar to stderr.
+  const bool bar = StepsWanted(a.progress, /*json_output=*/false);
   auto progress = std::make_shared<ProgressBar>();
   if (bar) o.progress = [progress](size_t done, size_t total) { progress->Update(done, total); };
   sar::ReplayResult r;

@@ -189,7 +189,8 @@ int RunStudy(StudyArgs& a, const CLI::App* cmd) {
     o.links = a.links;
     o.switches = a.switches.empty() ? std::vector<int>(a.links.size(), 0) : a.switches;
   }
-  const bool bar = a.progress == "on" || (a.progress == "auto" && isatty(STDERR_FILENO));
+  // The bar stays on with --json: the summary goes to stdout, the bar to stderr.
+  const bool bar = StepsWanted(a.progress, /*json_output=*/false);
   auto progress = std::make_shared<ProgressBar>();
   if (bar) o.progress = [progress](int done, int total) { progress->Update(done, total); };
   sar::StudyResult r;
