@@ -126,6 +126,7 @@ class Day:
         self.rows = []
         self.failures = []
         self.latency_gaps = {}  # event number -> which log lacked a latency line
+        self.mpi_done = False  # an alltoall job ran its exchange under libsarfors
         self.n = 0
         # The mapping the switches' tables (bed.current_lfts) were routed for: with the shipped
         # `delta true` a pass starts from both (check_tables).
@@ -177,6 +178,7 @@ class Day:
                 if not ok:
                     self.failures.append(f"event {self.n}: FORS schedule of job {fors_job}: "
                                          f"{verdict}")
+            self.exercise_mpi(row)
             row["same"] = self.check_tables(tag, previous)
             if job or end_job:
                 row["latency"] = self.latency(job or end_job, marks, row["event"])
@@ -195,6 +197,25 @@ class Day:
         self.rows.append(row)
         self.print_event(row, detail)
         return row
+
+    def exercise_mpi(self, row):
+        """The first alltoall job of the day whose schedule the switches verified runs its
+        exchange under libsarfors (DayBed.run_alltoall_exchange); once per day: it takes seconds
+        of mpirun on this machine."""
+        if self.mpi_done:
+            return
+        by_id = {str(j.id): j for j in self.bed.jobs.values()}
+        for fors_job, ok, verdict in row["fors"]:
+            job = by_id.get(str(fors_job))
+            if not ok or job is None or job.pattern != "alltoall" or "none" in verdict.split():
+                continue
+            verdict, text = self.bed.run_alltoall_exchange(job)
+            row["mpi"] = (job.label, job.id, verdict, text)
+            self.mpi_done = verdict != "skipped" or self.mpi_done
+            if verdict == "FAILED":
+                self.failures.append(f"event {self.n}: MPI exchange of job {job.label} "
+                                     f"({job.id}) under libsarfors: {text}")
+            return
 
     def migration_check(self, marks):
         """The reroute ran as a migration epoch: its outcome, phase times and acks from the
@@ -295,6 +316,9 @@ class Day:
             for fors_job, ok, verdict in row.get("fors", []):
                 self.out(f"     FORS {verdict}" if ok
                          else f"     FORS job {fors_job}: FAILED {verdict}")
+            if row.get("mpi"):
+                label, job_id, verdict, text = row["mpi"]
+                self.out(f"     MPI job {label} ({job_id}) under libsarfors: {verdict}: {text}")
             mig = row.get("migration")
             if mig:
                 ms = mig["ms"]
@@ -354,6 +378,11 @@ class Day:
         if high_efi_fine:
             out(f"note: at events {', '.join(map(str, high_efi_fine))} sar's max effective EFI is "
                 f"above minhop's, yet no job is slower than under minhop")
+        for r in self.rows:
+            if r.get("mpi"):
+                label, job_id, verdict, text = r["mpi"]
+                out(f"\nMPI: at event {r['n']} alltoall job {label} ({job_id}) ran MPI_Alltoall "
+                    f"and MPI_Alltoallv under libsarfors: {verdict}: {text}")
         migs = [r["migration"] for r in self.rows if r.get("migration")]
         if migs:
             tot = [m["ms"].get("total", 0) for m in migs]

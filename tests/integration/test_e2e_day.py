@@ -32,6 +32,7 @@ hosts, and sar-filterd between them. Asserts:
 import json
 import os
 import re
+import shutil
 import xml.etree.ElementTree as ET
 
 import filterd_it as it
@@ -97,6 +98,17 @@ def body(args):
         it.check(len(quiet) >= 4 and any("resubmit" in r["title"] for r in quiet),
                  f"quiet events: {[r['title'] for r in quiet]}")
         it.check(len(rerouted) >= 2, f"reroutes: {[r['title'] for r in rerouted]}")
+        # The alltoall job's application: an MPI program under libsarfors followed the
+        # schedule the switches were routed for (issue 35, item 4), where MPI is installed.
+        ran = [r["mpi"] for r in day.rows if r.get("mpi")]
+        fors_rows = [r for r in rerouted if any(ok for _, ok, _ in r.get("fors", []))]
+        if fors_rows and bed.bins.sarfors and os.path.exists(bed.bins.sarfors) and \
+                shutil.which("mpirun"):
+            it.check(len(ran) == 1 and ran[0][2] == "ok",
+                     f"the alltoall job's MPI exchange under libsarfors: {ran}")
+        else:
+            print(f"MPI exchange not run: FORS rows {len(fors_rows)}, libsarfors "
+                  f"{bed.bins.sarfors}, mpirun {shutil.which('mpirun')}")
         for row in rerouted:
             check_row(bed, row)
             # Each reroute follows a job's start or end; its latency comes from the three logs.
