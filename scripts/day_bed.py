@@ -172,8 +172,8 @@ class Binaries:
                    os.path.join(b, "slurm-plugin", "sar-notify"),
                    os.path.join(b, "slurm-plugin", "sar_pattern.so"),
                    os.path.join(REPO, "slurm-plugin", "job_submit.lua"),
-                   os.path.join(b, "opensm-patch", "agent", "sar-agent"),
-                   os.path.join(b, "opensm-patch", "libsarmig", "sar-migconsumer"),
+                   os.path.join(b, "node", "agent", "sar-agent"),
+                   os.path.join(b, "node", "libsarmig", "sar-migconsumer"),
                    f"build tree {b}", sarfors=os.path.join(b, "mpi", "libsarfors.so"),
                    alltoall_check=os.path.join(b, "mpi", "alltoall_check"))
 
