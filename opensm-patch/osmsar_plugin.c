@@ -90,6 +90,22 @@ typedef struct mig_event {
 #define MIG_QUEUE 256     /* events beyond wait for nothing: dropped and counted (a trap storm) */
 #define MIG_ACK_BATCH 256 /* acks taken from the inbox at a time */
 
+/* One routing pass as the summary line at routing-done tells it (guarded by osmsar_t.mutex):
+ * what the routing callback did, and the LFT blocks the switches then acknowledged as changed.
+ * The per-block lines are VERBOSE; this one line per pass is INFO. */
+typedef struct pass_summary {
+  int open; /* the routing callback ran; routing-done not yet reported */
+  uint64_t start_ms;
+  char engine[32];
+  char result[96];
+  int switches_routed;
+  unsigned long blocks;
+  /* GUIDs of the switches with a changed block: open addressing, 0 = empty slot. */
+  uint64_t* changed;
+  size_t changed_cap, changed_count;
+  int changed_lost; /* out of memory: changed_count is a lower bound */
+} pass_summary_t;
+
 typedef struct osmsar {
   osm_opensm_t* osm;
   OsmsarConfig config;
@@ -129,6 +145,7 @@ typedef struct osmsar {
   struct sigaction old_usr2;
   int handler_installed;
   unsigned long lft_blocks; /* LFT_CHANGE events with a changed block, since load */
+  pass_summary_t pass;
   /* The passes' figures for metrics_textfile (guarded by mutex): counted by the routing callback,
    * written at routing-done, when OpenSM holds no lock. */
   unsigned long passes_ok, passes_failed;
@@ -553,6 +570,75 @@ static void count_failed_pass(osmsar_t* p) {
   pthread_mutex_unlock(&p->mutex);
 }
 
+/* A routing pass begins: the summary starts afresh (a pass whose routing-done never came is
+ * dropped; its failure was logged where it happened). */
+static void pass_begin(osmsar_t* p) {
+  pthread_mutex_lock(&p->mutex);
+  p->pass.open = 1;
+  p->pass.start_ms = now_ms();
+  snprintf(p->pass.engine, sizeof p->pass.engine, "(none)");
+  snprintf(p->pass.result, sizeof p->pass.result, "(unknown)");
+  p->pass.switches_routed = 0;
+  p->pass.blocks = 0;
+  if (p->pass.changed) memset(p->pass.changed, 0, p->pass.changed_cap * sizeof *p->pass.changed);
+  p->pass.changed_count = 0;
+  p->pass.changed_lost = 0;
+  pthread_mutex_unlock(&p->mutex);
+}
+
+/* What the routing callback ended with: `result` (NULL after a failure) and its outcome. */
+static void pass_outcome(osmsar_t* p, const sar_result_t* result, int switches,
+                         const char* outcome) {
+  pthread_mutex_lock(&p->mutex);
+  if (result) snprintf(p->pass.engine, sizeof p->pass.engine, "%s", sar_result_engine(result));
+  snprintf(p->pass.result, sizeof p->pass.result, "%s", outcome);
+  p->pass.switches_routed = switches;
+  pthread_mutex_unlock(&p->mutex);
+}
+
+/* Adds `guid` to the pass's set of switches with a changed block. Caller holds p->mutex. */
+static void pass_add_switch_locked(pass_summary_t* s, uint64_t guid) {
+  size_t i;
+  if (guid == 0) return;
+  if (2 * (s->changed_count + 1) > s->changed_cap) {
+    const size_t cap = s->changed_cap ? 2 * s->changed_cap : 64;
+    uint64_t* grown = calloc(cap, sizeof *grown);
+    if (!grown) {
+      s->changed_lost = 1;
+      return;
+    }
+    for (i = 0; i < s->changed_cap; i++) {
+      size_t j;
+      if (!s->changed[i]) continue;
+      for (j = (size_t)(s->changed[i] % cap); grown[j]; j = (j + 1) % cap)
+        ;
+      grown[j] = s->changed[i];
+    }
+    free(s->changed);
+    s->changed = grown;
+    s->changed_cap = cap;
+  }
+  for (i = (size_t)(guid % s->changed_cap); s->changed[i]; i = (i + 1) % s->changed_cap)
+    if (s->changed[i] == guid) return;
+  s->changed[i] = guid;
+  s->changed_count++;
+}
+
+/* Routing-done: the pass's one INFO line (the tables are in the switches). */
+static void pass_log_summary(osmsar_t* p) {
+  pass_summary_t s;
+  pthread_mutex_lock(&p->mutex);
+  s = p->pass;
+  p->pass.open = 0;
+  pthread_mutex_unlock(&p->mutex);
+  if (!s.open) return;
+  OSM_LOG(&p->osm->log, OSM_LOG_INFO,
+          "osmsar: pass summary: result %s; engine %s, %d switches routed; %lu LFT blocks "
+          "changed on %s%zu switches; tables in the switches %.1f ms after routing began\n",
+          s.result, s.engine, s.switches_routed, s.blocks, s.changed_lost ? "at least " : "",
+          s.changed_count, (double)(now_ms() - s.start_ms));
+}
+
 /* metrics_textfile: the passes in Prometheus' text format, for node_exporter's textfile
  * collector (a file, not an endpoint: no socket or thread inside OpenSM). Called at routing-done
  * without OpenSM's lock; the file is written outside p->mutex too. */
@@ -671,6 +757,8 @@ static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
               have_old ? "keeping the previous tables"
                        : "no previous tables: OpenSM falls back to its default engine");
       sar_free(err);
+      pass_outcome(p, NULL, 0,
+                   have_old ? "failed, previous tables kept" : "failed, OpenSM's default engine");
       if (!have_old) return -1;
       keep_old_tables(&p->osm->subn);
       return 0;
@@ -711,6 +799,11 @@ static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
             p->planned ? "a plan is held until its acks are in" : "no epoch released");
   }
   pthread_mutex_unlock(&p->mutex);
+  pass_outcome(p, p->result, switches,
+               installed          ? "ok, released plan installed"
+               : topology_changed ? "ok, topology changed: routed at once, not held"
+               : routed_now       ? "ok"
+                                  : "installed tables kept (migration)");
   if (topology_changed) wake(p, 'e');
   return 0;
 }
@@ -724,6 +817,7 @@ static int osmsar_build_fwd_tables(void* context) {
   int have_old, switches;
 
   test_stop_point(p->osm, "routing");
+  pass_begin(p);
 
   /* The mapping's directory may have appeared since load (sar-filterd's unit makes it). */
   pthread_mutex_lock(&p->mutex);
@@ -737,6 +831,8 @@ static int osmsar_build_fwd_tables(void* context) {
     pthread_mutex_lock(&p->mutex);
     have_old = p->result != NULL;
     pthread_mutex_unlock(&p->mutex);
+    pass_outcome(p, NULL, 0,
+                 have_old ? "failed, previous tables kept" : "failed, OpenSM's default engine");
     if (!have_old) return -1;
     keep_old_tables(subn);
     return 0;
@@ -758,12 +854,15 @@ static int osmsar_build_fwd_tables(void* context) {
                      : "no previous tables: OpenSM falls back to its default engine");
     sar_free(err);
     flat_free(&flat);
+    pass_outcome(p, NULL, 0,
+                 have_old ? "failed, previous tables kept" : "failed, OpenSM's default engine");
     if (!have_old) return -1;
     keep_old_tables(subn);
     return 0;
   }
   switches = install_tables(&flat, result);
   log_result(p, result, switches, "");
+  pass_outcome(p, result, switches, "ok");
   flat_free(&flat);
   pthread_mutex_lock(&p->mutex);
   count_pass_locked(p, result, switches);
@@ -1284,6 +1383,7 @@ static void osmsar_delete(void* data) {
   sar_options_destroy(p->options);
   sar_memory_destroy(p->memory);
   pthread_mutex_destroy(&p->mutex);
+  free(p->pass.changed);
   free(p);
 }
 
@@ -1307,7 +1407,9 @@ static void report_trap(osmsar_t* p, const ib_mad_notice_attr_t* ntc) {
 }
 
 /* LFT_CHANGE fires as a switch acknowledges a changed LFT block (not in the first sweep): one
- * log line per block, so operators and tests can count what a reroute sent. */
+ * line per block below INFO, at VERBOSE (OpenSM's -D 0x04; not DEBUG 0x08, which brings
+ * OpenSM's own debug lines too: 1.4 million in test_osmsar_plugin's FT(2;20,18)), so tests and
+ * operators can see what a reroute sent; and a count for the pass's INFO summary. */
 static void osmsar_report(void* data, osm_epi_event_id_t id, void* event) {
   osmsar_t* p = data;
   const osm_epi_lft_change_event_t* e = event;
@@ -1316,7 +1418,10 @@ static void osmsar_report(void* data, osm_epi_event_id_t id, void* event) {
     report_trap(p, event);
     return;
   }
-  if (id == OSM_EVENT_ID_UCAST_ROUTING_DONE) write_metrics_textfile(p);
+  if (id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
+    write_metrics_textfile(p);
+    pass_log_summary(p);
+  }
   if (p->mig && id == OSM_EVENT_ID_UCAST_ROUTING_DONE) {
     mig_event_t done = {.kind = EV_ROUTING_DONE, .at_ms = now_ms()};
     pthread_mutex_lock(&p->mutex);
@@ -1341,8 +1446,10 @@ static void osmsar_report(void* data, osm_epi_event_id_t id, void* event) {
   if (id != OSM_EVENT_ID_LFT_CHANGE || !(e->flags & LFT_CHANGED_BLOCK)) return;
   pthread_mutex_lock(&p->mutex); /* read by write_metrics_textfile */
   blocks = ++p->lft_blocks;
+  p->pass.blocks++;
+  pass_add_switch_locked(&p->pass, cl_ntoh64(osm_node_get_node_guid(e->p_sw->p_node)));
   pthread_mutex_unlock(&p->mutex);
-  OSM_LOG(&p->osm->log, OSM_LOG_INFO,
+  OSM_LOG(&p->osm->log, OSM_LOG_VERBOSE,
           "osmsar: LFT block %u of switch 0x%016" PRIx64 " changed (%lu since load)\n",
           e->block_num, cl_ntoh64(osm_node_get_node_guid(e->p_sw->p_node)), blocks);
   test_stop_point(p->osm, "push");
