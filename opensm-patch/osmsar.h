@@ -57,6 +57,22 @@ typedef struct mig_event {
 #define MIG_QUEUE 256     /* events beyond wait for nothing: dropped and counted (a trap storm) */
 #define MIG_ACK_BATCH 256 /* acks taken from the inbox at a time */
 
+/* One routing pass as the summary line at routing-done tells it (guarded by osmsar_t.mutex):
+ * what the routing callback did, and the LFT blocks the switches then acknowledged as changed.
+ * The per-block lines are VERBOSE; this one line per pass is INFO. */
+typedef struct pass_summary {
+  int open; /* the routing callback ran; routing-done not yet reported */
+  uint64_t start_ms;
+  char engine[32];
+  char result[96];
+  int switches_routed;
+  unsigned long blocks;
+  /* GUIDs of the switches with a changed block: open addressing, 0 = empty slot. */
+  uint64_t* changed;
+  size_t changed_cap, changed_count;
+  int changed_lost; /* out of memory: changed_count is a lower bound */
+} pass_summary_t;
+
 typedef struct osmsar {
   osm_opensm_t* osm;
   OsmsarConfig config;
@@ -96,6 +112,7 @@ typedef struct osmsar {
   struct sigaction old_usr2;
   int handler_installed;
   unsigned long lft_blocks; /* LFT_CHANGE events with a changed block, since load */
+  pass_summary_t pass;
   /* The passes' figures for metrics_textfile (guarded by mutex): counted by the routing callback,
    * written at routing-done, when OpenSM holds no lock. */
   unsigned long passes_ok, passes_failed;
@@ -132,6 +149,10 @@ int osmsar_routing_setup(struct osm_routing_engine* re, osm_opensm_t* osm);
 void osmsar_publish_fors_locked(osmsar_t* p, const char* when);
 /* metrics_textfile, at routing-done without OpenSM's lock. */
 void osmsar_write_metrics_textfile(osmsar_t* p);
+/* The pass summary: a changed LFT block of switch `guid` (caller holds p->mutex), and the one
+ * INFO line at routing-done. */
+void osmsar_pass_count_block_locked(osmsar_t* p, uint64_t guid);
+void osmsar_pass_log_summary(osmsar_t* p);
 
 /* --- osmsar_migration.c -------------------------------------------------------------------- */
 

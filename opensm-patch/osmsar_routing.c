@@ -23,6 +23,75 @@ static void keep_old_tables(osm_subn_t* subn) {
   }
 }
 
+/* A routing pass begins: the summary starts afresh (a pass whose routing-done never came is
+ * dropped; its failure was logged where it happened). */
+static void pass_begin(osmsar_t* p) {
+  pthread_mutex_lock(&p->mutex);
+  p->pass.open = 1;
+  p->pass.start_ms = osmsar_now_ms();
+  snprintf(p->pass.engine, sizeof p->pass.engine, "(none)");
+  snprintf(p->pass.result, sizeof p->pass.result, "(unknown)");
+  p->pass.switches_routed = 0;
+  p->pass.blocks = 0;
+  if (p->pass.changed) memset(p->pass.changed, 0, p->pass.changed_cap * sizeof *p->pass.changed);
+  p->pass.changed_count = 0;
+  p->pass.changed_lost = 0;
+  pthread_mutex_unlock(&p->mutex);
+}
+
+/* What the routing callback ended with: `result` (NULL after a failure) and its outcome. */
+static void pass_outcome(osmsar_t* p, const sar_result_t* result, int switches,
+                         const char* outcome) {
+  pthread_mutex_lock(&p->mutex);
+  if (result) snprintf(p->pass.engine, sizeof p->pass.engine, "%s", sar_result_engine(result));
+  snprintf(p->pass.result, sizeof p->pass.result, "%s", outcome);
+  p->pass.switches_routed = switches;
+  pthread_mutex_unlock(&p->mutex);
+}
+
+void osmsar_pass_count_block_locked(osmsar_t* p, uint64_t guid) {
+  pass_summary_t* s = &p->pass;
+  size_t i;
+  s->blocks++;
+  if (guid == 0) return;
+  if (2 * (s->changed_count + 1) > s->changed_cap) {
+    const size_t cap = s->changed_cap ? 2 * s->changed_cap : 64;
+    uint64_t* grown = calloc(cap, sizeof *grown);
+    if (!grown) {
+      s->changed_lost = 1;
+      return;
+    }
+    for (i = 0; i < s->changed_cap; i++) {
+      size_t j;
+      if (!s->changed[i]) continue;
+      for (j = (size_t)(s->changed[i] % cap); grown[j]; j = (j + 1) % cap)
+        ;
+      grown[j] = s->changed[i];
+    }
+    free(s->changed);
+    s->changed = grown;
+    s->changed_cap = cap;
+  }
+  for (i = (size_t)(guid % s->changed_cap); s->changed[i]; i = (i + 1) % s->changed_cap)
+    if (s->changed[i] == guid) return;
+  s->changed[i] = guid;
+  s->changed_count++;
+}
+
+void osmsar_pass_log_summary(osmsar_t* p) {
+  pass_summary_t s;
+  pthread_mutex_lock(&p->mutex);
+  s = p->pass;
+  p->pass.open = 0;
+  pthread_mutex_unlock(&p->mutex);
+  if (!s.open) return;
+  OSM_LOG(&p->osm->log, OSM_LOG_INFO,
+          "osmsar: pass summary: result %s; engine %s, %d switches routed; %lu LFT blocks "
+          "changed on %s%zu switches; tables in the switches %.1f ms after routing began\n",
+          s.result, s.engine, s.switches_routed, s.blocks, s.changed_lost ? "at least " : "",
+          s.changed_count, (double)(osmsar_now_ms() - s.start_ms));
+}
+
 /* The one way a pass ends without new tables: counted, logged as "osmsar: <what>: <err>" with
  * what happens next, and the switches keep the tables they hold (new_lft = lft) if a pass ever
  * succeeded; before that, -1 makes OpenSM fall back to its default engine. Frees err. Called by
@@ -39,6 +108,8 @@ static int fail_pass(osmsar_t* p, const char* what, char* err) {
           have_old ? "keeping the previous tables"
                    : "no previous tables: OpenSM falls back to its default engine");
   sar_free(err);
+  pass_outcome(p, NULL, 0,
+               have_old ? "failed, previous tables kept" : "failed, OpenSM's default engine");
   if (!have_old) return -1;
   keep_old_tables(&p->osm->subn);
   return 0;
@@ -278,6 +349,11 @@ static int osmsar_build_fwd_tables_mig(osmsar_t* p, flat_subnet_t* flat) {
             p->planned ? "a plan is held until its acks are in" : "no epoch released");
   }
   pthread_mutex_unlock(&p->mutex);
+  pass_outcome(p, p->result, switches,
+               installed          ? "ok, released plan installed"
+               : topology_changed ? "ok, topology changed: routed at once, not held"
+               : routed_now       ? "ok"
+                                  : "installed tables kept (migration)");
   if (topology_changed) osmsar_wake(p, 'e');
   return 0;
 }
@@ -291,6 +367,7 @@ static int osmsar_build_fwd_tables(void* context) {
   int switches;
 
   osmsar_test_stop_point(p->osm, "routing");
+  pass_begin(p);
 
   /* The mapping's directory may have appeared since load (sar-filterd's unit makes it). */
   pthread_mutex_lock(&p->mutex);
@@ -313,6 +390,7 @@ static int osmsar_build_fwd_tables(void* context) {
   }
   switches = install_tables(&flat, result);
   log_result(p, result, switches, "");
+  pass_outcome(p, result, switches, "ok");
   osmsar_flat_free(&flat);
   pthread_mutex_lock(&p->mutex);
   count_pass_locked(p, result, switches);

@@ -686,10 +686,9 @@ class DayBed(StartStop):
         if rerouted and self.sm == "file":
             self.osm.wait_log(r"-> SUBNET UP\s*$", marks["osm"], timeout)  # after a SIGHUP sweep
         elif rerouted:
-            # A SIGUSR2 reroute logs no SUBNET UP: the plugin logs each LFT block the switches
-            # acknowledge; done when the pass is logged and the acknowledgements have stopped.
-            self.osm.wait_log(r"tables configured on all switches", marks["osm"], timeout)
-            self.wait_log_quiet(0.5, timeout)
+            # A SIGUSR2 reroute logs no SUBNET UP: the plugin logs its pass summary at OpenSM's
+            # routing-done, once the switches acknowledged every changed block.
+            self.osm.wait_log(r"osmsar: pass summary:", marks["osm"], timeout)
         elif "tables configured on all switches" in self.osm.log_since(marks["osm"]):
             raise DayError("OpenSM routed again although sar-filterd did not reroute")
         return rerouted

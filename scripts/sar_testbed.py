@@ -37,6 +37,10 @@ from testbed_common import (LoggedProcess, ProcessError, StartStop, exit_on_sign
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 # ibsim refuses clients beyond this many at once; OpenSM is one of them.
 IBSIM_MAX_CLIENTS = 10
+# OpenSM's -D with VERBOSE (0x04) added to the default 0x43: the osmsar plugin logs each LFT
+# block the switches acknowledge at VERBOSE (one INFO summary per pass otherwise). (DEBUG, 0x08,
+# would add OpenSM's own debug lines: 177 MB of log for test_osmsar_plugin's FT(2;20,18).)
+OPENSM_VERBOSE_LOG_FLAGS = "0x47"
 
 _instance_counter = itertools.count()
 _live_testbeds = live_registry()
@@ -261,11 +265,13 @@ class Testbed(StartStop):
         return conf
 
     def _spawn_opensm(self, mode_args, conf, log, engine, lfts_file, run_dir, dump_dir,
-                      env_extra=None):
+                      env_extra=None, log_flags=None):
         """Starts OpenSM on this fabric (stdout to run_dir/opensm.out). For engine "file",
         `lfts_file` is loaded with no fallback: a file OpenSM cannot use fails the run instead of
-        silently routing with minhop."""
-        cmd = ["opensm", *mode_args, "-F", conf, "-f", log, "-D", "0x43", "-l", str(self.lmc)]
+        silently routing with minhop. `log_flags`: OpenSM's -D (default 0x43: error, info,
+        routing)."""
+        cmd = ["opensm", *mode_args, "-F", conf, "-f", log, "-D", log_flags or "0x43", "-l",
+               str(self.lmc)]
         if engine == "file":
             if not lfts_file:
                 raise TestbedError("engine 'file' needs lfts_file")
@@ -356,7 +362,8 @@ class Testbed(StartStop):
             time.sleep(0.01)
 
     def start_opensm(self, engine, extra_conf=None, env_extra=None, console_port=None,
-                     lfts_file=None, timeout=60.0, name=None, ready=r"-> SUBNET UP\s*$"):
+                     lfts_file=None, timeout=60.0, name=None, ready=r"-> SUBNET UP\s*$",
+                     log_flags=None):
         """Starts OpenSM as a daemon (no -o) with routing engine `engine` and waits for its
         first SUBNET UP. Returns an OpenSMDaemon; stop() it (the bed's stop() does too).
 
@@ -364,6 +371,7 @@ class Testbed(StartStop):
         adds environment (e.g. LD_LIBRARY_PATH for a plugin). With `console_port`, the console
         listens on 127.0.0.1 only. For engine "file", `lfts_file` is loaded with no fallback.
         `ready`: the log line waited for (a standby SM logs "Entering STANDBY state" instead).
+        `log_flags`: OpenSM's -D (e.g. OPENSM_VERBOSE_LOG_FLAGS).
         """
         self._check_ibsim()
         self._runs += 1
@@ -375,7 +383,7 @@ class Testbed(StartStop):
         log = os.path.join(run_dir, "opensm.log")
         self._last_log = log
         proc = self._spawn_opensm([], conf, log, engine, lfts_file, run_dir, dump_dir,
-                                  env_extra)
+                                  env_extra, log_flags)
         daemon = OpenSMDaemon(self, proc, run_dir, log, dump_dir)
         self._daemons.append(daemon)
         try:
