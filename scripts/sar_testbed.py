@@ -236,8 +236,10 @@ class Testbed(StartStop):
             with open(self.guid2lid) as f:
                 for line in f:
                     fields = line.split()
-                    if len(fields) == 3 and fields[2].startswith("0x"):
-                        top = max(top, int(fields[2], 16))
+                    try:  # a malformed line is _seed_guid2lid's to report, with its line
+                        top = max(top, int(fields[2], 16)) if len(fields) == 3 else top
+                    except ValueError:
+                        pass
         ports = sum(len(c) for _, _, c in self.sim_fabric.cas) + self.sim_fabric.switches
         return max(top, (ports + 1) << self.lmc)
 
