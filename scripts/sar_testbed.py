@@ -75,14 +75,83 @@ def preload_sanitizers(env, run_dir):
     env["ASAN_OPTIONS"] = f"detect_leaks=0:abort_on_error=1:suppressions={supp}"
 
 
-def first_hca_name(topology_path):
-    """Name of the first Hca/Ca record in an ibnetdiscover/ibsim topology file."""
-    with open(topology_path) as f:
-        for line in f:
-            m = re.match(r'\s*(?:Hca|Ca)\s+\d+\s+"([^"]+)"', line)
-            if m:
-                return m.group(1)
-    raise TestbedError(f"{topology_path}: no Hca/Ca record")
+# ibsim 0.10's table sizes (ibsim/sim.h) unless raised by -N/-S/-P/-L: nodes (switches and CAs),
+# switches, ports (a switch has its port 0 besides its cabled ones), LIDs (linear forwarding cap).
+IBSIM_DEFAULT_NODES = 2048
+IBSIM_DEFAULT_SWITCHES = 256
+IBSIM_DEFAULT_PORTS = 256 * 36 + 2048 * 2
+IBSIM_DEFAULT_LINEAR_CAP = 30 * 1024
+# The largest unicast LID: the linear forwarding table never needs to reach beyond it.
+IB_MAX_UNICAST_LID = 0xBFFF
+
+
+class SimFabric:
+    """What ibsim will build from a topology file, read the way ibsim/sim_net.c reads it: node
+    and port counts (to size ibsim's tables), every CA's node GUID and cabled ports, the first
+    switch (where OpenSM can run when no CA has port 1 cabled). GUIDs follow ibsim's rule:
+    `switchguid=`/`caguid=`/`rtguid=` set a counter per node type (`+N`: relative to the last
+    absolute value), a switch takes the counter and adds 1, a CA or router takes it and adds its
+    port count + 1; a CA's port N has node GUID + N."""
+
+    def __init__(self, topology_path):
+        self.switches = self.nodes = self.ports = 0
+        self.cas = []  # (name, node GUID, [cabled port numbers]) in file order
+        self.first_switch = None
+        absolute = {"sw": 0x100000, "ca": 0x200000, "rt": 0x200000}
+        counter = dict(absolute)
+        current = None  # the CA record being read: its list of cabled ports
+        with open(topology_path, errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                m = re.match(r"(switchguid|caguid|hcaguids|rtguid)\s*([=+])\s*(0x[0-9a-fA-F]+|\d+)",
+                             line)
+                if m:
+                    kind = {"switchguid": "sw", "rtguid": "rt"}.get(m.group(1), "ca")
+                    value = int(m.group(3), 0)
+                    if m.group(2) == "=":
+                        absolute[kind], value = value, 0
+                    counter[kind] = absolute[kind] + value
+                    continue
+                m = re.match(r'(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"', line)
+                if m:
+                    nports = int(m.group(2))
+                    self.nodes += 1
+                    if m.group(1) == "Switch":
+                        self.switches += 1
+                        self.first_switch = self.first_switch or m.group(3)
+                        self.ports += nports + 1
+                        counter["sw"] += 1
+                        current = None
+                    else:
+                        kind = "rt" if m.group(1) == "Rt" else "ca"
+                        self.ports += nports
+                        current = []
+                        self.cas.append((m.group(3), counter[kind], current))
+                        counter[kind] += nports + 1
+                    continue
+                m = re.match(r"\[(\d+)\]", line)
+                if m and current is not None and '"' in line:
+                    current.append(int(m.group(1)))
+                elif not line:
+                    current = None
+
+    def ibsim_args(self, max_lid=0):
+        """ibsim's size flags: its defaults, raised to what this fabric needs."""
+        return ["-N", str(max(IBSIM_DEFAULT_NODES, self.nodes)),
+                "-S", str(max(IBSIM_DEFAULT_SWITCHES, self.switches)),
+                "-P", str(max(IBSIM_DEFAULT_PORTS, self.ports)),
+                "-L", str(max(IBSIM_DEFAULT_LINEAR_CAP, min(max_lid + 1, IB_MAX_UNICAST_LID + 1)))]
+
+    def sm_node(self):
+        """The node OpenSM runs on (SIM_HOST): the first CA whose port 1 has a cable, else the
+        first switch (its management port 0). ibsim attaches a client to a CA's port 1 only, and
+        OpenSM on an uncabled port waits for a link that never comes (122 s, then exits)."""
+        for name, _, cabled in self.cas:
+            if 1 in cabled:
+                return name
+        if self.first_switch is None:
+            raise TestbedError("no CA with port 1 cabled and no switch: nowhere to run OpenSM")
+        return self.first_switch
 
 
 _LOG_TIME = re.compile(r"^(\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{6}) ")
@@ -147,8 +216,11 @@ class Testbed(StartStop):
         self.workdir = os.path.abspath(workdir)
         self.lmc = lmc
         self.guid2lid = os.path.abspath(guid2lid) if guid2lid else None
-        self.sim_host = sim_host or first_hca_name(self.topology)
-        self.ibsim_args = list(ibsim_args)
+        self.sim_fabric = SimFabric(self.topology)
+        self.sim_host = sim_host or self.sim_fabric.sm_node()
+        # ibsim sized from the fabric (its defaults refuse a fabric past 256 switches, 2048 nodes
+        # or 13,312 ports); `ibsim_args` come after, so a caller's own sizes win.
+        self.ibsim_args = self.sim_fabric.ibsim_args(self._max_lid()) + list(ibsim_args)
         self.ready_timeout = ready_timeout
         self.sockname = f"sar-{os.getpid()}-{next(_instance_counter)}"
         self.cache_dir = os.path.join(self.workdir, "cache")
@@ -159,6 +231,21 @@ class Testbed(StartStop):
         self._runs = 0
         self._last_log = None
         self._daemons = []
+
+    def _max_lid(self):
+        """The largest LID OpenSM may give: the seeded guid2lid's, or one LID block of 2^LMC per
+        port (HCA ports and switch port 0s, each block aligned)."""
+        top = 0
+        if self.guid2lid:
+            with open(self.guid2lid) as f:
+                for line in f:
+                    fields = line.split()
+                    try:  # a malformed line is _seed_guid2lid's to report, with its line
+                        top = max(top, int(fields[2], 16)) if len(fields) == 3 else top
+                    except ValueError:
+                        pass
+        ports = sum(len(c) for _, _, c in self.sim_fabric.cas) + self.sim_fabric.switches
+        return max(top, (ports + 1) << self.lmc)
 
     # --- lifecycle -------------------------------------------------------------------------
 
