@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <memory_resource>
@@ -233,6 +234,7 @@ class Refiner {
     }
     // The kept trees, packed in destination order.
     std::vector<uint32_t> tree_of(count, kNoTree);
+    tree_of_dest_.assign(g_.num_endpoint_dests, -1);
     for (size_t c = 0; c < count; ++c) {
       if (!is_tree[c]) continue;
       const size_t to = trees_.size() * ns;
@@ -242,6 +244,7 @@ class Refiner {
         std::copy_n(flow_all_.get() + c * ns, ns, flow_all_.get() + to);
       }
       tree_of[c] = static_cast<uint32_t>(trees_.size());
+      tree_of_dest_[cand[c]] = static_cast<int32_t>(trees_.size());
       trees_.push_back(Tree{cand[c]});
     }
     // Per arc, the trees whose switch routes over it, in tree order (Relieve's scan order),
@@ -316,17 +319,155 @@ class Refiner {
       phase(false, Max(kEff));
       phase(true, std::max(target, Max(kAll)));
     }
-    st->moves = moves;
     st->work_limited = work_ >= max_work_;
+    if (o.per_job) {
+      work_ = 0;  // its own budget: the phases before may have used theirs up
+      JobPhase(o, std::max(target, Max(kAll)), &moves, st);
+      st->work_limited = st->work_limited || work_ >= max_work_;
+    }
+    st->moves = moves;
     st->effective_after = Max(kEff) / base_;
     st->all_after = Max(kAll) / base_;
   }
 
  private:
   static constexpr int kEff = 0, kAll = 1;  // ArcState::load
-  // Load's units of work: destinations read from the tables at a time (their next hops, 256 x
-  // num_switches bytes, stay in cache while each table row is read at their LIDs), and switches
-  // whose arcs' tree lists a worker fills at a time.
+
+  // Per job of jobs_: its bottleneck (the largest effective load, per unit of capacity, on the
+  // channels its own routes cross, every job's routes counted; its HCA links: HcaFloors) and
+  // the first
+  // kTriesPerJob channels at it in arc order (none when the job has a route outside the kept
+  // trees: not ours to judge). Adds the steps to work_.
+  static constexpr size_t kTriesPerJob = 4;
+  struct Bottleneck {
+    uint64_t load = 0;
+    std::vector<int> arcs;
+  };
+  // Per job, the most routes on one of its HCA links (a host sends to and receives from each
+  // partner that shares a job with it: fixed by the placement), at the nominal rate. A job's
+  // bottleneck is never below it, and no move changes it.
+  std::vector<uint64_t> HcaFloors() {
+    std::vector<uint64_t> partners(g_.num_endpoint_dests, 0), floor(jobs_.size(), 0);
+    std::vector<uint32_t> seen(g_.num_endpoint_dests, 0);
+    uint32_t epoch = 0;
+    for (int e = 0; e < g_.num_endpoint_dests; ++e) {
+      ++epoch;
+      for (const int j : jobs_of_dest_[e]) {
+        for (const int m : jobs_[j]) {
+          if (seen[m] == epoch || g_.dests[m].node == g_.dests[e].node) continue;
+          seen[m] = epoch;
+          ++partners[e];
+          ++work_;
+        }
+      }
+    }
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+      for (const int e : jobs_[j]) floor[j] = std::max(floor[j], partners[e] * base_);
+    }
+    return floor;
+  }
+
+  void Bottlenecks(std::vector<Bottleneck>* out) {
+    const int n = g_.num_switches;
+    out->assign(jobs_.size(), Bottleneck{});
+    // Marks: arc_job[a] == j + 1 once job j counted arc a; switch_pass[s] == pass once the
+    // current destination's walk started at s.
+    std::vector<uint32_t> arc_job(arcs_.size(), 0), switch_pass(n, 0);
+    std::vector<int> crossed;
+    uint32_t pass = 0;
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+      const uint32_t mark = static_cast<uint32_t>(j) + 1;
+      Bottleneck& b = (*out)[j];
+      bool whole = true;
+      crossed.clear();
+      for (const int e : jobs_[j]) {
+        const int ti = tree_of_dest_[e];
+        if (ti < 0) {
+          whole = false;
+          continue;
+        }
+        const Destination& d = g_.dests[e];
+        const uint8_t* next = next_.get() + Slot(static_cast<uint32_t>(ti));
+        ++pass;
+        for (const int m : jobs_[j]) {
+          const Destination& src = g_.dests[m];
+          if (src.node == d.node || src.sw < 0 || switch_pass[src.sw] == pass) continue;
+          switch_pass[src.sw] = pass;
+          for (int v = src.sw, steps = 0; v != d.sw && steps < n; ++steps) {
+            ++work_;
+            const int a = NextArc(next, v);
+            if (a < 0) break;
+            v = g_.arc_to[a];
+            if (arc_job[a] == mark) continue;
+            arc_job[a] = mark;
+            crossed.push_back(a);
+            b.load = std::max(b.load, arcs_[a].load[kEff]);
+          }
+        }
+      }
+      // Only a bottleneck on switch channels above the HCA floor can fall.
+      const bool movable = whole && b.load > hca_floor_[j];
+      b.load = std::max(b.load, hca_floor_[j]);
+      if (!movable) continue;
+      std::sort(crossed.begin(), crossed.end());
+      for (const int a : crossed) {
+        if (arcs_[a].load[kEff] == b.load && b.arcs.size() < kTriesPerJob) b.arcs.push_back(a);
+      }
+    }
+  }
+
+  // The bottlenecks, largest first: the vector the per-job phase lowers lexicographically.
+  static std::vector<uint64_t> Sorted(const std::vector<Bottleneck>& b) {
+    std::vector<uint64_t> v;
+    v.reserve(b.size());
+    for (const Bottleneck& x : b) v.push_back(x.load);
+    std::sort(v.begin(), v.end(), std::greater<>());
+    return v;
+  }
+
+  // The per-job phase. A move takes routes off channel h, one of the channels at job J's
+  // bottleneck X, onto channels whose loads stay below X (Relieve with m = X), so no job at or
+  // above X gets worse and a job whose bottleneck rises ends below X. It is kept only if the
+  // sorted vector of bottlenecks fell lexicographically (J, or another job at X, fell below X:
+  // with several channels at X one move may not do it), else taken back. Jobs are tried from
+  // the worst down, up to kTriesPerJob channels each; every move kept lowers the sorted
+  // channel loads too, so the search ends.
+  void JobPhase(const RefineOptions& o, uint64_t cap, int* moves, RefineStats* st) {
+    std::vector<Bottleneck> before, now, after;
+    hca_floor_ = HcaFloors();
+    Bottlenecks(&before);
+    now = before;
+    std::vector<size_t> order;
+    while (*moves < o.max_moves && work_ < max_work_) {
+      order.clear();
+      for (size_t j = 0; j < now.size(); ++j) {
+        if (!now[j].arcs.empty() && now[j].load > 0) order.push_back(j);
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return now[a].load > now[b].load; });
+      const std::vector<uint64_t> sorted = Sorted(now);
+      bool kept = false;
+      for (size_t i = 0; i < order.size() && !kept && work_ < max_work_; ++i) {
+        const Bottleneck& b = now[order[i]];
+        for (size_t k = 0; k < b.arcs.size() && !kept && work_ < max_work_; ++k) {
+          Move made;
+          if (!Relieve(b.arcs[k], b.load, kEff, cap, &made)) continue;
+          Bottlenecks(&after);
+          if (Sorted(after) < sorted) {
+            kept = true;
+          } else {
+            Apply(&trees_[made.tree], made.u, made.old_arc);
+          }
+        }
+      }
+      if (!kept) break;
+      ++*moves;
+      ++st->job_moves;
+      now.swap(after);
+    }
+    for (size_t j = 0; j < now.size(); ++j) st->jobs_lowered += now[j].load < before[j].load;
+  }
+
   static constexpr size_t kLoadChunk = 256;
   static constexpr size_t kIndexSwitches = 16;
   static constexpr uint32_t kNoTree = ~uint32_t{0};
@@ -413,10 +554,17 @@ class Refiner {
     uint32_t epoch = 0;
   };
 
+  // A move made (Relieve), and how to take it back: switch u of tree `tree` routed over
+  // `old_arc` before.
+  struct Move {
+    uint32_t tree = 0;
+    int u = 0, old_arc = 0;
+  };
+
   // Tries the best single move that takes routes off arc h, which carries the maximum m of the
   // load being lowered (li: effective or all-pairs). The routes' new channels must stay below m
   // in that load and within `cap` in the other one.
-  bool Relieve(int h, uint64_t m, int li, uint64_t cap) {
+  bool Relieve(int h, uint64_t m, int li, uint64_t cap, Move* made = nullptr) {
     // Every tree counts one step of work, as the scan over all trees did before the index;
     // only the trees routing over h (trees_on_arc_, in tree order) can cross it.
     work_ += trees_.size();
@@ -446,6 +594,9 @@ class Refiner {
     }
     work_ += best.work;
     if (!best.found) return false;
+    if (made != nullptr) {
+      *made = {best.tree, best.u, NextArc(next_.get() + Slot(best.tree), best.u)};
+    }
     Apply(&trees_[best.tree], best.u, best.arc);
     return true;
   }
@@ -730,6 +881,8 @@ class Refiner {
   std::vector<Search> part_;
   std::unique_ptr<WorkPool> pool_;
   const std::vector<uint8_t>* pinned_ = nullptr;  // RefineOptions::pinned
+  std::vector<int32_t> tree_of_dest_;             // per endpoint destination: its tree, -1 if none
+  std::vector<uint64_t> hca_floor_;               // per job: HcaFloors()
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };
 

@@ -54,12 +54,19 @@ struct RefineOptions {
   /// (fewer than 65,536; the narrow form halves the largest arrays). The tables and statistics
   /// do not depend on it; tests check that they are the same.
   bool wide_flows = false;
+  /// The per-job phase (docs/dfsssp-sar.md, "Per-job objective"): after the three phases, moves
+  /// that lower the vector of per-job bottlenecks lexicographically (worst job first), each
+  /// taking routes off the one channel at a job's bottleneck onto channels below it. It counts
+  /// its own work against max_work (the phases before may have used theirs up).
+  bool per_job = true;
 };
 
 struct RefineStats {
   uint64_t effective_before = 0, effective_after = 0;  // max effective load
   uint64_t all_before = 0, all_after = 0;              // max all-pairs load (EFI)
   int moves = 0;
+  int job_moves = 0;          // of `moves`, made by the per-job phase
+  int jobs_lowered = 0;       // jobs whose bottleneck the per-job phase lowered
   bool skipped = false;       // too large (max_state)
   bool work_limited = false;  // stopped by max_work before a local optimum
 };
