@@ -335,9 +335,9 @@ class Refiner {
 
   // Per job of jobs_: its bottleneck (the largest effective load, per unit of capacity, on the
   // channels its own routes cross, every job's routes counted; its HCA links: HcaFloors) and
-  // the first
-  // kTriesPerJob channels at it in arc order (none when the job has a route outside the kept
-  // trees: not ours to judge). Adds the steps to work_.
+  // the channels at it in arc order: none when it cannot fall by a move (at the HCA floor, or
+  // more than kTriesPerJob channels at it) or the job has a route outside the kept trees (not
+  // ours to judge). Adds the steps to work_.
   static constexpr size_t kTriesPerJob = 4;
   struct Bottleneck {
     uint64_t load = 0;
@@ -368,103 +368,123 @@ class Refiner {
   }
 
   void Bottlenecks(std::vector<Bottleneck>* out) {
-    const int n = g_.num_switches;
-    out->assign(jobs_.size(), Bottleneck{});
-    // Marks: arc_job[a] == j + 1 once job j counted arc a; switch_pass[s] == pass once the
-    // current destination's walk started at s.
-    std::vector<uint32_t> arc_job(arcs_.size(), 0), switch_pass(n, 0);
-    std::vector<int> crossed;
-    uint32_t pass = 0;
-    for (size_t j = 0; j < jobs_.size(); ++j) {
-      const uint32_t mark = static_cast<uint32_t>(j) + 1;
-      Bottleneck& b = (*out)[j];
-      bool whole = true;
-      crossed.clear();
-      for (const int e : jobs_[j]) {
-        const int ti = tree_of_dest_[e];
-        if (ti < 0) {
-          whole = false;
-          continue;
-        }
-        const Destination& d = g_.dests[e];
-        const uint8_t* next = next_.get() + Slot(static_cast<uint32_t>(ti));
-        ++pass;
-        for (const int m : jobs_[j]) {
-          const Destination& src = g_.dests[m];
-          if (src.node == d.node || src.sw < 0 || switch_pass[src.sw] == pass) continue;
-          switch_pass[src.sw] = pass;
-          for (int v = src.sw, steps = 0; v != d.sw && steps < n; ++steps) {
-            ++work_;
-            const int a = NextArc(next, v);
-            if (a < 0) break;
-            v = g_.arc_to[a];
-            if (arc_job[a] == mark) continue;
-            arc_job[a] = mark;
-            crossed.push_back(a);
-            b.load = std::max(b.load, arcs_[a].load[kEff]);
-          }
-        }
-      }
-      // Only a bottleneck on switch channels above the HCA floor can fall.
-      const bool movable = whole && b.load > hca_floor_[j];
-      b.load = std::max(b.load, hca_floor_[j]);
-      if (!movable) continue;
-      std::sort(crossed.begin(), crossed.end());
-      for (const int a : crossed) {
-        if (arcs_[a].load[kEff] == b.load && b.arcs.size() < kTriesPerJob) b.arcs.push_back(a);
-      }
-    }
+    out->resize(jobs_.size());
+    for (size_t j = 0; j < jobs_.size(); ++j) (*out)[j] = BottleneckOf(j);
   }
 
-  // The bottlenecks, largest first: the vector the per-job phase lowers lexicographically.
-  static std::vector<uint64_t> Sorted(const std::vector<Bottleneck>& b) {
-    std::vector<uint64_t> v;
-    v.reserve(b.size());
-    for (const Bottleneck& x : b) v.push_back(x.load);
-    std::sort(v.begin(), v.end(), std::greater<>());
-    return v;
+  Bottleneck BottleneckOf(size_t j) {
+    const int n = g_.num_switches;
+    // Marks: arc_mark_[a] == job_mark once this job counted arc a; switch_mark_[s] == pass
+    // once the current destination's walk started at s.
+    if (arc_mark_.size() != arcs_.size() || mark_ > (uint32_t{1} << 31)) {
+      mark_ = 0;
+      arc_mark_.assign(arcs_.size(), 0);
+      switch_mark_.assign(n, 0);
+    }
+    const uint32_t job_mark = ++mark_;
+    Bottleneck b;
+    bool whole = true;
+    crossed_.clear();
+    for (const int e : jobs_[j]) {
+      const int ti = tree_of_dest_[e];
+      if (ti < 0) {
+        whole = false;
+        continue;
+      }
+      const Destination& d = g_.dests[e];
+      const uint8_t* next = next_.get() + Slot(static_cast<uint32_t>(ti));
+      const uint32_t pass = ++mark_;
+      for (const int m : jobs_[j]) {
+        const Destination& src = g_.dests[m];
+        if (src.node == d.node || src.sw < 0 || switch_mark_[src.sw] == pass) continue;
+        switch_mark_[src.sw] = pass;
+        for (int v = src.sw, steps = 0; v != d.sw && steps < n; ++steps) {
+          ++work_;
+          const int a = NextArc(next, v);
+          if (a < 0) break;
+          v = g_.arc_to[a];
+          if (arc_mark_[a] == job_mark) continue;
+          arc_mark_[a] = job_mark;
+          crossed_.push_back(a);
+          b.load = std::max(b.load, arcs_[a].load[kEff]);
+        }
+      }
+    }
+    // Only a bottleneck on switch channels above the HCA floor can fall.
+    const bool movable = whole && b.load > hca_floor_[j];
+    b.load = std::max(b.load, hca_floor_[j]);
+    if (!movable) return b;
+    std::sort(crossed_.begin(), crossed_.end());
+    for (const int a : crossed_) {
+      if (arcs_[a].load[kEff] != b.load) continue;
+      // A move relieves one route's channels: with more channels at the bottleneck than one
+      // route crosses up and down (two per level above the leaves), it is unlikely to lower
+      // it, and trying costs a search each.
+      if (b.arcs.size() == kTriesPerJob) return Bottleneck{b.load, {}};
+      b.arcs.push_back(a);
+    }
+    return b;
   }
 
   // The per-job phase. A move takes routes off channel h, one of the channels at job J's
   // bottleneck X, onto channels whose loads stay below X (Relieve with m = X), so no job at or
-  // above X gets worse and a job whose bottleneck rises ends below X. It is kept only if the
-  // sorted vector of bottlenecks fell lexicographically (J, or another job at X, fell below X:
-  // with several channels at X one move may not do it), else taken back. Jobs are tried from
-  // the worst down, up to kTriesPerJob channels each; every move kept lowers the sorted
-  // channel loads too, so the search ends.
+  // above X gets worse and a job whose bottleneck rises ends below X. It is kept if J's
+  // bottleneck fell below X (then the sorted vector of bottlenecks fell lexicographically),
+  // else taken back (with several channels at X one move may not do it). Jobs are tried from
+  // the worst down, each channel at the bottleneck in turn, in sweeps until one keeps no move;
+  // every move kept lowers the sorted channel loads too, so the search ends.
   void JobPhase(const RefineOptions& o, uint64_t cap, int* moves, RefineStats* st) {
-    std::vector<Bottleneck> before, now, after;
+    std::vector<Bottleneck> before, now;
     hca_floor_ = HcaFloors();
     Bottlenecks(&before);
     now = before;
     std::vector<size_t> order;
-    while (*moves < o.max_moves && work_ < max_work_) {
+    // (channel, load) pairs Relieve found nothing for since the last move kept: the same
+    // search on the same loads finds nothing again (many jobs share a bottleneck channel).
+    std::vector<std::pair<int, uint64_t>> failed;
+    // Sweeps over the jobs, worst first as the sweep starts; each job with its bottleneck as
+    // it is when its turn comes (`now` is exact after every move kept or taken back).
+    for (bool kept_any = true; kept_any;) {
+      kept_any = false;
       order.clear();
       for (size_t j = 0; j < now.size(); ++j) {
-        if (!now[j].arcs.empty() && now[j].load > 0) order.push_back(j);
+        if (!now[j].arcs.empty()) order.push_back(j);
       }
       std::stable_sort(order.begin(), order.end(),
                        [&](size_t a, size_t b) { return now[a].load > now[b].load; });
-      const std::vector<uint64_t> sorted = Sorted(now);
-      bool kept = false;
-      for (size_t i = 0; i < order.size() && !kept && work_ < max_work_; ++i) {
-        const Bottleneck& b = now[order[i]];
-        for (size_t k = 0; k < b.arcs.size() && !kept && work_ < max_work_; ++k) {
-          Move made;
-          if (!Relieve(b.arcs[k], b.load, kEff, cap, &made)) continue;
-          Bottlenecks(&after);
-          if (Sorted(after) < sorted) {
-            kept = true;
-          } else {
-            Apply(&trees_[made.tree], made.u, made.old_arc);
+      for (const size_t j : order) {
+        for (size_t k = 0; k < now[j].arcs.size(); ++k) {
+          if (*moves >= o.max_moves || work_ >= max_work_) return Lowered(before, now, st);
+          const int h = now[j].arcs[k];
+          const uint64_t x = now[j].load;
+          if (std::find(failed.begin(), failed.end(), std::make_pair(h, x)) != failed.end()) {
+            continue;
           }
+          Move made;
+          if (!Relieve(h, x, kEff, cap, &made)) {
+            failed.emplace_back(h, x);
+            continue;
+          }
+          // Every new load is below x, so no bottleneck at or above x rose and none below
+          // it rose to x: if j's fell below x, the sorted vector fell.
+          if (BottleneckOf(j).load < x) {
+            ++*moves;
+            ++st->job_moves;
+            kept_any = true;
+            failed.clear();
+            Bottlenecks(&now);
+            break;  // job j's bottleneck changed: its next turn is in the next sweep
+          }
+          Apply(&trees_[made.tree], made.u, made.old_arc);
+          failed.emplace_back(h, x);
         }
       }
-      if (!kept) break;
-      ++*moves;
-      ++st->job_moves;
-      now.swap(after);
     }
+    Lowered(before, now, st);
+  }
+
+  static void Lowered(const std::vector<Bottleneck>& before, const std::vector<Bottleneck>& now,
+                      RefineStats* st) {
     for (size_t j = 0; j < now.size(); ++j) st->jobs_lowered += now[j].load < before[j].load;
   }
 
@@ -883,6 +903,10 @@ class Refiner {
   const std::vector<uint8_t>* pinned_ = nullptr;  // RefineOptions::pinned
   std::vector<int32_t> tree_of_dest_;             // per endpoint destination: its tree, -1 if none
   std::vector<uint64_t> hca_floor_;               // per job: HcaFloors()
+  // BottleneckOf's scratch: marks per arc and switch, and the arcs one job crosses.
+  std::vector<uint32_t> arc_mark_, switch_mark_;
+  uint32_t mark_ = 0;
+  std::vector<int> crossed_;
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };
 
