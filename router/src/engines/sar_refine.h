@@ -10,9 +10,10 @@
 // destination (so the route stays min-hop and loop-free) whose new channels all stay below M
 // after taking the moved routes (and within the all-pairs cap). The best such move is made;
 // when no channel at M can be relieved, it stops. The all-pairs phases do the same for the plain
-// EFI above the cap, with the max effective load as the limit. Only base LIDs of HCA ports move
-// (extra LMC LIDs and switch LIDs keep the SSSP routes); the virtual layers are assigned
-// afterwards, so deadlock freedom is checked as before.
+// EFI above the cap, with the max effective load as the limit. A fourth, per-job phase then
+// lowers the sorted vector of per-job bottlenecks lexicographically (docs/dfsssp-sar.md). Only
+// base LIDs of HCA ports move (extra LMC LIDs and switch LIDs keep the SSSP routes); the virtual
+// layers are assigned afterwards, so deadlock freedom is checked as before.
 #pragma once
 
 #include <cstdint>
