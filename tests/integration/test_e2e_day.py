@@ -112,6 +112,21 @@ def body(args):
                      f"event {row['n']} ({row['title']}): latency {lat}")
         for row in quiet:  # read back after the event: the same tables as before it
             it.check(row["same"] is True, f"event {row['n']}: switches changed without reroute")
+        if args.sm == "plugin":
+            # The plugin's log tells each pass in one INFO line (issue 38): a summary per routing
+            # pass, after its tables are in the switches, with the blocks of every reroute; the
+            # per-block lines are below INFO (the day's OpenSM logs at 0x43).
+            osm_log = bed.osm.log_since(0)
+            routed = re.findall(r"osmsar: engine sar routed", osm_log)
+            summaries = re.findall(r"osmsar: pass summary: result (\S+); engine sar, \d+ "
+                                   r"switches routed; (\d+) LFT blocks changed", osm_log)
+            it.check(len(summaries) == len(routed) and all(r == "ok" for r, _ in summaries),
+                     f"{len(routed)} routing passes, pass summaries {summaries}")
+            it.check(sum(int(b) > 0 for _, b in summaries) >= len(rerouted),
+                     f"{len(rerouted)} reroutes, pass summaries {summaries}")
+            it.check("osmsar: LFT block" not in osm_log, "per-block lines at INFO in the day")
+            plugin_lines = len(re.findall(r"-> \w+: osmsar: ", osm_log))
+            print(f"plugin: {plugin_lines} INFO lines in the day, {len(summaries)} pass summaries")
         # sar-filterd's log tells an id-only change as such, under both ids (issue 38).
         with open(bed.filterd.log) as f:
             filterd_log = f.read()
