@@ -567,7 +567,7 @@ def day_report_html(rows, fabric):
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
             f"<title>{html_escape(title)}</title><style>body{{font-family:sans-serif;"
             "margin:2em;max-width:80em}table{border-collapse:collapse}td,th{border:1px solid "
-            "#ccc;padding:2px 6px;font-size:13px}</style></head><body>"
+            "#ccc;padding:2px 6px;font-size:13px}div.chart{margin:1.5em 0}</style></head><body>"
             f"<h1>{html_escape(title)}</h1>"
             "<p>Every figure comes from the tables read back from the simulated switches after "
             "each event (sar) and from OpenSM's own minhop, read back once. A job's time is that "
