@@ -191,7 +191,7 @@ def checkpoint(bed, tag, out):
     t0 = month_seconds_now()
     bed.filterd.pause()
     try:
-        bed._wait_log_quiet(1.0, 60.0)
+        bed.wait_log_quiet(1.0, 60.0)
         lfts = bed.readback(tag)
         mapping = os.path.join(bed.workdir, f"mapping.{tag}")
         shutil.copyfile(bed.mapping_file, mapping)

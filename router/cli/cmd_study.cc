@@ -342,7 +342,8 @@ std::function<int()> SetupStudy(CLI::App* c) {
   c->add_option("--vls", a->vls, "virtual lanes for layered engines")->check(CLI::Range(1, 15));
   c->add_option("--threads", a->threads, "worker threads (0 = all cores)");
   c->add_flag("--json", a->json, "print one JSON object (fits and every point)");
-  c->add_option("--html", a->html, "write a self-contained HTML report with inline SVG");
+  c->add_option("--html", a->html,
+                "write a self-contained HTML report (charts: Vega-Lite, inlined)");
   c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   AddSplitOptions(c, &a->split);
