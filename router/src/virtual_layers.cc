@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -65,10 +66,12 @@ class Layerer {
     return block_channels_[b] + offset_[r + b];
   }
   bool Crosses(size_t r, size_t b) const { return offset_[r + b + 1] > offset_[r + b]; }
-  // Calls f(route, dependency) for every dependency of every stored route, in route order.
+  // Calls f(route, dependency) for every dependency of every stored route of destinations
+  // [first, last) (all by default), in route order.
   template <class F>
-  void ForEachDependency(F&& f) const {
-    for (size_t d = 0; d < dests_.size(); ++d) {
+  void ForEachDependency(F&& f, size_t first = 0, size_t last = SIZE_MAX) const {
+    last = std::min(last, dests_.size());
+    for (size_t d = first; d < last; ++d) {
       const size_t b = BlockOfDest(d);
       for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
         uint32_t length = 0;
@@ -423,16 +426,42 @@ void Layerer::CountFirstLayer(int threads) {
   ForEachDependency([&](size_t r, uint32_t e) { pinned_count_[e] += Pinned(r); });
 }
 
+// Two passes over every stored route (count, then place), each split over the workers in
+// contiguous ranges of destinations: worker w's routes of a dependency go after those of the
+// workers before it, so each dependency's routes stay in route order, whatever the threads.
 void Layerer::BuildEdgeIndex() {
-  edge_route_begin_.assign(num_edges_ + 1, 0);
-  ForEachDependency([&](size_t, uint32_t e) {
-    if (Cyclic(e)) ++edge_route_begin_[e + 1];
+  const int workers = internal::WorkerCount(opts_.threads, dests_.size(), 256);
+  const size_t per_worker = (dests_.size() + workers - 1) / workers;
+  // Per worker: its routes on each dependency, then where it places the next one.
+  std::vector<std::vector<uint64_t>> at(workers);
+  internal::ParallelFor(workers, workers, 1, [&](int, size_t w) {
+    at[w].assign(num_edges_, 0);
+    std::vector<uint64_t>& count = at[w];
+    ForEachDependency(
+        [&](size_t, uint32_t e) {
+          if (Cyclic(e)) ++count[e];
+        },
+        w * per_worker, (w + 1) * per_worker);
   });
-  for (uint32_t e = 0; e < num_edges_; ++e) edge_route_begin_[e + 1] += edge_route_begin_[e];
-  edge_routes_.resize(edge_route_begin_[num_edges_]);
-  std::vector<uint64_t> at(edge_route_begin_.begin(), edge_route_begin_.end() - 1);
-  ForEachDependency([&](size_t r, uint32_t e) {
-    if (Cyclic(e)) edge_routes_[at[e]++] = static_cast<uint32_t>(r);
+  edge_route_begin_.assign(num_edges_ + 1, 0);
+  uint64_t total = 0;
+  for (uint32_t e = 0; e < num_edges_; ++e) {
+    edge_route_begin_[e] = total;
+    for (int w = 0; w < workers; ++w) {
+      const uint64_t n = at[w][e];
+      at[w][e] = total;
+      total += n;
+    }
+  }
+  edge_route_begin_[num_edges_] = total;
+  edge_routes_.resize(total);
+  internal::ParallelFor(workers, workers, 1, [&](int, size_t w) {
+    std::vector<uint64_t>& next = at[w];
+    ForEachDependency(
+        [&](size_t r, uint32_t e) {
+          if (Cyclic(e)) edge_routes_[next[e]++] = static_cast<uint32_t>(r);
+        },
+        w * per_worker, (w + 1) * per_worker);
   });
 }
 
