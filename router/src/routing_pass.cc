@@ -596,7 +596,8 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
     if (ls.ok()) {
       out->notes.push_back(
           "virtual layers: the engine's tables have a cyclic channel dependency (" + s.message() +
-          "); " + std::to_string(stats.layers_needed) + " layers make them deadlock-free");
+          "); " + std::to_string(stats.layers_needed) + " layers make them deadlock-free" +
+          (stats.up_down_first ? " (up*/down* routes kept in layer 0)" : ""));
       out->layers = std::move(layers);
       out->num_layers = std::max(1, stats.layers_used);
       s = ValidateRouting(*inputs.fabric, out->lfts, &out->layers, out->num_layers,

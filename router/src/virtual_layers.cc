@@ -81,6 +81,17 @@ class Layerer {
     }
   }
   Status BreakCycles(int layer, bool last);
+  // Breaks cycles layer by layer from the layers in layer_ (count_ empty): needed layers or an
+  // error naming the count.
+  Status Layer(int* needed);
+  // The second way, where breaking cycles one at a time needs too many layers (switch LIDs on a
+  // large fat-tree: hundreds of thousands of cycles through few down-up turns). Switches get a
+  // total order (their distance from the switches with compute endpoints, then their index); a
+  // route that never turns from a channel down that order to one up it is up*/down* and all such
+  // routes together have an acyclic CDG (every cycle needs a down-up turn). They stay in layer
+  // 0 with the pinned routes; every other route starts in layer 1 and cycles are broken there.
+  void SplitUpDown();
+  std::vector<int32_t> UpDownRank() const;
   void BuildEdgeIndex();
   void Move(uint32_t route, int from, int to);
   uint32_t EdgeOf(int32_t c1, int32_t c2) const { return edge_base_[c1] + local_[c2]; }
@@ -146,8 +157,9 @@ class Layerer {
   std::vector<uint64_t> edge_route_begin_;
   std::vector<uint32_t> edge_routes_;
   uint64_t cycles_ = 0;
-  std::vector<int> split_;  // per needed layer after balancing: how many layers it spreads over
-  std::vector<int> base_;   // per needed layer: first layer of its spread
+  bool up_down_first_ = false;  // SplitUpDown was needed
+  std::vector<int> split_;      // per needed layer after balancing: how many layers it spreads over
+  std::vector<int> base_;       // per needed layer: first layer of its spread
 };
 
 void Layerer::Prepare() {
@@ -404,6 +416,76 @@ void Layerer::MarkCyclicDependencies(const std::vector<uint64_t>& used) {
   }
 }
 
+std::vector<int32_t> Layerer::UpDownRank() const {
+  // Breadth-first from the switches that carry compute endpoints (HCAs of hosts and storage;
+  // not Aggregation Nodes, which sit on spines and cores too), over inter-switch channels.
+  const int n = fabric_.num_switches();
+  std::vector<int32_t> dist(n, -1), queue;
+  for (size_t e = 0; e < endpoints_.size(); ++e) {
+    const int s = leaf_[e];
+    const NodeId node = endpoints_[e].node;
+    if (s < 0 || fabric_.is_switch(node) || dist[s] == 0) continue;
+    if (fabric_.is_aggregation_node(node)) continue;
+    dist[s] = 0;
+    queue.push_back(s);
+  }
+  for (size_t i = 0; i < queue.size(); ++i) {
+    const int s = queue[i];
+    for (int32_t k = out_begin_[s]; k < out_begin_[s + 1]; ++k) {
+      const int t = head_[out_chan_[k]];
+      if (dist[t] < 0) {
+        dist[t] = dist[s] + 1;
+        queue.push_back(t);
+      }
+    }
+  }
+  // Unreached switches (none in a connected fabric with hosts) go above everything.
+  for (int s = 0; s < n; ++s) {
+    if (dist[s] < 0) dist[s] = n;
+  }
+  return dist;
+}
+
+void Layerer::SplitUpDown() {
+  const std::vector<int32_t> rank = UpDownRank();
+  // Channel c is "up" when it enters a switch later in the order than the one it leaves.
+  std::vector<uint8_t> up(channel_.size());
+  for (size_t c = 0; c < channel_.size(); ++c) {
+    const int from = fabric_.switch_index(fabric_.port_node(channel_[c]));
+    const int to = head_[c];
+    up[c] = rank[to] > rank[from] || (rank[to] == rank[from] && to > from);
+  }
+  for (size_t d = 0; d < dests_.size(); ++d) {
+    const size_t b = BlockOfDest(d);
+    for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
+      uint32_t length = 0;
+      const int32_t* ch = RouteChannels(r, b, &length);
+      bool valley = false;
+      for (uint32_t i = 1; i < length && !valley; ++i) valley = !up[ch[i - 1]] && up[ch[i]];
+      layer_[r] = valley && !Pinned(r) ? 1 : 0;
+    }
+  }
+  // Run() calls this only with max_layers > 1: layer 1 exists.
+  count_.assign(opts_.max_layers, {});
+  count_[0].assign(num_edges_, 0);
+  count_[1].assign(num_edges_, 0);
+  ForEachDependency([&](size_t r, uint32_t e) { ++count_[layer_[r]][e]; });
+  if (std::none_of(count_[1].begin(), count_[1].end(), [](uint32_t c) { return c != 0; })) {
+    count_[1].clear();
+  }
+  cycles_ = 0;
+  up_down_first_ = true;
+}
+
+Status Layerer::Layer(int* needed) {
+  for (int l = 0; l < opts_.max_layers; ++l) {
+    if (count_[l].empty()) break;
+    *needed = l + 1;
+    SAR_RETURN_IF_ERROR(BreakCycles(l, l + 1 == opts_.max_layers));
+  }
+  return Status::OK();
+}
+
 void Layerer::CountFirstLayer(int threads) {
   const size_t blocks = block_channels_.size();
   const int workers = internal::WorkerCount(threads, blocks, 1);
@@ -639,11 +721,25 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
 
   int needed = 1;
   // An acyclic first layer keeps every route; BreakCycles would find nothing to move.
-  if (cyclic) CountFirstLayer(opts_.threads);
-  for (int l = 0; cyclic && l < opts_.max_layers; ++l) {
-    if (count_[l].empty()) break;
-    needed = l + 1;
-    SAR_RETURN_IF_ERROR(BreakCycles(l, l + 1 == opts_.max_layers));
+  if (cyclic) {
+    CountFirstLayer(opts_.threads);
+    Status first = Layer(&needed);
+    // (One layer has no room above layer 0 for the other routes.)
+    if (!first.ok() && opts_.max_layers > 1 &&
+        first.message().find("virtual layers: a cycle remains") != std::string::npos) {
+      // Too many layers one cycle at a time: up*/down* routes in layer 0, the rest above.
+      SplitUpDown();
+      needed = 1;
+      Status second = Layer(&needed);
+      if (!second.ok()) {
+        return Status::Failed(first.message() +
+                              " (also with up*/down* routes kept in layer 0 "
+                              "and the others layered above them: " +
+                              second.message() + ")");
+      }
+    } else if (!first.ok()) {
+      return first;
+    }
   }
   Balance(needed);
 
@@ -658,6 +754,7 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
       }
     }
     stats->cycles_broken = cycles_;
+    stats->up_down_first = up_down_first_;
   }
   return Status::OK();
 }

@@ -25,6 +25,9 @@ struct LayerStats {
   int layers_used = 0;    // after balancing
   uint64_t routes = 0;    // routes (source switch, destination LID) considered
   uint64_t cycles_broken = 0;
+  /// Breaking cycles one at a time needed more than max_layers, so up*/down* routes were kept in
+  /// layer 0 and the others layered above them (cycles_broken counts that second try).
+  bool up_down_first = false;
 };
 
 /// Fills *out with a layer for every (source LID, destination LID) of terminal pairs (endpoints

@@ -640,7 +640,11 @@ Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput*
   out->notes.push_back("virtual layers: " + std::to_string(stats.layers_needed) +
                        " needed for deadlock freedom, " + std::to_string(stats.layers_used) +
                        " used after balancing (" + std::to_string(stats.cycles_broken) +
-                       " cycles broken, " + std::to_string(stats.routes) + " switch routes)");
+                       " cycles broken, " + std::to_string(stats.routes) + " switch routes" +
+                       (stats.up_down_first ? "; up*/down* routes kept in layer 0: cycle by cycle "
+                                              "needed more layers"
+                                            : "") +
+                       ")");
   return Status::OK();
 }
 
