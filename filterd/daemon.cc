@@ -17,6 +17,7 @@
 #include "instance_lock.h"
 #include "job_set_diff.h"
 #include "log_file.h"
+#include "sar/fors_job.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 #include "server/control_socket.h"
@@ -253,6 +254,7 @@ bool Daemon::RunCycle(double now_s) {
       spdlog::info(
           "  = job {} now runs as job {} on the same hosts (an id change only: no reroute)",
           before == current_ids_.end() ? router_id : before->second, slurm_id);
+      AliasForsSchedule(router_id, slurm_id);
     }
     ids.emplace(router_id, slurm_id);
   }
@@ -288,6 +290,22 @@ bool Daemon::RunCycle(double now_s) {
   if (mapping_stale_ && decision != RerouteGate::Decision::kReroute) RestoreMapping();
   WriteMetrics();
   return rerouted;
+}
+
+void Daemon::AliasForsSchedule(const std::string& router_id, const std::string& slurm_id) {
+  // The job's tasks look for "<mapping>.fors.<their job id>" (SAR_FORS_SCHEDULE); the router
+  // published it under the id it routed for. Same hosts, same routes: the same schedule.
+  if (action_->dry_run() || action_->mapping_file().empty()) return;
+  bool written = false;
+  const Status s = sar::AliasForsSchedule(action_->mapping_file(), router_id, slurm_id,
+                                          action_->mapping_group(), &written);
+  if (s.ok()) {
+    spdlog::info("  FORS schedule of job {} published for job {} too{}", router_id, slurm_id,
+                 written ? "" : " (already there)");
+  } else if (s.code() != Status::Code::kNotFound) {
+    spdlog::warn("alltoall job {}: the schedule of job {} could not be published for it: {}",
+                 slurm_id, router_id, s.ToString());
+  }
 }
 
 void Daemon::ReopenLogFile() {

@@ -62,6 +62,8 @@ class Daemon {
   void WriteMetrics();
   /// SIGHUP: a log_file moved away by logrotate is opened anew.
   void ReopenLogFile();
+  /// An id change only: the router's FORS schedule of `router_id` also under `slurm_id`.
+  void AliasForsSchedule(const std::string& router_id, const std::string& slurm_id);
   std::string StatusLine() const;
   /// What the control socket's "mapping" answers: the router's job set as a mapping file.
   std::string MappingText() const;

@@ -13,6 +13,8 @@
 #include <stdexcept>
 
 #include "actions/recording_action.h"
+#include "sar/fors_job.h"
+#include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 #include "sources/replay_source.h"
 #include "sources/slurm_json.h"
@@ -176,6 +178,61 @@ TEST_F(DaemonTest, AJobsReplyNamingMillionsOfHostsKeepsTheLastGoodSet) {
   EXPECT_EQ(d.metrics().poll_errors, 1u);
   EXPECT_EQ(d.metrics().reroutes, 1u);
   EXPECT_EQ(MappedHosts(), (std::vector<std::string>{"n2", "n3", "n4", "n5"}));
+}
+
+// An alltoall job resubmitted on the same hosts under a new id causes no reroute, so the
+// router publishes no schedule for the new id; the daemon publishes the one it has for the id
+// it routed (same rows, epoch and generation, the new id on line 2), where the job's tasks
+// look for it (SAR_FORS_SCHEDULE = <mapping>.fors.<their id>).
+TEST_F(DaemonTest, AnIdChangeOnlyPublishesTheScheduleForTheNewId) {
+  trace_.clear();
+  ASSERT_TRUE(ParseJobTrace("0 10 a2a n[2-5] batch 60 sar-pattern=alltoall\n"
+                            "10 20 a2b n[2-5] batch 60 sar-pattern=alltoall\n"
+                            "20 30 a2c n[2-5] batch 60 sar-pattern=alltoall\n",
+                            "t", &trace_)
+                  .ok());
+  FlakySource* src = nullptr;
+  auto d = MakeDaemon(&src);
+  now_ = 0;
+  EXPECT_TRUE(d->RunCycle(now_));
+  EXPECT_EQ(DrainSignals(), 1);
+  // What the router published for the job it routed.
+  const std::string rows = "0,n2,n4,5\n0,n4,n2,3\n1,n3,n5,6\n1,n5,n3,4\n";
+  const std::string published = std::string(kForsScheduleMagic) +
+                                "\n# job a2a epoch 77 generation 00000000000000ab phases 2 "
+                                "lower_bound 1 hosts 4\n" +
+                                kForsScheduleColumns + "\n" + rows;
+  ASSERT_TRUE(WriteFileAtomic(ForsSchedulePath(config_.mapping_file, "a2a"), published,
+                              JobPlacementFileOptions(static_cast<gid_t>(-1)))
+                  .ok());
+  for (const char* id : {"a2b", "a2c"}) {
+    now_ += 10;  // same hosts, new id: no reroute
+    EXPECT_FALSE(d->RunCycle(now_));
+    EXPECT_EQ(DrainSignals(), 0);
+    ForsScheduleFile mine, theirs;
+    const Status r = ReadForsSchedule(ForsSchedulePath(config_.mapping_file, id), &mine);
+    ASSERT_TRUE(r.ok()) << r.ToString();
+    ASSERT_TRUE(ReadForsSchedule(ForsSchedulePath(config_.mapping_file, "a2a"), &theirs).ok());
+    EXPECT_EQ(mine.job_id, id);
+    EXPECT_EQ(mine.epoch, 77u);
+    EXPECT_EQ(mine.generation, theirs.generation);
+    EXPECT_EQ(mine.phases, 2);
+    ASSERT_EQ(mine.rows.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(mine.rows[i].src, theirs.rows[i].src);
+      EXPECT_EQ(mine.rows[i].dst, theirs.rows[i].dst);
+      EXPECT_EQ(mine.rows[i].dlid, theirs.rows[i].dlid);
+      EXPECT_EQ(mine.rows[i].phase, theirs.rows[i].phase);
+    }
+  }
+  // A job without a schedule (not alltoall, or nothing published): nothing written.
+  bool written = true;
+  EXPECT_EQ(AliasForsSchedule(config_.mapping_file, "nojob", "x1", static_cast<gid_t>(-1), &written)
+                .code(),
+            Status::Code::kNotFound);
+  EXPECT_FALSE(written);
+  struct stat st {};
+  EXPECT_NE(stat(ForsSchedulePath(config_.mapping_file, "x1").c_str(), &st), 0);
 }
 
 TEST_F(DaemonTest, APatternChangeReroutesAndTheMappingCarriesIt) {

@@ -73,6 +73,7 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
   if (key == "delta") return bool_value(&c->delta);
   if (key == "sar_refine") return bool_value(&c->sar_refine);
   if (key == "sar_no_regret") return bool_value(&c->sar_no_regret);
+  if (key == "fors_only_where_faster") return bool_value(&c->fors_only_where_faster);
   if (key == "job_hca_pairs") {
     sar::JobHcaPairs pairs;
     if (!sar::ParseJobHcaPairs(value, &pairs)) return bad("must be rails or all");
@@ -170,6 +171,7 @@ void OsmsarConfigInit(OsmsarConfig* config) {
   config->exclude_after = 3;
   config->sar_refine = 1;
   config->sar_no_regret = 0;
+  config->fors_only_where_faster = 0;
   config->sar_all_pairs_budget = 1.25;
   config->sar_refine_work = sar::kDefaultSarRefineWork;
   config->fors_schedule_gid = -1;
@@ -204,6 +206,7 @@ sar_options_t* OsmsarOptions(const OsmsarConfig* c) {
   sar_options_set_sar_refine(o, c->sar_refine, c->sar_all_pairs_budget);
   sar_options_set_sar_refine_work(o, c->sar_refine_work);
   sar_options_set_sar_no_regret(o, c->sar_no_regret);
+  sar_options_set_fors_only_where_faster(o, c->fors_only_where_faster);
   sar_options_set_job_hca_pairs_all(o, c->job_hca_pairs_all);
   return o;
 }

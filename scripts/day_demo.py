@@ -457,13 +457,28 @@ def run_day(bed, template, seed, out=print, compare_offline=True, verify_quiet=F
             day.step(f"end job {label}" + ("" if multi else " (one leaf)"), act,
                      expect_reroute=multi, end_job=job)
         else:
+            ids = {}
+
             def act(label=label):
                 old, new = bed.resubmit_same_nodes(label)
+                ids.update(old=old, new=new)
                 return (f"job {old.id} cancelled, job {new.id} started on the same "
                         f"{len(new.hosts)} hosts")
 
             day.step(f"resubmit {label} on its nodes (id-only change)", act,
                      expect_reroute=False)
+            # No reroute, so the router publishes nothing: sar-filterd publishes the old id's
+            # FORS schedule under the new id, where the job's tasks look (docs/fors.md).
+            old, new = ids.get("old"), ids.get("new")
+            if old is not None and old.pattern == "alltoall":
+                def path(job_id):
+                    return f"{bed.mapping_file}.fors.{job_id}"
+                if os.path.exists(path(old.id)):
+                    ok = os.path.exists(path(new.id))
+                    out(f"     FORS schedule of job {old.id} under the new id {new.id}: "
+                        f"{'yes' if ok else 'MISSING'}")
+                    if not ok:
+                        day.failures.append(f"resubmit {label}: no {path(new.id)}")
     return day
 
 
@@ -652,6 +667,10 @@ def main(argv=None):
                     help="baseLID/highLID migration (docs/migration.md): LMC 1, the plugin's "
                          "coordinator, sar-agent + a reference consumer on up to 8 hosts "
                          "(needs --sm plugin; default off)")
+    ap.add_argument("--fors-only-where-faster", action="store_true",
+                    help="the plugin's fors_only_where_faster: an alltoall job keeps FORS only "
+                         "where its phases are not slower for it than SAR's routes all at once "
+                         "(docs/fors.md; needs --sm plugin)")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
@@ -666,7 +685,11 @@ def main(argv=None):
     bed = day_bed.DayBed(os.path.join(root, "day"), fabric=args.fabric, sm=sm, hooks=hooks,
                          build_dir=args.build, poll_interval_s=args.poll_interval, progress=say,
                          bins=day_bed.Binaries.from_root(args.bin_root) if args.bin_root else None,
-                         migration=args.migration == "on")
+                         migration=args.migration == "on",
+                         fors_only_where_faster=args.fors_only_where_faster)
+    if args.fors_only_where_faster and bed.sm != "plugin":
+        print("day_demo: --fors-only-where-faster needs --sm plugin", file=sys.stderr)
+        return 2
     code = 0
     pids = []
     try:

@@ -80,6 +80,9 @@ void AddSarOptions(CLI::App* cmd, SarKnobs* knobs) {
                 "sar: the no-regret stage: a multi-switch job whose slowest flow would be slower "
                 "than under dfsssp keeps dfsssp's routes on the switches they cross (may raise "
                 "max effective EFI; docs/dfsssp-sar.md)");
+  cmd->add_flag("--fors-only-where-faster", knobs->fors_only_where_faster,
+                "alltoall jobs keep FORS only where its phases are not slower for the job than "
+                "SAR's routes all at once (the per-job flow model; docs/fors.md)");
 }
 
 sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric) {

@@ -112,6 +112,7 @@ struct SarKnobs {
   double all_pairs_budget = 1.25;
   uint64_t refine_work = sar::kDefaultSarRefineWork;
   bool no_regret = false;
+  bool fors_only_where_faster = false;
 };
 /// --no-sar-refine, --sar-all-pairs-budget, --sar-refine-work, --sar-no-regret.
 void AddSarOptions(CLI::App* cmd, SarKnobs* knobs);

@@ -93,6 +93,7 @@ int RunRoute(const RouteArgs& a) {
   ro.sar_all_pairs_budget = a.sar.all_pairs_budget;
   ro.sar_refine_work = a.sar.refine_work;
   ro.sar_no_regret = a.sar.no_regret;
+  ro.fors_only_where_faster = a.sar.fors_only_where_faster;
   ro.job_hca_pairs = a.hca_pairs;
   sar::RoutingInputs in;
   s = sar::LoadRoutingInputs(f, ro, &in);

@@ -255,6 +255,9 @@ void sar_options_set_sar_refine_work(sar_options_t* o, uint64_t steps) {
       steps == 0 ? sar::kDefaultSarRefineWork : std::min(steps, sar::kMaxSarRefineWork);
 }
 void sar_options_set_sar_no_regret(sar_options_t* o, int on) { o->options.sar_no_regret = on != 0; }
+void sar_options_set_fors_only_where_faster(sar_options_t* o, int on) {
+  o->options.fors_only_where_faster = on != 0;
+}
 void sar_options_set_job_hca_pairs_all(sar_options_t* o, int all) {
   o->options.job_hca_pairs = all != 0 ? sar::JobHcaPairs::kAll : sar::JobHcaPairs::kRails;
 }

@@ -317,6 +317,7 @@ void PlanAlltoallJobs(const RoutingInputs& in, AlltoallPlans* out, std::vector<s
   }
   std::vector<uint8_t> taken(f.num_port_slots(), 0);
   std::vector<int> spine_load;
+  ForsChannelLoads loads;  // the routes of the plans so far (joint planning)
   for (const ResolvedJob* job : jobs) {
     if (job->endpoints.size() < 2) {
       no_fors(*job, std::to_string(job->endpoints.size()) +
@@ -332,12 +333,7 @@ void PlanAlltoallJobs(const RoutingInputs& in, AlltoallPlans* out, std::vector<s
       continue;
     }
     ForsJobPlan plan;
-    Status s = PlanForsJob(f, out->topo, *job, 0, &plan);
-    if (s.ok()) {
-      const int offset =
-          ChooseSpineOffset(job->id, plan.stats.spines_used, out->topo.num_spines(), &spine_load);
-      if (offset != 0) s = PlanForsJob(f, out->topo, *job, offset, &plan);
-    }
+    const Status s = PlanForsJobJointly(f, out->topo, *job, &loads, &spine_load, &plan);
     if (!s.ok()) {
       notes->push_back("alltoall job " + job->id + " routed by SAR: " + s.message());
       no_fors(*job, "routed by SAR: " + s.message());
@@ -373,6 +369,7 @@ void CheckAlltoallJobs(const RoutingInputs& in, const AlltoallPlans& a, RoutingO
     std::string note = "fors job " + plan.job_id + ": " + std::to_string(plan.hosts.size()) +
                        " hosts, " + std::to_string(st.phases) + " phases (lower bound " +
                        std::to_string(st.lower_bound) + "), spines " +
+                       (st.spines_permuted ? "in a joint order from " : "") +
                        std::to_string(st.spine_offset) + "+" + std::to_string(st.spines_used) +
                        " of " + std::to_string(a.topo.num_spines());
     if (st.rerouted > 0) {
@@ -401,6 +398,62 @@ Status RouteTables(const RoutingInputs& inputs, const RoutingEngine& engine,
   RoutingInput in = inputs.EngineInput();
   in.fixed = fixed != nullptr && !fixed->empty() ? fixed : nullptr;
   return engine.Route(in, out);
+}
+
+// FORS only where it helps (docs/fors.md): the pass routed with every plan's entries (*out);
+// each plan is judged against the same pass routed without FORS entries. Slower plans go to
+// *none with the figures; the tables are then routed again with the plans kept (or are the
+// plain ones when none is kept). Any failure keeps what *out holds.
+void JudgeAlltoallJobs(const RoutingInputs& in, const RoutingEngine& engine, AlltoallPlans* a,
+                       RoutingOutput* out, std::vector<std::string>* notes,
+                       std::vector<ForsJobNone>* none) {
+  if (a->plans.empty() || !in.options.fors_only_where_faster) return;
+  const Fabric& f = *in.fabric;
+  LftSet with = out->lfts;  // as CheckAlltoallJobs leaves them (migration mode writes over)
+  for (const FixedEntry& x : a->entries) {
+    if (x.lid <= with.max_lid()) with.set_port(x.sw, x.lid, x.port);
+  }
+  RoutingOutput plain;
+  if (!RouteTables(in, engine, nullptr, &plain).ok()) return;
+  std::vector<ForsVerdict> verdicts;
+  JudgeForsPlans(f, in.jobs, a->plans, with, plain.lfts, in.options.threads, kDefaultForsJudgePairs,
+                 &verdicts);
+  std::vector<ForsJobPlan> kept;
+  for (size_t i = 0; i < a->plans.size(); ++i) {
+    const ForsVerdict& v = verdicts[i];
+    if (!v.judged) {
+      notes->push_back("fors job " + v.job_id +
+                       ": kept unjudged (the flow model is over its bound or has no figure)");
+    }
+    if (v.keep) {
+      kept.push_back(std::move(a->plans[i]));
+      continue;
+    }
+    char why[200];
+    std::snprintf(why, sizeof why,
+                  "its FORS phases are slower than SAR's routes all at once (exchange %.1f "
+                  "against %.1f, message / line rate): routed by SAR",
+                  v.phased_time, v.plain_time);
+    notes->push_back("alltoall job " + v.job_id + " " + why);
+    none->push_back({v.job_id, why, a->plans[i].hosts.size()});
+  }
+  if (kept.size() == a->plans.size()) return;
+  a->plans = std::move(kept);
+  a->entries.clear();
+  for (const ForsJobPlan& plan : a->plans) {
+    ForEachForsJobEntry(f, a->topo, plan, [a](int sw, Lid lid, uint8_t port) {
+      a->entries.push_back({sw, lid, port});
+    });
+  }
+  if (a->plans.empty() || !RouteTables(in, engine, &a->entries, out).ok()) {
+    *out = std::move(plain);
+    for (const ForsJobPlan& plan : a->plans) {
+      none->push_back(
+          {plan.job_id, "FORS entries withdrawn, routing with them failed", plan.hosts.size()});
+    }
+    a->plans.clear();
+    a->entries.clear();
+  }
 }
 
 }  // namespace
@@ -545,6 +598,7 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine& engine, 
     SAR_RETURN_IF_ERROR(RouteTables(inputs, engine, nullptr, out));
     withdraw("FORS entries withdrawn, routing with them failed: " + r.message());
   }
+  JudgeAlltoallJobs(inputs, engine, &alltoall, out, &plan_notes, &none);
   out->notes.insert(out->notes.end(), plan_notes.begin(), plan_notes.end());
   // The engine's tables before the check writes any entry over them (migration mode), kept
   // only while FORS entries may have to be taken back.

@@ -101,6 +101,9 @@ void sar_options_set_sar_refine_work(sar_options_t* options, uint64_t steps);
 /* on != 0 (default 0): the sar engine's no-regret stage (sar::RoutingOptions::sar_no_regret): a
  * multi-switch job whose slowest flow would be slower than under dfsssp keeps dfsssp's routes. */
 void sar_options_set_sar_no_regret(sar_options_t* options, int on);
+/* on != 0 (default 0): an alltoall job keeps FORS only where its phases are not slower for it
+ * than SAR's routes all at once (sar::RoutingOptions::fors_only_where_faster, docs/fors.md). */
+void sar_options_set_fors_only_where_faster(sar_options_t* options, int on);
 /* all != 0: every HCA port of a job's host talks to every HCA port of its other hosts; 0
  * (default): rail-aligned, HCA i to HCA i (sar::RoutingOptions::job_hca_pairs, docs/formats.md). */
 void sar_options_set_job_hca_pairs_all(sar_options_t* options, int all);

@@ -64,13 +64,14 @@ struct ForsJobStats {
   int64_t phases = 0;
   /// max(n - 1, max over leaves of ceil(c (n - c) / working uplinks)): no schedule can do better
   int64_t lower_bound = 0;
-  int ring = 0;              // N
-  int spines_used = 0;       // M'
-  int spine_offset = 0;      // the job's first spine
-  int64_t rerouted = 0;      // (leaf, destination) entries off their spine because of failures
-  int64_t moved = 0;         // transfers moved out of their phase because of a clash
-  int64_t split_phases = 0;  // extra phases they needed
-  int64_t compacted = 0;     // phases dropped because their transfers fit into others
+  int ring = 0;                  // N
+  int spines_used = 0;           // M'
+  int spine_offset = 0;          // the job's first spine
+  bool spines_permuted = false;  // joint planning gave its classes a spine order, not an offset
+  int64_t rerouted = 0;          // (leaf, destination) entries off their spine because of failures
+  int64_t moved = 0;             // transfers moved out of their phase because of a clash
+  int64_t split_phases = 0;      // extra phases they needed
+  int64_t compacted = 0;         // phases dropped because their transfers fit into others
 };
 
 struct ForsJobPlan {
@@ -92,10 +93,36 @@ struct ForsJobNone {
   size_t hosts = 0;    // the job's hosts in the fabric
 };
 
-/// Plans one job. `spine_offset` in [0, M0). Fails (Failed) only where no schedule exists: a
+/// Plans one job. `spine_offset` in [0, M0). Destination rank j's preferred spine is
+/// order[(spine_offset + j mod M') mod |order|], `order` being `spine_order` (a permutation of
+/// the spines 0..M0-1) or, when null, 0..M0-1. Fails (Failed) only where no schedule exists: a
 /// pair of the job's leaves shares no working spine.
 Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
-                   int spine_offset, ForsJobPlan* out);
+                   int spine_offset, ForsJobPlan* out,
+                   const std::vector<int>* spine_order = nullptr);
+
+/// The routes fixed plans put on the leaf-spine channels, counted as sar/metrics.h counts them
+/// (one per ordered pair of the job's hosts whose route crosses the channel: the effective EFI
+/// every guard and `eval` judge), summed over the plans charged.
+struct ForsChannelLoads {
+  std::vector<int64_t> up;    // [leaf * M0 + spine]: leaf -> spine
+  std::vector<int64_t> down;  // [spine * num_leaves + leaf]: spine -> leaf
+  int64_t Max() const;
+};
+/// Adds `plan`'s routes to *loads (sized for `topo` on first use).
+void ChargeForsJobLoads(const Ft2Topology& topo, const ForsJobPlan& plan, ForsChannelLoads* loads);
+
+/// Joint planning of several alltoall jobs (called in order, the same `loads` and
+/// `spine_load` for all): the first job (nothing charged yet) is planned at ChooseSpineOffset's
+/// offset; a later one assigns its M' destination classes (rank mod M') to spines greedily
+/// against the routes already charged: heaviest class first, each to the unused spine with the
+/// fewest of the class's entries on failed links, then the smallest resulting channel maximum,
+/// then the least overlap with charged routes, then ChooseSpineOffset's spine count, then the
+/// distance from its hash offset. That plan is kept if its channel maximum (charged routes
+/// included) is below the offset plan's, else the offset plan. Charges the plan kept.
+/// Deterministic.
+Status PlanForsJobJointly(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
+                          ForsChannelLoads* loads, std::vector<int>* spine_load, ForsJobPlan* out);
 
 /// The plan's entries for the job's base LIDs in the leaf and spine tables: calls
 /// entry(switch index, LID, port) for each (the LIDs that fit no table, 0, are left out).
@@ -117,6 +144,26 @@ Status CheckForsJobOnTables(const Fabric& fabric, const LftSet& lfts,
 /// come and go unless they overlap it.
 int ChooseSpineOffset(const std::string& job_id, int spines_used, int m0,
                       std::vector<int>* spine_load);
+
+/// Whether a plan's phases serve its job: its exchange time (sar/flows.h, the model `eval`
+/// judges with: every job sending at once, a phased job one phase after another, rounds) in its
+/// phases on `with_fors` (the pass's tables with the FORS entries) against its time all at once
+/// on `without` (the same pass routed with no FORS entry, every job all at once).
+struct ForsVerdict {
+  std::string job_id;
+  bool judged = false;     // false: over the work bound or not computable; the plan stays
+  double phased_time = 0;  // message / line rate
+  double plain_time = 0;
+  bool keep = true;  // !judged, or phased_time <= plain_time (relative 1e-9)
+};
+/// One verdict per plan, in order. `jobs` are the pass's jobs; `max_pairs` bounds the flow
+/// model's work (rounds x pairs of the jobs without phases, plus the phase pairs): above it no
+/// plan is judged. Plain data in, no state.
+void JudgeForsPlans(const Fabric& fabric, const std::vector<ResolvedJob>& jobs,
+                    const std::vector<ForsJobPlan>& plans, const LftSet& with_fors,
+                    const LftSet& without, int threads, uint64_t max_pairs,
+                    std::vector<ForsVerdict>* out);
+inline constexpr uint64_t kDefaultForsJudgePairs = uint64_t{16} << 20;
 
 // --- The schedule file (docs/formats.md, "FORS schedule") ------------------------------------
 
@@ -164,6 +211,17 @@ Status PublishForsSchedules(const std::string& mapping_path, const std::vector<F
                             const std::vector<std::string>& rows,
                             const std::vector<ForsJobNone>& none, uint64_t epoch, gid_t group,
                             int* current);
+
+/// An id change only (sar-filterd: a job resubmitted on the same hosts, which causes no
+/// reroute): the schedule published as "<mapping>.fors.<from_id>" (or its "none" form) is
+/// published as "<mapping>.fors.<to_id>" too, the same text but the job id on line 2 (same
+/// epoch, generation and rows: the routes did not change), atomically, mode 0640 with the
+/// group of from's file (or `group` if that cannot be set). NotFound when from has no file
+/// (not an alltoall job); the file is read as ReadForsSchedule reads (never blocking, bounded)
+/// and must parse. Left alone when it already holds exactly that. The next publish replaces or
+/// removes it as any job's file.
+Status AliasForsSchedule(const std::string& mapping_path, const std::string& from_id,
+                         const std::string& to_id, gid_t group, bool* written);
 
 struct ForsScheduleRow {
   int64_t phase = 0;

@@ -84,6 +84,12 @@ struct RoutingOptions {
   double sar_all_pairs_budget = 1.25;
   uint64_t sar_refine_work = kDefaultSarRefineWork;
   bool sar_no_regret = false;  // RoutingInput::sar_no_regret
+  /// Alltoall jobs keep FORS only where its phases are not slower for the job than the pass's
+  /// routes without FORS all at once (JudgeForsPlans, docs/fors.md "Only where it helps"); the
+  /// others get SAR's routes and a "none" schedule. Off by default: the flow model judges every
+  /// alltoall job that shares channels with other jobs slower in phases (sar-route
+  /// --fors-only-where-faster, the plugin's fors_only_where_faster).
+  bool fors_only_where_faster = false;
   /// Migration mode, for the baseLID/highLID update protocol (SAR paper Sec. 3.3): every
   /// endpoint port has LMC 1. Its base LID is routed by `engine` on layers 0..n-2, its highLID
   /// (base + 1) by Up*/Down* on layer n-1, n = min(num_vls, max_layers) >= 2. The highLID

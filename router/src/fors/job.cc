@@ -1,6 +1,7 @@
 // Per-job FORS: the 2-level fat-tree as the fabric has it, the job's ring schedule, its
 // destination entries, and the check of a schedule against tables.
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "sar/fors_job.h"
@@ -402,10 +403,18 @@ Status PlanOnSpines(const Fabric& fabric, const Ft2Topology& topo, const Resolve
 }  // namespace
 
 Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
-                   int spine_offset, ForsJobPlan* out) {
+                   int spine_offset, ForsJobPlan* out, const std::vector<int>* spine_order) {
   const int m0 = topo.num_spines();
   std::vector<int> all(m0);
   for (int s = 0; s < m0; ++s) all[s] = s;
+  if (spine_order != nullptr) {
+    std::vector<int> sorted = *spine_order;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != all) {
+      return Status::InvalidArgument("job " + job.id + ": the spine order is not a permutation");
+    }
+    all = *spine_order;
+  }
   ForsJobPlan plan;
   SAR_RETURN_IF_ERROR(PlanOnSpines(fabric, topo, job, spine_offset, all, &plan));
   // The spines that work at every leaf of the job: if they are at least as many as the most
@@ -414,7 +423,7 @@ Status PlanForsJob(const Fabric& fabric, const Ft2Topology& topo, const Resolved
   std::vector<uint8_t> job_leaf(topo.num_leaves(), 0);
   for (int l : plan.leaf_of_rank) job_leaf[l] = 1;
   std::vector<int> good;
-  for (int s = 0; s < m0; ++s) {
+  for (int s : all) {  // in the order's order
     bool ok = true;
     for (int l = 0; l < topo.num_leaves() && ok; ++l) ok = !job_leaf[l] || topo.works(l, s);
     if (ok) good.push_back(s);
@@ -531,6 +540,152 @@ int ChooseSpineOffset(const std::string& job_id, int spines_used, int m0,
   }
   for (int k = 0; k < spines_used; ++k) ++(*spine_load)[(best + k) % m0];
   return best;
+}
+
+int64_t ForsChannelLoads::Max() const {
+  int64_t m = 0;
+  for (int64_t x : up) m = std::max(m, x);
+  for (int64_t x : down) m = std::max(m, x);
+  return m;
+}
+
+void ChargeForsJobLoads(const Ft2Topology& topo, const ForsJobPlan& plan, ForsChannelLoads* loads) {
+  const size_t nl = topo.leaves.size(), m0 = topo.spines.size();
+  loads->up.resize(nl * m0, 0);
+  loads->down.resize(nl * m0, 0);
+  const int n = static_cast<int>(plan.hosts.size());
+  std::vector<int64_t> on_leaf(nl, 0);
+  for (int l : plan.leaf_of_rank) ++on_leaf[l];
+  // Entry (l, j): the job's on_leaf[l] sources on leaf l reach rank j through that spine.
+  for (size_t l = 0; l < nl; ++l) {
+    for (int j = 0; j < n; ++j) {
+      const int s = plan.spine[l * n + j];
+      if (s < 0) continue;
+      loads->up[l * m0 + s] += on_leaf[l];
+      loads->down[static_cast<size_t>(s) * nl + plan.leaf_of_rank[j]] += on_leaf[l];
+    }
+  }
+}
+
+namespace {
+
+// The largest channel load of `charged` plus `plan`'s routes.
+int64_t MaxWith(const Ft2Topology& topo, const ForsChannelLoads& charged, const ForsJobPlan& plan) {
+  ForsChannelLoads sum = charged;
+  ChargeForsJobLoads(topo, plan, &sum);
+  return sum.Max();
+}
+
+// The greedy spine order of PlanForsJobJointly for a job whose offset-0 plan is `plan0`.
+std::vector<int> JointSpineOrder(const Ft2Topology& topo, const ForsJobPlan& plan0, int start,
+                                 const ForsChannelLoads& loads,
+                                 const std::vector<int>& spine_load) {
+  const int m0 = topo.num_spines(), nl = topo.num_leaves();
+  const int n = static_cast<int>(plan0.hosts.size());
+  const int mp = std::max(plan0.stats.spines_used, 1);
+  std::vector<int64_t> on_leaf(nl, 0);
+  for (int l : plan0.leaf_of_rank) ++on_leaf[l];
+  // A class's routes per leaf: up_w[r * nl + l] through leaf l's uplink, down_w[r * nl + d]
+  // into leaf d, whichever spine the class gets; broken[r * m0 + s]: its entries that spine s
+  // cannot carry (a failed cable at either end).
+  std::vector<int64_t> up_w(static_cast<size_t>(mp) * nl, 0), down_w(up_w.size(), 0);
+  std::vector<int64_t> broken(static_cast<size_t>(mp) * m0, 0), weight(mp, 0);
+  for (int j = 0; j < n; ++j) {
+    const int r = j % mp, d = plan0.leaf_of_rank[j];
+    for (int l = 0; l < nl; ++l) {
+      if (l == d || on_leaf[l] == 0) continue;
+      up_w[static_cast<size_t>(r) * nl + l] += on_leaf[l];
+      down_w[static_cast<size_t>(r) * nl + d] += on_leaf[l];
+      weight[r] += on_leaf[l];
+      for (int s = 0; s < m0; ++s) {
+        broken[static_cast<size_t>(r) * m0 + s] += !topo.works(l, s) || !topo.works(d, s);
+      }
+    }
+  }
+  std::vector<int> classes(mp);
+  for (int r = 0; r < mp; ++r) classes[r] = r;
+  std::stable_sort(classes.begin(), classes.end(),
+                   [&](int a, int b) { return weight[a] > weight[b]; });
+  ForsChannelLoads now = loads;  // charged plus the classes placed so far
+  std::vector<int> spine_of(mp, -1);
+  std::vector<uint8_t> taken(m0, 0);
+  for (int r : classes) {
+    int best = -1;
+    std::array<int64_t, 5> best_key{};
+    for (int s = 0; s < m0; ++s) {
+      if (taken[s]) continue;
+      int64_t peak = 0, overlap = 0;
+      for (int l = 0; l < nl; ++l) {
+        const int64_t u = up_w[static_cast<size_t>(r) * nl + l];
+        const int64_t w = down_w[static_cast<size_t>(r) * nl + l];
+        const size_t ui = static_cast<size_t>(l) * m0 + s, di = static_cast<size_t>(s) * nl + l;
+        if (u > 0) {
+          peak = std::max(peak, now.up[ui] + u);
+          overlap += now.up[ui] * u;
+        }
+        if (w > 0) {
+          peak = std::max(peak, now.down[di] + w);
+          overlap += now.down[di] * w;
+        }
+      }
+      const std::array<int64_t, 5> key{broken[static_cast<size_t>(r) * m0 + s], peak, overlap,
+                                       s < static_cast<int>(spine_load.size()) ? spine_load[s] : 0,
+                                       ((s - start - r) % m0 + 2 * m0) % m0};
+      if (best < 0 || key < best_key) {
+        best = s;
+        best_key = key;
+      }
+    }
+    spine_of[r] = best;
+    taken[best] = 1;
+    for (int l = 0; l < nl; ++l) {
+      now.up[static_cast<size_t>(l) * m0 + best] += up_w[static_cast<size_t>(r) * nl + l];
+      now.down[static_cast<size_t>(best) * nl + l] += down_w[static_cast<size_t>(r) * nl + l];
+    }
+  }
+  std::vector<int> order = spine_of;
+  for (int t = 0; t < m0; ++t) {
+    const int s = (start + t) % m0;
+    if (!taken[s]) order.push_back(s);
+  }
+  return order;
+}
+
+}  // namespace
+
+Status PlanForsJobJointly(const Fabric& fabric, const Ft2Topology& topo, const ResolvedJob& job,
+                          ForsChannelLoads* loads, std::vector<int>* spine_load, ForsJobPlan* out) {
+  const int m0 = topo.num_spines();
+  loads->up.resize(topo.up_port.size(), 0);
+  loads->down.resize(topo.up_port.size(), 0);
+  ForsJobPlan plan0;
+  SAR_RETURN_IF_ERROR(PlanForsJob(fabric, topo, job, 0, &plan0));
+  const std::vector<int> load_before = *spine_load;
+  const int offset = ChooseSpineOffset(job.id, plan0.stats.spines_used, m0, spine_load);
+  ForsJobPlan by_offset;
+  if (offset == 0) {
+    by_offset = std::move(plan0);
+  } else {
+    SAR_RETURN_IF_ERROR(PlanForsJob(fabric, topo, job, offset, &by_offset));
+  }
+  const bool first = loads->Max() == 0;
+  if (!first && by_offset.stats.spines_used > 0) {
+    const int start = static_cast<int>(Fnv1a(job.id.data(), job.id.size()) % m0);
+    const std::vector<int> order = JointSpineOrder(topo, by_offset, start, *loads, load_before);
+    ForsJobPlan joint;
+    SAR_RETURN_IF_ERROR(PlanForsJob(fabric, topo, job, 0, &joint, &order));
+    if (MaxWith(topo, *loads, joint) < MaxWith(topo, *loads, by_offset)) {
+      joint.stats.spine_offset = order[0];
+      joint.stats.spines_permuted = true;
+      *spine_load = load_before;
+      spine_load->resize(m0, 0);
+      for (int k = 0; k < joint.stats.spines_used; ++k) ++(*spine_load)[order[k]];
+      by_offset = std::move(joint);
+    }
+  }
+  ChargeForsJobLoads(topo, by_offset, loads);
+  *out = std::move(by_offset);
+  return Status::OK();
 }
 
 uint64_t ForsScheduleGenerationOf(const ForsJobPlan& plan, const std::string& rows) {

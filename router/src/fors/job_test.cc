@@ -233,6 +233,117 @@ TEST(ForsJob, SpineOffsetsSpreadJobsAndStay) {
   EXPECT_EQ(ChooseSpineOffset("101", 4, 8, &alone), a);
 }
 
+// Two alltoall jobs on the same two leaves of FT(2;4,4), two hosts of each on each leaf: each
+// job alone puts at most 2 routes on a leaf-spine channel (a destination's 2 remote sources);
+// planned independently (the hash offsets of ChooseSpineOffset, as the pass did), job "b"'s
+// destinations on a leaf take the spines of job "a"'s destinations there, so a channel carries
+// 4. Joint planning gives "b" the other spines: 2, the larger job alone. Judged on the tables
+// the two plans write (ComputeMetrics, nothing of the planner), both conflict-free on them.
+TEST(ForsJob, JointPlanningKeepsTwoJobsOffEachOthersChannels) {
+  const Fabric f = Ft2(4, 4);
+  Ft2Topology topo;
+  ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+  ResolvedJob a = JobOf(f, {0, 1, 4, 5}), b = JobOf(f, {2, 3, 6, 7});
+  a.id = "a";
+  // An id whose hash offset is a's, so the independent plans stack.
+  int id = 0;
+  for (;; ++id) {
+    std::vector<int> load;
+    if (ChooseSpineOffset("a", 4, 4, &load) == ChooseSpineOffset(std::to_string(id), 4, 4, &load))
+      break;
+  }
+  b.id = std::to_string(id);
+  auto max_effective = [&](const std::vector<ForsJobPlan>& plans) {
+    LftSet lfts(f);
+    for (const ForsJobPlan& p : plans) ApplyForsJobRoutes(f, topo, p, &lfts);
+    for (const ForsJobPlan& p : plans) {
+      const Status c = CheckForsJobOnTables(f, lfts, p.hosts, p.phases);
+      EXPECT_TRUE(c.ok()) << p.job_id << ": " << c.ToString();
+    }
+    Metrics m;
+    EXPECT_TRUE(ComputeMetrics(f, lfts, {a, b}, {}, &m).ok());
+    return m.effective_efi.max;
+  };
+  // Independent: each at its own offset.
+  std::vector<ForsJobPlan> independent(2);
+  std::vector<int> load;
+  ASSERT_TRUE(PlanForsJob(f, topo, a, ChooseSpineOffset(a.id, 4, 4, &load), &independent[0]).ok());
+  ASSERT_TRUE(PlanForsJob(f, topo, b, ChooseSpineOffset(b.id, 4, 4, &load), &independent[1]).ok());
+  EXPECT_EQ(max_effective({independent[0]}), 2u);
+  EXPECT_EQ(max_effective(independent), 4u);
+  // Joint.
+  std::vector<ForsJobPlan> joint(2);
+  ForsChannelLoads loads;
+  std::vector<int> spine_load;
+  ASSERT_TRUE(PlanForsJobJointly(f, topo, a, &loads, &spine_load, &joint[0]).ok());
+  EXPECT_EQ(joint[0].spine, independent[0].spine);  // the first job as before
+  EXPECT_EQ(loads.Max(), 2);
+  ASSERT_TRUE(PlanForsJobJointly(f, topo, b, &loads, &spine_load, &joint[1]).ok());
+  EXPECT_EQ(max_effective(joint), 2u);
+  EXPECT_EQ(loads.Max(), 2);  // the charged figure is the metric's
+  EXPECT_EQ(joint[1].stats.phases, independent[1].stats.phases);
+  // Deterministic.
+  ForsChannelLoads again;
+  std::vector<int> again_load;
+  ForsJobPlan x, y;
+  ASSERT_TRUE(PlanForsJobJointly(f, topo, a, &again, &again_load, &x).ok());
+  ASSERT_TRUE(PlanForsJobJointly(f, topo, b, &again, &again_load, &y).ok());
+  EXPECT_EQ(y.spine, joint[1].spine);
+}
+
+// Random pairs of alltoall jobs on random degraded FT(2;4,5) trees: the joint plans are
+// conflict-free on the tables they write, and their channel maximum (ComputeMetrics) is never
+// above the independent plans' and equals the charged loads' figure.
+TEST(ForsJob, JointPlanningIsNeverWorseThanIndependent) {
+  std::mt19937 rng(7);
+  int better = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    std::vector<uint8_t> failed(20, 0);
+    for (int k = 0; k < trial % 3; ++k) failed[rng() % 20] = 1;
+    const Fabric f = Ft2(4, 5, failed);
+    Ft2Topology topo;
+    if (!DetectFatTree2(f, &topo).ok()) continue;
+    std::vector<int> hosts(20);
+    for (int i = 0; i < 20; ++i) hosts[i] = i;
+    std::shuffle(hosts.begin(), hosts.end(), rng);
+    const int na = 3 + static_cast<int>(rng() % 6), nb = 3 + static_cast<int>(rng() % 6);
+    ResolvedJob a = JobOf(f, {hosts.begin(), hosts.begin() + na});
+    ResolvedJob b = JobOf(f, {hosts.begin() + na, hosts.begin() + na + nb});
+    a.id = "a" + std::to_string(trial);
+    b.id = "b" + std::to_string(trial);
+    auto judge = [&](const std::vector<ForsJobPlan>& plans) -> uint64_t {
+      LftSet lfts(f);
+      for (const ForsJobPlan& p : plans) ApplyForsJobRoutes(f, topo, p, &lfts);
+      for (const ForsJobPlan& p : plans) {
+        EXPECT_TRUE(CheckForsJobOnTables(f, lfts, p.hosts, p.phases).ok()) << p.job_id;
+      }
+      Metrics m;
+      EXPECT_TRUE(ComputeMetrics(f, lfts, {a, b}, {}, &m).ok());
+      return m.effective_efi.max;
+    };
+    std::vector<ForsJobPlan> ind(2), joint(2);
+    std::vector<int> load;
+    ForsJobPlan p0;
+    if (!PlanForsJob(f, topo, a, 0, &p0).ok()) continue;
+    ASSERT_TRUE(
+        PlanForsJob(f, topo, a, ChooseSpineOffset(a.id, p0.stats.spines_used, 4, &load), &ind[0])
+            .ok());
+    ASSERT_TRUE(PlanForsJob(f, topo, b, 0, &p0).ok());
+    ASSERT_TRUE(
+        PlanForsJob(f, topo, b, ChooseSpineOffset(b.id, p0.stats.spines_used, 4, &load), &ind[1])
+            .ok());
+    ForsChannelLoads loads;
+    std::vector<int> spine_load;
+    ASSERT_TRUE(PlanForsJobJointly(f, topo, a, &loads, &spine_load, &joint[0]).ok());
+    ASSERT_TRUE(PlanForsJobJointly(f, topo, b, &loads, &spine_load, &joint[1]).ok());
+    const uint64_t i = judge(ind), j = judge(joint);
+    EXPECT_LE(j, i) << "trial " << trial;
+    EXPECT_EQ(static_cast<int64_t>(j), loads.Max()) << "trial " << trial;
+    better += j < i;
+  }
+  EXPECT_GT(better, 0);
+}
+
 std::string TempDir() {
   std::string t = "/tmp/fors_job_test.XXXXXX";
   EXPECT_NE(::mkdtemp(t.data()), nullptr);
@@ -243,6 +354,7 @@ TEST(ForsJob, RoutingPassGivesAlltoallJobsForsAndKeepsOthersValid) {
   const Fabric f = Ft2(4, 4, {0, 0, 0, 1, /**/ 0, 0, 0, 0, /**/ 0, 1, 0, 0, /**/ 0, 0, 0, 0});
   const std::string dir = TempDir();
   RoutingOptions o;
+  o.fors_only_where_faster = false;  // the plans themselves are tested here
   o.mapping_path = dir + "/mapping";
   std::ofstream(o.mapping_path) << "h0000 11 alltoall\nh0001 11 alltoall\nh0004 11 alltoall\n"
                                    "h0009 11 alltoall\nh0013 11 alltoall\n"
@@ -353,6 +465,8 @@ TEST(ForsJob, AlltoallJobsFirstKeepTheFinalMaximumTheRefinementReached) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     RoutingOptions o;
     o.mapping_path = dir + "/mapping";
+    o.fors_only_where_faster = false;  // FORS-first charging is tested here (on these mixes the
+                                       // judge routes every alltoall job by SAR)
     WriteMix(o.mapping_path, seed);
     RoutingInputs in;
     ASSERT_TRUE(LoadRoutingInputs(f, o, &in).ok());
@@ -411,6 +525,113 @@ TEST(ForsJob, AlltoallJobsFirstKeepTheFinalMaximumTheRefinementReached) {
     EXPECT_LE(kept.effective_efi.max, now.effective_efi.max * 102 / 100);
   }
   EXPECT_GT(lower, 0);
+}
+
+// The judge's model of phases, against an independent truth: a plan's phases are conflict-free
+// on its tables, so alone each phase runs at line rate (every flow 1) and the exchange takes as
+// many time units as there are phases; all at once, each host's n-1 flows share its link, so at
+// least n-1. A whole-leaf job alone keeps FORS (n-1 phases).
+TEST(ForsJob, JudgeTimesAPlanAloneByItsPhaseCount) {
+  for (const std::vector<int>& hosts :
+       std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 5, 9, 10, 14}, {2, 7, 11}}) {
+    const Fabric f = Ft2(4, 4);
+    Ft2Topology topo;
+    ASSERT_TRUE(DetectFatTree2(f, &topo).ok());
+    const ResolvedJob job = JobOf(f, hosts);
+    ForsJobPlan plan;
+    ASSERT_TRUE(PlanForsJob(f, topo, job, 1, &plan).ok());
+    RoutingOutput sar;
+    RoutingInput in;
+    in.fabric = &f;
+    const std::vector<ResolvedJob> jobs{job};
+    ASSERT_TRUE(MakeRoutingEngine("sar")->Route(in, &sar).ok());  // every pair, no job
+    LftSet with = sar.lfts;
+    ApplyForsJobRoutes(f, topo, plan, &with);
+    std::vector<ForsVerdict> v;
+    JudgeForsPlans(f, jobs, {plan}, with, sar.lfts, 1, kDefaultForsJudgePairs, &v);
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_TRUE(v[0].judged);
+    EXPECT_NEAR(v[0].phased_time, static_cast<double>(plan.phases.size()), 1e-9);
+    EXPECT_GE(v[0].plain_time, static_cast<double>(hosts.size() - 1) - 1e-9);
+    EXPECT_TRUE(v[0].keep);
+  }
+}
+
+// The pass keeps FORS only where the job's phases are not slower than its routes all at once
+// without FORS: on the FT(2;8,8) mixes, each alltoall job is in `fors` or in `none` with the
+// reason, as the test's own computation says (ComputeJobFlows on the pass without the rule,
+// whose tables carry every plan, against SAR's tables routed without FORS entries); some job of
+// the mixes loses FORS, and the tables of every kept plan are conflict-free for it.
+TEST(ForsJob, PassGivesForsOnlyWhereItIsNotSlower) {
+  const Fabric f = Ft2(8, 8);
+  const std::string dir = TempDir();
+  int dropped = 0, kept = 0;
+  for (int seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    RoutingOptions o;
+    o.mapping_path = dir + "/mapping";
+    WriteMix(o.mapping_path, seed);
+    o.fors_only_where_faster = false;
+    RoutingInputs in;
+    ASSERT_TRUE(LoadRoutingInputs(f, o, &in).ok());
+    RoutingOutput all;
+    ValidationReport report;
+    std::vector<ForsJobPlan> every;
+    ASSERT_TRUE(RunRoutingPass(in, &all, &report, AnalysisOptions(), nullptr, &every).ok());
+    ASSERT_EQ(every.size(), 2u);
+    RoutingOutput plain;
+    ASSERT_TRUE(MakeRoutingEngine("sar")->Route(in.EngineInput(), &plain).ok());
+    const FlowReport phased = JobTimes(in, every, all.lfts), at_once = JobTimes(in, {}, plain.lfts);
+
+    in.options.fors_only_where_faster = true;
+    RoutingOutput out;
+    std::vector<ForsJobPlan> fors;
+    std::vector<ForsJobNone> none;
+    ASSERT_TRUE(RunRoutingPass(in, &out, &report, AnalysisOptions(), nullptr, &fors, &none).ok());
+    for (size_t j = 0; j < in.jobs.size(); ++j) {
+      if (in.jobs[j].pattern != JobPattern::kAllToAll) continue;
+      const bool slower = phased.jobs[j].shared.time > at_once.jobs[j].shared.time * (1 + 1e-9);
+      bool in_fors = false, in_none = false;
+      for (const ForsJobPlan& p : fors) in_fors |= p.job_id == in.jobs[j].id;
+      for (const ForsJobNone& n : none) {
+        in_none |= n.job_id == in.jobs[j].id &&
+                   n.reason.find("slower than SAR's routes all at once") != std::string::npos;
+      }
+      EXPECT_EQ(in_fors, !slower) << in.jobs[j].id << " " << phased.jobs[j].shared.time << " vs "
+                                  << at_once.jobs[j].shared.time;
+      EXPECT_EQ(in_none, slower) << in.jobs[j].id;
+      dropped += slower;
+      kept += !slower;
+    }
+    for (const ForsJobPlan& p : fors) {
+      EXPECT_TRUE(CheckForsJobOnTables(f, out.lfts, p.hosts, p.phases).ok()) << p.job_id;
+    }
+    if (fors.empty()) {  // no plan kept: the tables are SAR's without FORS entries
+      EXPECT_TRUE(out.lfts == plain.lfts);
+    }
+  }
+  EXPECT_GT(dropped, 0);
+  std::printf("alltoall jobs of the mixes: %d keep FORS, %d routed by SAR\n", kept, dropped);
+
+  // Alone on the tree, a job of two whole leaves exchanges in n-1 = 15 conflict-free phases, no
+  // slower than all at once (each host's 15 flows share its link): it keeps FORS.
+  std::ofstream m(dir + "/mapping");
+  for (int h = 0; h < 16; ++h) m << testfab::Numbered("h", h, 4) << " 1 alltoall\n";
+  m.close();
+  RoutingOptions o;
+  o.mapping_path = dir + "/mapping";
+  o.fors_only_where_faster = true;
+  RoutingInputs in;
+  ASSERT_TRUE(LoadRoutingInputs(f, o, &in).ok());
+  RoutingOutput out;
+  ValidationReport report;
+  std::vector<ForsJobPlan> fors;
+  std::vector<ForsJobNone> none;
+  ASSERT_TRUE(RunRoutingPass(in, &out, &report, AnalysisOptions(), nullptr, &fors, &none).ok());
+  ASSERT_EQ(fors.size(), 1u);
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(fors[0].stats.phases, 15);
+  EXPECT_NEAR(JobTimes(in, fors, out.lfts).jobs[0].shared.time, 15.0, 1e-9);
 }
 
 TEST(ForsJob, ScheduleFileRoundTripAndStableGeneration) {

@@ -180,6 +180,48 @@ Status PublishForsSchedules(const std::string& mapping_path, const std::vector<F
   return first_error.ok() ? removed : first_error;
 }
 
+Status AliasForsSchedule(const std::string& mapping_path, const std::string& from_id,
+                         const std::string& to_id, gid_t group, bool* written) {
+  *written = false;
+  if (!ForsJobIdIsFileSafe(from_id) || !ForsJobIdIsFileSafe(to_id)) {
+    return Status::InvalidArgument("job ids '" + from_id + "', '" + to_id +
+                                   "': not both usable in a file name");
+  }
+  const std::string from = ForsSchedulePath(mapping_path, from_id);
+  std::string text;
+  FileInfo info;
+  const Status r =
+      ReadFileToString(from, UntrustedInputOptions(kMaxForsScheduleBytes), &text, &info);
+  if (!r.ok()) {
+    struct stat st;
+    if (::lstat(from.c_str(), &st) != 0 && errno == ENOENT) {
+      return Status::NotFound(from + ": no schedule published for job " + from_id);
+    }
+    return r;
+  }
+  if ((info.mode & S_IWOTH) != 0) {
+    return Status::IOError("cannot alias '" + from + "': writable by every user");
+  }
+  ForsScheduleFile parsed;
+  SAR_RETURN_IF_ERROR(ParseForsSchedule(text, from, &parsed));
+  if (parsed.job_id != from_id) {
+    return Status::InvalidArgument(from + ":2: names job " + parsed.job_id + ", not " + from_id);
+  }
+  // Line 2 starts "# job <id> epoch ": only the id changes.
+  const std::string old_head = "# job " + from_id + " epoch ";
+  const size_t at = text.find('\n') + 1;
+  if (text.compare(at, old_head.size(), old_head) != 0) {
+    return Status::InvalidArgument(from + ":2: not '" + old_head + "...'");
+  }
+  text.replace(at, old_head.size(), "# job " + to_id + " epoch ");
+  const auto same = [&](uint64_t) { return text; };
+  const std::string to = ForsSchedulePath(mapping_path, to_id);
+  if (WriteScheduleText(to, to_id, same, parsed.epoch, written, info.group).ok()) {
+    return Status::OK();
+  }
+  return WriteScheduleText(to, to_id, same, parsed.epoch, written, group);
+}
+
 Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out) {
   std::string text;
   FileInfo info;
