@@ -7,7 +7,7 @@
 
 #include "filter.h"
 #include "job_set_diff.h"
-#include "replay_source.h"
+#include "sources/replay_source.h"
 
 namespace sar::filterd {
 namespace {

@@ -11,8 +11,8 @@ file saying idle (OpenSM looks at signals only between its own steps). The consu
 Target (issue 14): under 50 ms.
 
     bench/migration_overhead.py --sar-route build/router/sar-route \
-        --plugin-dir build/opensm-patch --sar-agent build/opensm-patch/agent/sar-agent \
-        --sar-migconsumer build/opensm-patch/libsarmig/sar-migconsumer --agents 8 --epochs 5
+        --plugin-dir build/opensm-patch --sar-agent build/node/agent/sar-agent \
+        --sar-migconsumer build/node/libsarmig/sar-migconsumer --agents 8 --epochs 5
 """
 
 import argparse

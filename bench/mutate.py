@@ -47,7 +47,7 @@ COORD_TESTS = [("gtest", "MigrationCoordinator.*:ChangedRouteEndpoints.*")]
 MUTATIONS = [
     dict(id="plugin-hold-any-pass",
          what="the plugin installs a held plan on any routing pass (released_epoch check dropped)",
-         file="opensm-patch/osmsar_plugin.c",
+         file="opensm-patch/osmsar_routing.c",
          old="if (p->released_epoch && p->planned && p->planned_fp == fp) {",
          new="if (p->planned && p->planned_fp == fp) {",
          targets=["osmsar", "osmsar_nohold", "sar-route", "sar-agent", "sar-migconsumer"],

@@ -1,5 +1,5 @@
 // The OpenSM plugin's whole routing pass at a scale ibsim cannot hold (issue 16): the same libsar
-// C API calls osmsar_plugin.c makes (sar_fabric_create on flat arrays, sar_route = engine +
+// C API calls osmsar_routing.c makes (sar_fabric_create on flat arrays, sar_route = engine +
 // validation, sar_result_lft_row copied into per-switch tables as install_tables does), on a
 // generated degraded PGFT turned into the flat arrays the plugin's flat_build makes from OpenSM's
 // subnet (nodes, LID-carrying ports, cables listed once). Not a test: it prints figures

@@ -6,8 +6,8 @@ of daemon life in minutes. Reports:
   - RSS of sar-filterd and OpenSM at the start, at every checkpoint and at the end;
   - reroutes (sar-filterd's counter), trigger errors (must be 0);
   - latency of every event that changes the multi-switch job set: from the event (its time in
-    the trace, on the replay clock) to its tables in the switches (the plugin's last
-    acknowledged LFT block of the routing pass sar-filterd's signal started), p50/p90/p99/max;
+    the trace, on the replay clock) to its tables in the switches (the plugin's pass summary,
+    logged at routing-done, of the pass sar-filterd's signal started), p50/p90/p99/max;
   - at every checkpoint (sar-filterd paused, OpenSM quiet): the tables read back from the
     switches are valid (`sar-route eval`) and equal to `sar-route route` for the mapping
     sar-filterd handed over (`sar-route diff-lfts`). Zero invalid tables is the pass mark.
@@ -164,8 +164,8 @@ def parse_filterd(text):
 
 
 def parse_opensm(text):
-    """[(pass start, done)] per routing pass: done = the later of 'tables configured' and the
-    last acknowledged LFT block before the next pass."""
+    """[(pass start, done)] per routing pass: done = the plugin's pass summary line, logged at
+    OpenSM's routing-done once the switches acknowledged the pass's last changed block."""
     passes = []
     cur = None
     for line in text.splitlines():
@@ -175,15 +175,14 @@ def parse_opensm(text):
         if "building routing with" in line:
             if cur:
                 passes.append(cur)
-            cur = dict(start=t, configured=None, last=None)
+            cur = dict(start=t, configured=None, done=None)
         elif cur and "tables configured on all switches" in line:
             cur["configured"] = t
-        elif cur and cur["configured"] is not None and "osmsar: LFT block" in line:
-            cur["last"] = t
+        elif cur and cur["configured"] is not None and "osmsar: pass summary:" in line:
+            cur["done"] = t
     if cur:
         passes.append(cur)
-    return [(p["start"], max(p["configured"], p["last"] or p["configured"]))
-            for p in passes if p["configured"] is not None]
+    return [(p["start"], p["done"]) for p in passes if p["done"] is not None]
 
 
 def checkpoint(bed, tag, out):
@@ -192,7 +191,7 @@ def checkpoint(bed, tag, out):
     t0 = month_seconds_now()
     bed.filterd.pause()
     try:
-        bed._wait_log_quiet(1.0, 60.0)
+        bed.wait_log_quiet(1.0, 60.0)
         lfts = bed.readback(tag)
         mapping = os.path.join(bed.workdir, f"mapping.{tag}")
         shutil.copyfile(bed.mapping_file, mapping)

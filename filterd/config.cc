@@ -7,8 +7,8 @@
 #include <functional>
 #include <map>
 
-#include "metrics_http.h"
 #include "sar/io/file_util.h"
+#include "server/metrics_http.h"
 
 namespace sar::filterd {
 namespace {

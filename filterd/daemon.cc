@@ -13,14 +13,14 @@
 #include <ctime>
 #include <thread>
 
-#include "control_socket.h"
 #include "event_coalescer.h"
 #include "instance_lock.h"
 #include "job_set_diff.h"
 #include "log_file.h"
-#include "metrics_http.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
+#include "server/control_socket.h"
+#include "server/metrics_http.h"
 #include "test_stop.h"
 
 #ifdef SAR_HAVE_SYSTEMD

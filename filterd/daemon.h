@@ -10,15 +10,15 @@
 #include <unordered_set>
 #include <vector>
 
-#include "action.h"
+#include "actions/action.h"
+#include "actions/route_planner.h"
 #include "config.h"
 #include "daemon_metrics.h"
 #include "filter.h"
-#include "job_source.h"
 #include "leaf_map.h"
 #include "migration_status.h"
 #include "reroute_gate.h"
-#include "route_planner.h"
+#include "sources/job_source.h"
 #include "state_store.h"
 
 namespace sar::filterd {

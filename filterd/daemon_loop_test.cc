@@ -22,9 +22,9 @@
 #include <thread>
 #include <vector>
 
+#include "actions/recording_action.h"
 #include "daemon.h"
 #include "log_file.h"
-#include "recording_action.h"
 #include "sar/io/job_file.h"
 #include "test_util.h"
 

@@ -12,10 +12,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "recording_action.h"
-#include "replay_source.h"
+#include "actions/recording_action.h"
 #include "sar/io/job_file.h"
-#include "slurm_json.h"
+#include "sources/replay_source.h"
+#include "sources/slurm_json.h"
 #include "state_store.h"
 #include "test_util.h"
 

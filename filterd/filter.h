@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "job_source.h"
 #include "leaf_map.h"
+#include "sources/job_source.h"
 
 namespace sar::filterd {
 

@@ -4,9 +4,9 @@
 #include <charconv>
 #include <utility>
 
-#include "hostlist.h"
 #include "sar/io/file_util.h"
 #include "sar/jobs.h"
+#include "sources/hostlist.h"
 
 namespace sar::filterd {
 

@@ -7,22 +7,22 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 
-#include "action.h"
-#include "cli_sources.h"
+#include "actions/action.h"
+#include "actions/route_planner.h"
+#include "actions/sm_process.h"
 #include "config.h"
 #include "daemon.h"
 #include "leaf_map.h"
 #include "log_file.h"
 #include "preflight.h"
-#include "replay_source.h"
-#include "route_planner.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
-#include "sm_process.h"
-#include "timeout_source.h"
+#include "sources/cli_sources.h"
+#include "sources/replay_source.h"
+#include "sources/timeout_source.h"
 #ifdef SAR_HAVE_SLURM
-#include "slurm_source.h"
+#include "sources/slurm_source.h"
 #endif
 
 namespace {

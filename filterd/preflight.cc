@@ -15,8 +15,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "action.h"
-#include "metrics_http.h"
+#include "actions/action.h"
+#include "server/metrics_http.h"
 
 namespace sar::filterd {
 namespace {

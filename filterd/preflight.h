@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "actions/sm_process.h"
 #include "config.h"
 #include "sar/status.h"
-#include "sm_process.h"
 
 namespace sar::filterd {
 

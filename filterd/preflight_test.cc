@@ -16,7 +16,7 @@
 
 #include <fstream>
 
-#include "metrics_http.h"
+#include "server/metrics_http.h"
 #include "test_util.h"
 
 namespace sar::filterd {

@@ -147,7 +147,7 @@ class Binaries:
     packages unpacked with `dpkg-deb -x` (from_root, the /usr layout of docs/operations.md)."""
 
     def __init__(self, sar_route, sar_filterd, plugin, sar_notify, spank, lua, agent, consumer,
-                 where, osmsar_conf=SHIPPED_OSMSAR_CONF):
+                 where, osmsar_conf=SHIPPED_OSMSAR_CONF, sarfors=None, alltoall_check=None):
         self.sar_route = sar_route
         self.sar_filterd = sar_filterd
         self.plugin = plugin  # libosmsar.so
@@ -158,6 +158,10 @@ class Binaries:
         self.consumer = consumer
         self.where = where
         self.osmsar_conf = osmsar_conf  # the plugin's shipped config
+        # libsarfors (mpi/) and the MPI program an alltoall job of the day runs under it
+        # (alltoall_check: a test program, in build trees only).
+        self.sarfors = sarfors
+        self.alltoall_check = alltoall_check
 
     @classmethod
     def from_build(cls, build_dir):
@@ -168,9 +172,10 @@ class Binaries:
                    os.path.join(b, "slurm-plugin", "sar-notify"),
                    os.path.join(b, "slurm-plugin", "sar_pattern.so"),
                    os.path.join(REPO, "slurm-plugin", "job_submit.lua"),
-                   os.path.join(b, "opensm-patch", "agent", "sar-agent"),
-                   os.path.join(b, "opensm-patch", "libsarmig", "sar-migconsumer"),
-                   f"build tree {b}")
+                   os.path.join(b, "node", "agent", "sar-agent"),
+                   os.path.join(b, "node", "libsarmig", "sar-migconsumer"),
+                   f"build tree {b}", sarfors=os.path.join(b, "mpi", "libsarfors.so"),
+                   alltoall_check=os.path.join(b, "mpi", "alltoall_check"))
 
     @classmethod
     def from_root(cls, root):
@@ -188,7 +193,8 @@ class Binaries:
                    os.path.join(usr, "share", "sar", "slurm", "job_submit.lua"),
                    os.path.join(usr, "bin", "sar-agent"),
                    os.path.join(usr, "bin", "sar-migconsumer"),
-                   f"installed tree {r}", os.path.join(r, "etc", "sar", "osmsar.conf"))
+                   f"installed tree {r}", os.path.join(r, "etc", "sar", "osmsar.conf"),
+                   sarfors=os.path.join(lib, "libsarfors.so"))
 
     def plugin_dir(self):
         return os.path.dirname(self.plugin)
@@ -680,10 +686,9 @@ class DayBed(StartStop):
         if rerouted and self.sm == "file":
             self.osm.wait_log(r"-> SUBNET UP\s*$", marks["osm"], timeout)  # after a SIGHUP sweep
         elif rerouted:
-            # A SIGUSR2 reroute logs no SUBNET UP: the plugin logs each LFT block the switches
-            # acknowledge; done when the pass is logged and the acknowledgements have stopped.
-            self.osm.wait_log(r"tables configured on all switches", marks["osm"], timeout)
-            self.wait_log_quiet(0.5, timeout)
+            # A SIGUSR2 reroute logs no SUBNET UP: the plugin logs its pass summary at OpenSM's
+            # routing-done, once the switches acknowledged every changed block.
+            self.osm.wait_log(r"osmsar: pass summary:", marks["osm"], timeout)
         elif "tables configured on all switches" in self.osm.log_since(marks["osm"]):
             raise DayError("OpenSM routed again although sar-filterd did not reroute")
         return rerouted
@@ -718,6 +723,45 @@ class DayBed(StartStop):
             text = (p.stdout + p.stderr).strip()
             out.append((job, p.returncode == 0, text.split(": ", 1)[-1]))
         return out
+
+    def run_alltoall_exchange(self, job, max_ranks=64):
+        """An alltoall job's exchange as its application would run it: an MPI program
+        (alltoall_check: MPI_Alltoall and MPI_Alltoallv, results checked element by element) with
+        one rank per host of the job, under libsarfors, reading the schedule where the job finds
+        it (`$SAR_FORS_SCHEDULE`, <mapping>.fors.<job id>). Every rank's partner order, phase by
+        phase, is compared with `sar-route fors-schedule --host` for its host. Ranks run on this
+        machine over shared memory; each is told its host by SAR_FORS_HOSTS_BY_RANK.
+        Returns (verdict "ok" | "FAILED" | "skipped", text)."""
+        import fors_mpi
+        mpirun = fors_mpi.find_mpirun()
+        missing = [what for what, path in (("libsarfors", self.bins.sarfors),
+                                           ("alltoall_check (a build tree's)",
+                                            self.bins.alltoall_check), ("mpirun", mpirun))
+                   if not path or not os.path.exists(path)]
+        if missing:
+            return "skipped", f"no {', '.join(missing)}"
+        if len(job.hosts) > max_ranks:
+            return "skipped", f"{len(job.hosts)} hosts: more than {max_ranks} ranks on this machine"
+        schedule = f"{self.mapping_file}.fors.{job.id}"
+        try:
+            with open(schedule) as f:
+                head = f.read(4096).splitlines()[1].split()
+            generation = head[head.index("generation") + 1]
+        except (OSError, IndexError, ValueError) as e:
+            return "FAILED", f"schedule {schedule} unreadable: {e}"
+        if generation == "none":
+            return "skipped", "the job's schedule is the 'none' form"
+        t0 = time.monotonic()
+        ok, summary, fails = fors_mpi.run_job_exchange(
+            mpirun, self.bins.sarfors, self.bins.alltoall_check, self.sar_route, job.id,
+            sorted(job.hosts), schedule, os.path.join(self.workdir, "mpi", str(job.id)))
+        took = time.monotonic() - t0
+        if ok and f"generation {generation}" not in summary:
+            ok, fails = False, [f"ranks followed another generation than {generation}"]
+        if not ok:
+            return "FAILED", f"{summary}: " + "; ".join(fails)[:1500]
+        return "ok", (f"{summary}; every rank's partner order = the schedule the switches were "
+                      f"routed for; data verified ({took:.1f} s)")
 
     def readback(self, tag):
         path = os.path.join(self.workdir, "readback", f"{tag}.lfts")

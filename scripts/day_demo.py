@@ -34,6 +34,7 @@ sar-route's for that moment's jobs, a reroute where none belongs, a process left
 
 import argparse
 import html
+import json
 import os
 import random
 import re
@@ -126,6 +127,7 @@ class Day:
         self.rows = []
         self.failures = []
         self.latency_gaps = {}  # event number -> which log lacked a latency line
+        self.mpi_done = False  # an alltoall job ran its exchange under libsarfors
         self.n = 0
         # The mapping the switches' tables (bed.current_lfts) were routed for: with the shipped
         # `delta true` a pass starts from both (check_tables).
@@ -177,6 +179,7 @@ class Day:
                 if not ok:
                     self.failures.append(f"event {self.n}: FORS schedule of job {fors_job}: "
                                          f"{verdict}")
+            self.exercise_mpi(row)
             row["same"] = self.check_tables(tag, previous)
             if job or end_job:
                 row["latency"] = self.latency(job or end_job, marks, row["event"])
@@ -195,6 +198,25 @@ class Day:
         self.rows.append(row)
         self.print_event(row, detail)
         return row
+
+    def exercise_mpi(self, row):
+        """The first alltoall job of the day whose schedule the switches verified runs its
+        exchange under libsarfors (DayBed.run_alltoall_exchange); once per day: it takes seconds
+        of mpirun on this machine."""
+        if self.mpi_done:
+            return
+        by_id = {str(j.id): j for j in self.bed.jobs.values()}
+        for fors_job, ok, verdict in row["fors"]:
+            job = by_id.get(str(fors_job))
+            if not ok or job is None or job.pattern != "alltoall" or "none" in verdict.split():
+                continue
+            verdict, text = self.bed.run_alltoall_exchange(job)
+            row["mpi"] = (job.label, job.id, verdict, text)
+            self.mpi_done = verdict != "skipped" or self.mpi_done
+            if verdict == "FAILED":
+                self.failures.append(f"event {self.n}: MPI exchange of job {job.label} "
+                                     f"({job.id}) under libsarfors: {text}")
+            return
 
     def migration_check(self, marks):
         """The reroute ran as a migration epoch: its outcome, phase times and acks from the
@@ -295,6 +317,9 @@ class Day:
             for fors_job, ok, verdict in row.get("fors", []):
                 self.out(f"     FORS {verdict}" if ok
                          else f"     FORS job {fors_job}: FAILED {verdict}")
+            if row.get("mpi"):
+                label, job_id, verdict, text = row["mpi"]
+                self.out(f"     MPI job {label} ({job_id}) under libsarfors: {verdict}: {text}")
             mig = row.get("migration")
             if mig:
                 ms = mig["ms"]
@@ -354,6 +379,11 @@ class Day:
         if high_efi_fine:
             out(f"note: at events {', '.join(map(str, high_efi_fine))} sar's max effective EFI is "
                 f"above minhop's, yet no job is slower than under minhop")
+        for r in self.rows:
+            if r.get("mpi"):
+                label, job_id, verdict, text = r["mpi"]
+                out(f"\nMPI: at event {r['n']} alltoall job {label} ({job_id}) ran MPI_Alltoall "
+                    f"and MPI_Alltoallv under libsarfors: {verdict}: {text}")
         migs = [r["migration"] for r in self.rows if r.get("migration")]
         if migs:
             tot = [m["ms"].get("total", 0) for m in migs]
@@ -455,44 +485,79 @@ def day_trace(rows):
     return "\n".join(lines) + "\n"
 
 
-def _svg_chart(title, unit, rows, key, engines=("sar", "minhop")):
-    """A line chart of one figure per event: one polyline per engine (class "series",
-    data-engine, data-values: the values drawn, for tests), coinciding lines said in the
-    legend."""
-    w, h, left, right, top, bottom = 720, 220, 60, 120, 30, 40
+VEGA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "third_party", "vega")
+
+
+# Dash patterns per series (report_html.cc's kDashes).
+DASHES = [[1, 0], [6, 3], [2, 2], [8, 3, 2, 3], [4, 4], [1, 3], [10, 2], [3, 6]]
+
+
+def _json_script(obj):
+    """JSON safe inside an HTML/XML <script>: <, >, & as \\u escapes."""
+    return (json.dumps(obj, separators=(",", ":")).replace("<", "\\u003c")
+            .replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def _chart(title, unit, rows, key, engines=("sar", "minhop")):
+    """A line chart of one figure per event as a Vega-Lite specification (drawn by the page's
+    inlined Vega, as sar-route's reports are: router/include/sar/report_html.h): rows {n: event,
+    v, s: series}; engines equal at every event are one series "sar = minhop", and the subtitle
+    says so (one line would hide the other)."""
     series = {e: [float(key(r, e)) for r in rows] for e in engines}
-    hi = max([v for vs in series.values() for v in vs] + [1e-9])
-    n = max(len(rows), 2)
-    x = lambda i: left + (w - left - right) * i / (n - 1)  # noqa: E731
-    y = lambda v: top + (h - top - bottom) * (1 - v / hi)  # noqa: E731
+    groups = []
+    for e in engines:
+        for g in groups:
+            if series[g[0]] == series[e]:
+                g.append(e)
+                break
+        else:
+            groups.append([e])
     colours = {"sar": "#1f77b4", "minhop": "#d62728"}
-    same = series[engines[0]] == series[engines[1]]
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-             f'role="img" aria-label="{html_escape(title)}">',
-             f'<text x="{left}" y="18" font-size="14">{html_escape(title)}</text>',
-             f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" '
-             'stroke="#888"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="#888"/>']
-    for frac in (0, 0.5, 1):
-        v = hi * frac
-        parts.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" font-size="11" '
-                     f'text-anchor="end">{v:.3g}</text>')
-    for i, r in enumerate(rows):
-        parts.append(f'<text x="{x(i):.1f}" y="{h - bottom + 14}" font-size="10" '
-                     f'text-anchor="middle">{r["n"]}</text>')
-    parts.append(f'<text x="{(left + w - right) / 2}" y="{h - 6}" font-size="11" '
-                 f'text-anchor="middle">event; y: {html_escape(unit)}</text>')
-    for k, e in enumerate(engines):
-        pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(series[e]))
-        vals = " ".join(f"{v:.6g}" for v in series[e])
-        dash = ' stroke-dasharray="6 4"' if k == 1 else ""
-        parts.append(f'<polyline class="series" data-engine="{e}" data-values="{vals}" '
-                     f'fill="none" stroke="{colours.get(e, "#333")}" stroke-width="2"{dash} '
-                     f'points="{pts}"/>')
-        label = e + (" (= " + engines[0] + ")" if same and k == 1 else "")
-        parts.append(f'<text x="{w - right + 8}" y="{top + 16 * k + 10}" font-size="12" '
-                     f'fill="{colours.get(e, "#333")}">{html_escape(label)}</text>')
-    parts.append("</svg>")
+    names = [" = ".join(g) for g in groups]
+    values = [{"n": r["n"], "v": series[g[0]][i], "s": name}
+              for g, name in zip(groups, names) for i, r in enumerate(rows)]
+    same = [name for g, name in zip(groups, names) if len(g) > 1]
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+        "title": {"text": title, "anchor": "start",
+                  **({"subtitle": "; ".join(same) + ": equal at every event, drawn as one line"}
+                     if same else {})},
+        "width": 600, "height": 180, "data": {"values": values},
+        "mark": {"type": "line", "point": True, "strokeWidth": 2},
+        "encoding": {
+            "x": {"field": "n", "type": "quantitative",
+                  "axis": {"title": "event", "tickMinStep": 1, "format": "d"}},
+            "y": {"field": "v", "type": "quantitative", "axis": {"title": unit}},
+            "color": {"field": "s", "type": "nominal", "title": "engine",
+                      "scale": {"domain": names,
+                                "range": [colours.get(g[0], "#333") for g in groups]},
+                      "legend": {"labelLimit": 400}},
+            # Lines that meet at some events stay apart where they do: the second dashed.
+            "strokeDash": {"field": "s", "type": "nominal", "title": "engine",
+                           "scale": {"domain": names, "range": DASHES[:len(names)]}}}}
+    note = (f'<p class="coincide">One line for several engines: {html_escape("; ".join(same))}'
+            " (equal at every event).</p>" if same else "")
+    return (f'<div class="chart" data-kind="series" data-title="{html_escape(title)}">'
+            f'<script type="application/json" class="vega-lite-spec">{_json_script(spec)}'
+            f"</script></div>{note}")
+
+
+def chart_scripts():
+    """Vega and Vega-Lite inline (CDATA, "]]>" written "]] >": the page stays well-formed XML)
+    and the renderer that draws each chart's specification as SVG into its <div>."""
+    parts = []
+    for name in ("vega.min.js", "vega-lite.min.js"):
+        with open(os.path.join(VEGA_DIR, name)) as f:
+            parts.append("<script>//<![CDATA[\n" + f.read().replace("]]>", "]] >") +
+                         "\n//]]></script>")
+    parts.append("<script>//<![CDATA[\n"
+                 "document.querySelectorAll('script.vega-lite-spec').forEach(function (el) {\n"
+                 "  var spec = vegaLite.compile(JSON.parse(el.textContent)).spec;\n"
+                 "  var div = document.createElement('div');\n"
+                 "  el.parentNode.appendChild(div);\n"
+                 "  new vega.View(vega.parse(spec), {renderer: 'svg', container: div, "
+                 "hover: true}).runAsync();\n"
+                 "});\n//]]></script>")
     return "\n".join(parts)
 
 
@@ -516,21 +581,22 @@ def day_report_html(rows, fabric):
                  f"{a['median_time']:.1f}", f"{m['median_time']:.1f}",
                  "-" if a["slower"] is None else a["slower"], ", ".join(a["phased"]) or "-"]
         body.append("<tr>" + "".join(f"<td>{html_escape(c)}</td>" for c in cells) + "</tr>")
-    table = ("<table><thead><tr>" + "".join(f"<th>{html_escape(c)}</th>" for c in head) +
-             "</tr></thead><tbody>" + "".join(body) + "</tbody></table>")
+    table = ('<div style="overflow-x:auto"><table><thead><tr>' +
+             "".join(f"<th>{html_escape(c)}</th>" for c in head) + "</tr></thead><tbody>" +
+             "".join(body) + "</tbody></table></div>")
     charts = [
-        _svg_chart("Slowest job's exchange time", "message / line rate", rows,
-                   lambda r, e: (r["after"] if e == "sar" else r["minhop"])["worst_time"]),
-        _svg_chart("Median job's exchange time", "message / line rate", rows,
-                   lambda r, e: (r["after"] if e == "sar" else r["minhop"])["median_time"]),
-        _svg_chart("Max effective EFI", "routes on the busiest channel", rows,
-                   lambda r, e: (r["after"] if e == "sar" else r["minhop"])["max_eff_efi"]),
+        _chart("Slowest job's exchange time", "exchange time (messages at line rate)", rows,
+               lambda r, e: (r["after"] if e == "sar" else r["minhop"])["worst_time"]),
+        _chart("Median job's exchange time", "exchange time (messages at line rate)", rows,
+               lambda r, e: (r["after"] if e == "sar" else r["minhop"])["median_time"]),
+        _chart("Max effective EFI", "max effective EFI (routes on a channel)", rows,
+               lambda r, e: (r["after"] if e == "sar" else r["minhop"])["max_eff_efi"]),
     ]
     title = f"sar day demo on {fabric}: what the switches held"
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
             f"<title>{html_escape(title)}</title><style>body{{font-family:sans-serif;"
             "margin:2em;max-width:80em}table{border-collapse:collapse}td,th{border:1px solid "
-            "#ccc;padding:2px 6px;font-size:13px}</style></head><body>"
+            "#ccc;padding:2px 6px;font-size:13px}div.chart{margin:1.5em 0}</style></head><body>"
             f"<h1>{html_escape(title)}</h1>"
             "<p>Every figure comes from the tables read back from the simulated switches after "
             "each event (sar) and from OpenSM's own minhop, read back once. A job's time is that "
@@ -539,7 +605,7 @@ def day_report_html(rows, fabric):
             "when the job's slowest flow does. Alltoall jobs with a published FORS schedule "
             "exchange in its phases under sar. Max effective EFI counts the routes on the "
             "busiest channel; the job's time is what the job waits for.</p>"
-            + table + "".join(f"<div>{c}</div>" for c in charts) + "</body></html>\n")
+            + table + "".join(charts) + chart_scripts() + "</body></html>\n")
 
 
 def write_day_report(bed, day, html, out=print):

@@ -11,14 +11,15 @@ from the logs of the three daemons (all on one machine, all in local time):
                                write 3.2 ms); SIGHUP sent                          (file mode)
                  [...] [info] reroute: wrote N multi-switch jobs to ..., triggered '<trigger>'
   OpenSM         Nov 21 14:57:28 101234 [..] 0x02 -> SUBNET UP                      tables pushed
-                 (plugin: the last "osmsar: LFT block B of switch G changed" of the pass)
+                 (plugin: the pass's "osmsar: pass summary: ...", logged at routing-done)
 
 Stages: wait (job start or end -> the poll that saw it began), poll (the libslurm call), filter
 (filter + diff), routing (libsar in sar-filterd, or OpenSM's routing pass with the plugin), write
 (LFT file, file mode), push (signal -> OpenSM's SUBNET UP, less its routing pass: OpenSM notices
 the signal, sweeps, loads and sends the changed LFT blocks). OpenSM sends the blocks before it
 logs SUBNET UP (docs/testbed.md), so SUBNET UP is when the tables are in the switches; with the
-plugin, a reroute logs no SUBNET UP, but the plugin logs each block as the switch acknowledges it.
+plugin, a reroute logs no SUBNET UP, but the plugin logs one summary line per pass when OpenSM
+reports routing done, once every switch acknowledged its changed blocks.
 """
 
 import re
@@ -103,10 +104,11 @@ def opensm_subnet_up(opensm_log_text, after, engine):
 
 
 def opensm_plugin_done(opensm_log_text, after):
-    """(time the last LFT block of the first routing pass at or after `after` was acknowledged,
-    seconds of that pass). The plugin logs each acknowledged block (`osmsar: LFT block ...
-    changed`); a SIGUSR2 reroute logs no SUBNET UP."""
-    configured = last = None
+    """(time the tables of the first routing pass at or after `after` were in the switches,
+    seconds of that pass). The plugin logs `osmsar: pass summary: ...` at OpenSM's routing-done,
+    after the switches acknowledged the pass's last changed block; a SIGUSR2 reroute logs no
+    SUBNET UP. None until that line is in the log."""
+    configured = done = None
     chunk = []
     for line in opensm_log_text.splitlines():
         t = sar_testbed.log_time(line)
@@ -117,12 +119,13 @@ def opensm_plugin_done(opensm_log_text, after):
         chunk.append(line)
         if configured is None and "tables configured on all switches" in line:
             configured = t
-        elif configured is not None and re.search(r"osmsar: LFT block \d+ of switch", line):
-            last = t
-    if configured is None:
+        elif configured is not None and "osmsar: pass summary:" in line:
+            done = t
+            break
+    if done is None:
         return None, None
     seconds, _ = sar_testbed.routing_time("\n".join(chunk), "sar")
-    return max(configured, last or configured), seconds
+    return done, seconds
 
 
 def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_engine,

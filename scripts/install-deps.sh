@@ -20,6 +20,7 @@ PACKAGES=(
   python3
   libcadical-dev  # FORS: SAT solver for the exact spine assignment
   openmpi-bin libopenmpi-dev  # libsarfors (mpi/): MPI_Alltoall in FORS phases, its test
+  mpich libmpich-dev  # libsarfors-mpich: the same on MPICH (Open MPI stays the default mpirun)
   # man pages (help2man at build time) and the Debian packages' test (cpack -G DEB)
   help2man dpkg-dev lintian file
   # the HTML reports rendered in a real browser (sar_route_report_browser): chromium, not

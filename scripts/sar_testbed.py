@@ -37,6 +37,10 @@ from testbed_common import (LoggedProcess, ProcessError, StartStop, exit_on_sign
 UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 # ibsim refuses clients beyond this many at once; OpenSM is one of them.
 IBSIM_MAX_CLIENTS = 10
+# OpenSM's -D with VERBOSE (0x04) added to the default 0x43: the osmsar plugin logs each LFT
+# block the switches acknowledge at VERBOSE (one INFO summary per pass otherwise). (DEBUG, 0x08,
+# would add OpenSM's own debug lines: 177 MB of log for test_osmsar_plugin's FT(2;20,18).)
+OPENSM_VERBOSE_LOG_FLAGS = "0x47"
 
 _instance_counter = itertools.count()
 _live_testbeds = live_registry()
@@ -71,14 +75,83 @@ def preload_sanitizers(env, run_dir):
     env["ASAN_OPTIONS"] = f"detect_leaks=0:abort_on_error=1:suppressions={supp}"
 
 
-def first_hca_name(topology_path):
-    """Name of the first Hca/Ca record in an ibnetdiscover/ibsim topology file."""
-    with open(topology_path) as f:
-        for line in f:
-            m = re.match(r'\s*(?:Hca|Ca)\s+\d+\s+"([^"]+)"', line)
-            if m:
-                return m.group(1)
-    raise TestbedError(f"{topology_path}: no Hca/Ca record")
+# ibsim 0.10's table sizes (ibsim/sim.h) unless raised by -N/-S/-P/-L: nodes (switches and CAs),
+# switches, ports (a switch has its port 0 besides its cabled ones), LIDs (linear forwarding cap).
+IBSIM_DEFAULT_NODES = 2048
+IBSIM_DEFAULT_SWITCHES = 256
+IBSIM_DEFAULT_PORTS = 256 * 36 + 2048 * 2
+IBSIM_DEFAULT_LINEAR_CAP = 30 * 1024
+# The largest unicast LID: the linear forwarding table never needs to reach beyond it.
+IB_MAX_UNICAST_LID = 0xBFFF
+
+
+class SimFabric:
+    """What ibsim will build from a topology file, read the way ibsim/sim_net.c reads it: node
+    and port counts (to size ibsim's tables), every CA's node GUID and cabled ports, the first
+    switch (where OpenSM can run when no CA has port 1 cabled). GUIDs follow ibsim's rule:
+    `switchguid=`/`caguid=`/`rtguid=` set a counter per node type (`+N`: relative to the last
+    absolute value), a switch takes the counter and adds 1, a CA or router takes it and adds its
+    port count + 1; a CA's port N has node GUID + N."""
+
+    def __init__(self, topology_path):
+        self.switches = self.nodes = self.ports = 0
+        self.cas = []  # (name, node GUID, [cabled port numbers]) in file order
+        self.first_switch = None
+        absolute = {"sw": 0x100000, "ca": 0x200000, "rt": 0x200000}
+        counter = dict(absolute)
+        current = None  # the CA record being read: its list of cabled ports
+        with open(topology_path, errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                m = re.match(r"(switchguid|caguid|hcaguids|rtguid)\s*([=+])\s*(0x[0-9a-fA-F]+|\d+)",
+                             line)
+                if m:
+                    kind = {"switchguid": "sw", "rtguid": "rt"}.get(m.group(1), "ca")
+                    value = int(m.group(3), 0)
+                    if m.group(2) == "=":
+                        absolute[kind], value = value, 0
+                    counter[kind] = absolute[kind] + value
+                    continue
+                m = re.match(r'(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"', line)
+                if m:
+                    nports = int(m.group(2))
+                    self.nodes += 1
+                    if m.group(1) == "Switch":
+                        self.switches += 1
+                        self.first_switch = self.first_switch or m.group(3)
+                        self.ports += nports + 1
+                        counter["sw"] += 1
+                        current = None
+                    else:
+                        kind = "rt" if m.group(1) == "Rt" else "ca"
+                        self.ports += nports
+                        current = []
+                        self.cas.append((m.group(3), counter[kind], current))
+                        counter[kind] += nports + 1
+                    continue
+                m = re.match(r"\[(\d+)\]", line)
+                if m and current is not None and '"' in line:
+                    current.append(int(m.group(1)))
+                elif not line:
+                    current = None
+
+    def ibsim_args(self, max_lid=0):
+        """ibsim's size flags: its defaults, raised to what this fabric needs."""
+        return ["-N", str(max(IBSIM_DEFAULT_NODES, self.nodes)),
+                "-S", str(max(IBSIM_DEFAULT_SWITCHES, self.switches)),
+                "-P", str(max(IBSIM_DEFAULT_PORTS, self.ports)),
+                "-L", str(max(IBSIM_DEFAULT_LINEAR_CAP, min(max_lid + 1, IB_MAX_UNICAST_LID + 1)))]
+
+    def sm_node(self):
+        """The node OpenSM runs on (SIM_HOST): the first CA whose port 1 has a cable, else the
+        first switch (its management port 0). ibsim attaches a client to a CA's port 1 only, and
+        OpenSM on an uncabled port waits for a link that never comes (122 s, then exits)."""
+        for name, _, cabled in self.cas:
+            if 1 in cabled:
+                return name
+        if self.first_switch is None:
+            raise TestbedError("no CA with port 1 cabled and no switch: nowhere to run OpenSM")
+        return self.first_switch
 
 
 _LOG_TIME = re.compile(r"^(\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{6}) ")
@@ -143,8 +216,11 @@ class Testbed(StartStop):
         self.workdir = os.path.abspath(workdir)
         self.lmc = lmc
         self.guid2lid = os.path.abspath(guid2lid) if guid2lid else None
-        self.sim_host = sim_host or first_hca_name(self.topology)
-        self.ibsim_args = list(ibsim_args)
+        self.sim_fabric = SimFabric(self.topology)
+        self.sim_host = sim_host or self.sim_fabric.sm_node()
+        # ibsim sized from the fabric (its defaults refuse a fabric past 256 switches, 2048 nodes
+        # or 13,312 ports); `ibsim_args` come after, so a caller's own sizes win.
+        self.ibsim_args = self.sim_fabric.ibsim_args(self._max_lid()) + list(ibsim_args)
         self.ready_timeout = ready_timeout
         self.sockname = f"sar-{os.getpid()}-{next(_instance_counter)}"
         self.cache_dir = os.path.join(self.workdir, "cache")
@@ -155,6 +231,21 @@ class Testbed(StartStop):
         self._runs = 0
         self._last_log = None
         self._daemons = []
+
+    def _max_lid(self):
+        """The largest LID OpenSM may give: the seeded guid2lid's, or one LID block of 2^LMC per
+        port (HCA ports and switch port 0s, each block aligned)."""
+        top = 0
+        if self.guid2lid:
+            with open(self.guid2lid) as f:
+                for line in f:
+                    fields = line.split()
+                    try:  # a malformed line is _seed_guid2lid's to report, with its line
+                        top = max(top, int(fields[2], 16)) if len(fields) == 3 else top
+                    except ValueError:
+                        pass
+        ports = sum(len(c) for _, _, c in self.sim_fabric.cas) + self.sim_fabric.switches
+        return max(top, (ports + 1) << self.lmc)
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -261,11 +352,13 @@ class Testbed(StartStop):
         return conf
 
     def _spawn_opensm(self, mode_args, conf, log, engine, lfts_file, run_dir, dump_dir,
-                      env_extra=None):
+                      env_extra=None, log_flags=None):
         """Starts OpenSM on this fabric (stdout to run_dir/opensm.out). For engine "file",
         `lfts_file` is loaded with no fallback: a file OpenSM cannot use fails the run instead of
-        silently routing with minhop."""
-        cmd = ["opensm", *mode_args, "-F", conf, "-f", log, "-D", "0x43", "-l", str(self.lmc)]
+        silently routing with minhop. `log_flags`: OpenSM's -D (default 0x43: error, info,
+        routing)."""
+        cmd = ["opensm", *mode_args, "-F", conf, "-f", log, "-D", log_flags or "0x43", "-l",
+               str(self.lmc)]
         if engine == "file":
             if not lfts_file:
                 raise TestbedError("engine 'file' needs lfts_file")
@@ -356,7 +449,8 @@ class Testbed(StartStop):
             time.sleep(0.01)
 
     def start_opensm(self, engine, extra_conf=None, env_extra=None, console_port=None,
-                     lfts_file=None, timeout=60.0, name=None, ready=r"-> SUBNET UP\s*$"):
+                     lfts_file=None, timeout=60.0, name=None, ready=r"-> SUBNET UP\s*$",
+                     log_flags=None):
         """Starts OpenSM as a daemon (no -o) with routing engine `engine` and waits for its
         first SUBNET UP. Returns an OpenSMDaemon; stop() it (the bed's stop() does too).
 
@@ -364,6 +458,7 @@ class Testbed(StartStop):
         adds environment (e.g. LD_LIBRARY_PATH for a plugin). With `console_port`, the console
         listens on 127.0.0.1 only. For engine "file", `lfts_file` is loaded with no fallback.
         `ready`: the log line waited for (a standby SM logs "Entering STANDBY state" instead).
+        `log_flags`: OpenSM's -D (e.g. OPENSM_VERBOSE_LOG_FLAGS).
         """
         self._check_ibsim()
         self._runs += 1
@@ -375,7 +470,7 @@ class Testbed(StartStop):
         log = os.path.join(run_dir, "opensm.log")
         self._last_log = log
         proc = self._spawn_opensm([], conf, log, engine, lfts_file, run_dir, dump_dir,
-                                  env_extra)
+                                  env_extra, log_flags)
         daemon = OpenSMDaemon(self, proc, run_dir, log, dump_dir)
         self._daemons.append(daemon)
         try:

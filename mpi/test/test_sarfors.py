@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""libsarfors in real Open MPI (shared memory, mpirun --oversubscribe) on real FORS schedules.
+"""libsarfors in real Open MPI (shared memory, mpirun --oversubscribe) or MPICH (Hydra) on real
+FORS schedules.
 
 Schedules come from libsar's routing pass on FT(2;4,4): `sar-route route --schedule-out` where
 sar-route has it, else fors_schedule_gen (engine sar, libsar's schedule writer); the "none" file
@@ -20,10 +21,13 @@ Hosts are faked per rank by SAR_FORS_HOSTS_BY_RANK.
 import argparse
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import fors_mpi  # noqa: E402  (scripts/fors_mpi.py: shared with the day demo)
+
+run = fors_mpi.run
 
 FAILURES = []
 
@@ -34,97 +38,35 @@ def check(cond, what):
         FAILURES.append(what)
 
 
-def run(cmd, env=None, timeout=60):
-    """Runs cmd in its own process group; kills that group (ours) on timeout."""
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        return 124, out, err + "\n(timed out)"
-    return p.returncode, out, err
-
-
 class Mpi:
     def __init__(self, args):
         self.args = args
-        self.env = dict(os.environ)
-        # Shared memory and self only: nothing leaves the machine, no UCX/verbs probing.
-        self.env.update({"OMPI_MCA_btl": "self,vader", "OMPI_MCA_pml": "ob1",
-                         "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
-                         "OMPI_MCA_rmaps_base_oversubscribe": "1",
-                         # Debian 12's Open MPI 4.1.4 picks Bruck's alltoall for small blocks
-                         # on 12+ ranks, which returns wrong data (and writes past the buffer)
-                         # when send and receive types differ (open-mpi/ompi#10488, fixed
-                         # later), as in alltoall_check: the reference uses pairwise exchange.
-                         "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-                         "OMPI_MCA_coll_tuned_alltoall_algorithm": "2"})
-        for k in ("SAR_FORS_SCHEDULE", "SAR_FORS_TRACE", "SAR_FORS_HOST",
-                  "SAR_FORS_HOSTS_BY_RANK", "LD_PRELOAD"):
-            self.env.pop(k, None)
+        self.env = fors_mpi.mpi_env()
 
     def run(self, contexts, prog_args, preload, trace=None):
         """contexts: [(ranks, {env})...] (MPMD when several). Returns (rc, stdout, stderr)."""
-        cmd = [self.args.mpirun, "--allow-run-as-root", "--oversubscribe"]
-        # Each context's environment through env(1): mpirun's -x reaches the first context only,
-        # and a rank without the library would never join the others' decision.
-        lib = {"LD_PRELOAD": self.args.lib} if preload else {}
-        lib.update({"SAR_FORS_TRACE": trace} if trace else {})
-        for i, (n, env) in enumerate(contexts):
-            if i:
-                cmd.append(":")
-            cmd += ["-np", str(n), "env"] + [f"{k}={v}" for k, v in dict(env, **lib).items()]
-            cmd += [self.args.check] + prog_args
+        cmd = fors_mpi.mpirun_cmd(self.args.mpirun, contexts, [self.args.check] + prog_args,
+                                  lib=self.args.lib if preload else None, trace=trace,
+                                  flavor=self.args.flavor)
         t0 = time.monotonic()
         res = run(cmd, env=self.env)
         print(f"     mpirun: {sum(n for n, _ in contexts)} ranks, {time.monotonic() - t0:.1f} s")
         return res
 
 
-def parse_trace(path):
-    """[{'head': str, 'fors': bool, 'generation', 'host', 'local': [ranks],
-         'phases': [(p, send_to, recv_from, [send ranks], [recv ranks])]}...]"""
-    calls = []
-    with open(path) as f:
-        for line in f:
-            w = line.split()
-            if w[0] == "call":
-                c = {"head": line.strip(), "fors": "fors" in w, "phases": [], "local": []}
-                if c["fors"]:
-                    c["generation"] = w[w.index("generation") + 1]
-                    c["host"] = w[w.index("host") + 1]
-                calls.append(c)
-            elif w[0] == "local":
-                calls[-1]["local"] = [int(x) for x in w[2:]]
-            elif w[0] == "phase":
-                r = w.index("recv")
-                calls[-1]["phases"].append((int(w[1]), w[3], w[5],
-                                            [int(x) for x in w[7:r]],
-                                            [int(x) for x in w[r + 1:]]))
-    return calls
-
-
 def host_order(args, job, schedule, host, cache={}):
     """What libsar's reader says host does per phase: [(phase, send_to, recv_from)], busy only."""
     key = (schedule, host)
     if key not in cache:
-        rc, out, err = run([args.sar_route, "fors-schedule", "--job", job, "--schedule", schedule,
-                            "--host", host])
-        check(rc == 0, f"sar-route fors-schedule --host {host}: exit {rc} {err.strip()}")
-        rows = []
-        for line in out.splitlines()[2:]:
-            p, to, _lid, frm = line.split()
-            if to != "-" or frm != "-":
-                rows.append((int(p), to, frm))
+        rows, err = fors_mpi.host_order(args.sar_route, job, schedule, host)
+        check(err is None, err or f"sar-route fors-schedule --host {host}")
         cache[key] = rows
     return cache[key]
 
 
 def check_traces(args, trace, ranks, hosts_by_rank, expect):
     """expect: one (job, schedule path, generation) per call (None: must fall back)."""
-    per_rank = [parse_trace(f"{trace}.{r}") for r in range(ranks)]
+    per_rank = [fors_mpi.parse_trace(f"{trace}.{r}") for r in range(ranks)]
     ok = all(len(c) == len(expect) for c in per_rank)
     check(ok, f"every rank traced {len(expect)} calls ({[len(c) for c in per_rank]})")
     if not ok:
@@ -138,37 +80,20 @@ def check_traces(args, trace, ranks, hosts_by_rank, expect):
         job, schedule, generation = want
         check(all(c["fors"] and c["generation"] == generation for c in calls),
               f"call {i + 1}: every rank follows generation {generation} ({calls[0]['head']})")
-        same = all(c["host"] == hosts_by_rank[r] and
-                   [(p, s, f) for p, s, f, _, _ in c["phases"]] ==
-                   host_order(args, job, schedule, hosts_by_rank[r])
-                   for r, c in enumerate(calls))
-        check(same, f"call {i + 1}: each rank's phase order = sar-route fors-schedule --host")
-        sends, recvs = [], set()
-        for r, c in enumerate(calls):
-            sends += [(-1, r, d) for d in c["local"]]
-            recvs |= {(-1, s, r) for s in c["local"]}
-            for p, _, _, to, frm in c["phases"]:
-                sends += [(p, r, d) for d in to]
-                recvs |= {(p, s, r) for s in frm}
-        # ranks on one host exchange in the local step, and only there
-        check(all(sorted(c["local"]) == [q for q in range(ranks)
-                                         if hosts_by_rank[q] == hosts_by_rank[r]]
-                  for r, c in enumerate(calls)),
-              f"call {i + 1}: each rank's local step = the ranks of its host")
-        pairs = sorted((s, d) for _, s, d in sends)
-        check(pairs == [(s, d) for s in range(ranks) for d in range(ranks)],
-              f"call {i + 1}: every ordered rank pair exchanged exactly once ({len(pairs)})")
-        check(set(sends) == recvs and len(sends) == len(recvs),
-              f"call {i + 1}: every message received in the phase it was sent")
+        for ok, what in fors_mpi.check_call(
+                calls, hosts_by_rank, lambda h: host_order(args, job, schedule, h)):
+            check(ok, f"call {i + 1}: {what}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     for a in ("workdir", "lib", "check", "gen", "sar_route", "mpirun"):
         ap.add_argument("--" + a.replace("_", "-"), required=a != "mpirun", default="")
+    ap.add_argument("--flavor", choices=("openmpi", "mpich"), default="openmpi",
+                    help="the MPI library --lib and --check were built for")
     args = ap.parse_args()
     if not args.mpirun or not os.access(args.mpirun, os.X_OK):
-        print("SKIP: mpirun not found (Debian: openmpi-bin libopenmpi-dev; "
+        print("SKIP: mpirun not found (Debian: openmpi-bin libopenmpi-dev, mpich libmpich-dev; "
               "scripts/install-deps.sh installs them)")
         return 77
     shutil.rmtree(args.workdir, ignore_errors=True)

@@ -310,7 +310,7 @@ std::string CompareHtml(const CompareArgs& a, const sar::Fabric& f, size_t num_j
       std::to_string(max) + ".</p>\n";
   for (const Row& r : rows) {
     if (r.ok) {
-      body += sar::LinkLoadHeatmapSvg(f, r.metrics.effective_efi_per_channel, max, r.name);
+      body += sar::LinkLoadHeatmapHtml(f, r.metrics.effective_efi_per_channel, max, r.name);
     }
   }
   return sar::ReportPageHtml("sar-route compare: " + a.fabric.topology, body);

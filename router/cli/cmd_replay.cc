@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,7 +39,7 @@ struct ReplayArgs {
   double from_days = 0, days = 0;
   RoutingArgs routing;  // --vls, --threads, --sar-no-regret
   bool json = false;
-  std::string csv, html;
+  std::string csv, html, title;
   int heatmap_event = -1;
   std::string progress = "auto";
   bool delta = false;
@@ -49,8 +50,27 @@ struct ReplayArgs {
 };
 
 // Options that change no figure: left out of the key that ties shards to their inputs.
-const std::set<std::string> kOutputOnly = {"--json", "--csv", "--html", "--heatmap-event",
-                                           "--threads"};
+const std::set<std::string> kOutputOnly = {"--json",  "--csv",     "--html",
+                                           "--title", "--threads", "--heatmap-event"};
+
+// What the report calls an input file: its name without the directories. A pipe
+// (`--swf <(zcat x.swf.gz)` gives /dev/fd/63) has no name worth showing: "" then.
+std::string InputName(const std::string& path) {
+  static const std::regex kPipe(R"(^(-|/dev/stdin|/dev/fd/\d+|/proc/(self|\d+)/fd/\d+)$)");
+  if (std::regex_match(path, kPipe)) return "";
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The report's title: --title, else the history's and the topology's file names.
+std::string ReportTitle(const ReplayArgs& a) {
+  if (!a.title.empty()) return a.title;
+  const std::string kind = !a.swf.empty() ? "SWF history" : !a.trace.empty() ? "trace" : "sacct";
+  std::string name = InputName(a.swf + a.trace + a.sacct);
+  if (name.empty()) name = kind + " from a pipe (name it with --title)";
+  const std::string topo = InputName(a.fabric.topology);
+  return "sar-route replay: " + name + (topo.empty() ? "" : " on " + topo);
+}
 
 // A sample as a shard stores it: every field the reports read, in this order (doubles in JSON
 // round-trip exactly; the per-job figures stay in the shard, their count is kept).
@@ -290,7 +310,7 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
   }
   if (!a.html.empty()) {
     sar::ReplayReportInput in;
-    in.title = "sar-route replay: " + (a.swf + a.trace + a.sacct) + " on " + a.fabric.topology;
+    in.title = ReportTitle(a);
     in.result = &r;
     in.fabric = &f;
     // The heat map: the given event, else the first job-aware engine's reroute that lowered
@@ -434,7 +454,11 @@ std::function<int()> SetupReplay(CLI::App* c) {
   c->add_option("--threads", a->routing.threads, "worker threads (0 = all cores)");
   c->add_flag("--json", a->json, "print one JSON object (the summary)");
   c->add_option("--csv", a->csv, "write one row per event and engine");
-  c->add_option("--html", a->html, "write a self-contained HTML report with inline SVG");
+  c->add_option("--html", a->html,
+                "write a self-contained HTML report (charts: Vega-Lite, inlined)");
+  c->add_option("--title", a->title,
+                "the HTML report's title (default: the history's and the topology's file "
+                "names)");
   c->add_option("--heatmap-event", a->heatmap_event,
                 "event of the report's before/after link-load heat map (default: the reroute "
                 "that lowered max effective EFI most)");

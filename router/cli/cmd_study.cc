@@ -349,7 +349,8 @@ std::function<int()> SetupStudy(CLI::App* c) {
                 "job mapping the engines route for (default none: sar routes as dfsssp, noted)");
   c->add_option("--threads", a->routing.threads, "worker threads (0 = all cores)");
   c->add_flag("--json", a->json, "print one JSON object (fits and every point)");
-  c->add_option("--html", a->html, "write a self-contained HTML report with inline SVG");
+  c->add_option("--html", a->html,
+                "write a self-contained HTML report (charts: Vega-Lite, inlined)");
   c->add_option("--progress", a->progress, "progress bar on stderr: auto (on a terminal), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   AddSplitOptions(c, &a->split);

@@ -88,6 +88,7 @@ class DeadlockVisitor : public internal::SweepVisitor {
   void LoadWindow(Lid first, Lid count, Worker* w) const;
   void SeedLayers(Lid lid, int dest, const std::vector<int>& own, Worker* w) const;
   void MarkFrom(int s, uint32_t layers, Worker* w) const;
+  void StepFromSources(Worker* w) const;
   void AddPending(Worker* w) const;
   bool FindCycle(const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) const;
 
@@ -224,6 +225,44 @@ void DeadlockVisitor::MarkFrom(int s, uint32_t layers, Worker* w) const {
   }
 }
 
+// Fixed-layer mode: the dependencies of one layer are those of every reached switch's first
+// step (its channel onward -> the next switch's), and every source's switch is reached. So each
+// source switch adds its own step alone, with no walk and no bookkeeping of which switches were
+// reached: with switch LIDs that is every switch, and the bits go straight into the bitmaps in
+// switch order instead of through `pending`. Only a switch without sources behind a source
+// switch (no terminals, or only the destination's own) is walked as MarkFrom walks it, so the
+// set is exactly MarkFrom's from every source.
+void DeadlockVisitor::StepFromSources(Worker* w) const {
+  const DestinationTree& tree = *w->tree;
+  const size_t words = static_cast<size_t>(words_);
+  const size_t layers = static_cast<size_t>(num_layers_);
+  const uint32_t layer_bit = uint32_t{1} << fixed_layer_;
+  uint64_t* deps = w->deps.data() + fixed_layer_;
+  const std::vector<int>& sources = w->sources;
+  // The bitmaps are megabytes and each switch sets one word of its own: a cache miss per
+  // switch unless fetched ahead.
+  constexpr size_t kAhead = 8;
+  const size_t count = source_switches_.size();
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) {
+      const int a = source_switches_[i + kAhead];
+      if (tree.out[a] != kNoPort) {
+        __builtin_prefetch(&deps[(dense_[a] + (tree.port[a] - 1) * words) * layers], 1);
+      }
+    }
+    const int s = source_switches_[i];
+    if (sources[s] <= 0 || tree.out[s] == kNoPort) continue;
+    const int t = tree.next[s];
+    if (t < 0) continue;
+    if (tree.out[t] != kNoPort && tree.next[t] >= 0) {
+      const int bit = tree.port[t] - 1;
+      deps[(dense_[s] + (tree.port[s] - 1) * words + bit / 64) * layers] |= uint64_t{1}
+                                                                            << (bit % 64);
+    }
+    if (sources[t] <= 0) MarkFrom(t, layer_bit, w);
+  }
+}
+
 void DeadlockVisitor::Visit(int worker, const internal::SweepDestination& d,
                             const DestinationTree& tree) {
   if (!d.first) return;
@@ -242,9 +281,7 @@ void DeadlockVisitor::VisitLid(Lid lid, int dest, const std::vector<int>& own, W
       if (start_of(t) >= 0) --w->sources[start_of(t)];
     }
     // source_switches_: every switch with terminals, the only ones with sources.
-    for (int s : source_switches_) {
-      if (w->sources[s] > 0) MarkFrom(s, uint32_t{1} << fixed_layer_, w);
-    }
+    StepFromSources(w);
     for (int t : own) {
       if (start_of(t) >= 0) ++w->sources[start_of(t)];
     }

@@ -496,5 +496,80 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
   EXPECT_GT(partial, 3);
 }
 
+// The single-layer check (no layers, or layers with no entries: every route in the default
+// layer) adds each source switch's first step alone and walks only from switches without
+// sources behind them. On degraded PGFTs with valleys, LMC 0..2 and some switches without a LID
+// (spines with no source when switch LIDs count, every upper switch when they do not), the
+// verdict, dependency count, cyclic layer and cycle must equal a walk per (source, destination
+// LID), with one thread and two.
+TEST(DeadlockTest, SingleLayerAgreesWithAWalkPerPairOnDegradedPgfts) {
+  int cyclic = 0, acyclic = 0, lidless_switches = 0;
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    SCOPED_TRACE(seed);
+    PgftSpec spec;
+    ASSERT_TRUE(
+        ParsePgftSpec(seed % 2 ? "pgft:3;4,4,4;1,4,2;1,1,1" : "pgft:3;3,4,5;1,3,2;1,1,1", &spec)
+            .ok());
+    Fabric intact, f;
+    ASSERT_TRUE(GeneratePgft(spec, {}, &intact).ok());
+    ASSERT_TRUE(enginetest::Degrade(intact, 1 + static_cast<int>(seed % 5), 0, seed, &f));
+    // LIDs by hand: endpoints in order, then the switches, every third one left without a LID.
+    f.ClearLids();
+    const int lmc = static_cast<int>(seed % 3);
+    Lid next = Lid{1} << lmc;
+    for (const PortRef& e : f.Endpoints()) {
+      ASSERT_TRUE(f.SetLid(e, next, lmc).ok());
+      next += Lid{1} << lmc;
+    }
+    for (size_t s = 0; s < f.switches().size(); ++s) {
+      if ((s + seed) % 3 == 0) {
+        ++lidless_switches;
+        continue;
+      }
+      ASSERT_TRUE(f.SetLid({f.switches()[s], 0}, next++, 0).ok());
+    }
+    std::mt19937_64 rng(seed * 104729);
+    LftSet lfts = testfab::MinHopLfts(f, &rng);
+    if (seed % 4 != 0) {
+      ASSERT_TRUE(AddValleyCycle(f, &lfts));
+    }
+    VirtualLayers no_entries;  // every route in its default layer
+    no_entries.default_layer = 2;
+    for (const VirtualLayers* layers : {static_cast<const VirtualLayers*>(nullptr),
+                                        static_cast<const VirtualLayers*>(&no_entries)}) {
+      for (const bool switch_lids : {true, false}) {
+        SCOPED_TRACE(switch_lids);
+        const Cdg cdg = NaiveCdg(f, lfts, layers, switch_lids);
+        int first_cyclic = -1;
+        std::vector<PortId> cycle;
+        for (const auto& [layer, edges] : cdg) {
+          cycle = FirstCycle(f, edges);
+          if (!cycle.empty()) {
+            first_cyclic = layer;
+            break;
+          }
+        }
+        for (int threads : {1, 2}) {
+          AnalysisOptions o;
+          o.what = kAnalyseDeadlock;
+          o.layers = layers;
+          o.threads = threads;
+          o.deadlock_switch_lids = switch_lids;
+          AnalysisResult r;
+          ASSERT_TRUE(AnalyseRouting(f, lfts, o, &r).ok());
+          EXPECT_EQ(r.deadlock.dependencies, EdgeCount(cdg));
+          EXPECT_EQ(r.deadlock.deadlock_free, first_cyclic < 0);
+          EXPECT_EQ(r.deadlock.cyclic_layer, first_cyclic);
+          EXPECT_EQ(r.deadlock.cycle, cycle);
+        }
+        (first_cyclic >= 0 ? cyclic : acyclic)++;
+      }
+    }
+  }
+  EXPECT_GT(cyclic, 10);
+  EXPECT_GT(acyclic, 10);
+  EXPECT_GT(lidless_switches, 24);
+}
+
 }  // namespace
 }  // namespace sar

@@ -1,22 +1,79 @@
 #include "sar/report_html.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <utility>
 
 namespace sar {
+
+// third_party/vega's two libraries, inlined at build time (cmake/embed_text.cmake).
+extern const char kVegaJs[];
+extern const char kVegaLiteJs[];
+
 namespace {
 
-// Colours that stay apart for the few engines a report shows.
+// Colours that stay apart for the few engines a report shows (Vega's category10, reordered).
 const char* const kColours[] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd",
                                 "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+
+// Dash patterns per series: lines that meet at some points stay apart where they do.
+const char* const kDashes[] = {"[1,0]", "[6,3]", "[2,2]",  "[8,3,2,3]",
+                               "[4,4]", "[1,3]", "[10,2]", "[3,6]"};
 
 std::string Num(double v, int decimals = 2) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
+}
+
+// A JSON number: shortest form that round-trips closely enough for a chart (NaN/inf: null).
+std::string JsonNum(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+// A JSON string that is also safe inside an HTML/XML <script>: <, >, & as \u escapes.
+std::string JsonStr(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonStrList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + JsonStr(items[i]);
+  return out + "]";
 }
 
 bool IsLeaf(const Fabric& f, NodeId sw) {
@@ -27,77 +84,152 @@ bool IsLeaf(const Fabric& f, NodeId sw) {
   return false;
 }
 
-// An SVG chart's opening: the element, its title and the two axes of the plot area inside the
-// margins (the time series and the study's curves share it).
-std::string ChartFrame(double w, double h, double left, double right, double top, double bottom,
-                       const std::string& title) {
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"" + Num(w, 0) +
-                  "\" height=\"" + Num(h, 0) + "\">\n";
-  s += "<text x=\"" + Num(left, 0) + "\" y=\"18\" font-weight=\"bold\">" + HtmlEscape(title) +
-       "</text>\n";
-  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(h - bottom) + "\" x2=\"" + Num(w - right) +
-       "\" y2=\"" + Num(h - bottom) + "\" stroke=\"black\"/>\n";
-  s += "<line x1=\"" + Num(left) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(left) + "\" y2=\"" +
-       Num(h - bottom) + "\" stroke=\"black\"/>\n";
+// Series that are equal everywhere would be drawn on top of each other, so that only the last
+// shows: one series per group of equal ones, named "a = b = c" (the legend says they coincide).
+// `same(i, j)`: series i and j are equal. Returns per group the member indices, in order.
+template <class Same>
+std::vector<std::vector<size_t>> CoincidingGroups(size_t n, Same same) {
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < n; ++i) {
+    bool placed = false;
+    for (auto& g : groups) {
+      if (same(g[0], i)) {
+        g.push_back(i);
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) groups.push_back({i});
+  }
+  return groups;
+}
+
+std::string GroupName(const std::vector<size_t>& group, const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t k = 0; k < group.size(); ++k) s += (k ? " = " : "") + names[group[k]];
   return s;
 }
 
-// One line chart: x = event time in days, y = value(engine, event); steps, as the value holds
-// until the next event.
-template <class F>
-std::string Chart(const ReplayResult& r, const std::string& title, const std::string& unit,
-                  F value) {
-  const double w = 760, h = 260, left = 60, right = 140, top = 30, bottom = 40;
-  double tmax = 0, vmax = 0;
-  for (const ReplayEvent& e : r.events) tmax = std::max(tmax, e.time_s / 86400.0);
-  const double tmin = r.events.empty() ? 0 : r.events[0].time_s / 86400.0;
-  for (size_t e = 0; e < r.engines.size(); ++e) {
-    for (size_t k = 0; k < r.events.size(); ++k) vmax = std::max(vmax, value(e, k));
+// Vega-Lite's colour encoding for the groups: each group keeps its first member's colour, the
+// legend titled `title`.
+std::string ColourEncoding(const std::vector<std::vector<size_t>>& groups,
+                           const std::vector<std::string>& names, const std::string& title) {
+  std::vector<std::string> domain, range;
+  for (const auto& g : groups) {
+    domain.push_back(GroupName(g, names));
+    range.push_back(kColours[g[0] % 8]);
   }
-  if (vmax <= 0) vmax = 1;
-  if (tmax <= tmin) tmax = tmin + 1;
-  const double tend = tmax + (tmax - tmin) * 0.01;
-  auto x = [&](double t) { return left + (t - tmin) / (tend - tmin) * (w - left - right); };
-  auto y = [&](double v) { return top + (1 - v / vmax) * (h - top - bottom); };
-  std::string s = ChartFrame(w, h, left, right, top, bottom, title);
-  for (int i = 0; i <= 4; ++i) {
-    const double v = vmax * i / 4;
-    s += "<text x=\"" + Num(left - 5) + "\" y=\"" + Num(y(v) + 4) +
-         "\" text-anchor=\"end\" font-size=\"11\">" + Num(v, vmax >= 10 ? 0 : 2) + "</text>\n";
-    const double t = tmin + (tmax - tmin) * i / 4;
-    s += "<text x=\"" + Num(x(t)) + "\" y=\"" + Num(h - bottom + 15) +
-         "\" text-anchor=\"middle\" font-size=\"11\">" + Num(t, 1) + "</text>\n";
-  }
-  s += "<text x=\"" + Num((left + w - right) / 2) + "\" y=\"" + Num(h - 5) +
-       "\" text-anchor=\"middle\" font-size=\"12\">days</text>\n";
-  s += "<text x=\"12\" y=\"" + Num(top + (h - top - bottom) / 2) +
-       "\" font-size=\"12\" transform=\"rotate(-90 12 " + Num(top + (h - top - bottom) / 2) +
-       ")\" text-anchor=\"middle\">" + HtmlEscape(unit) + "</text>\n";
-  for (size_t e = 0; e < r.engines.size(); ++e) {
-    std::string pts;
-    for (size_t k = 0; k < r.events.size(); ++k) {
-      const double t0 = r.events[k].time_s / 86400.0;
-      const double t1 = k + 1 < r.events.size() ? r.events[k + 1].time_s / 86400.0 : tend;
-      const double v = value(e, k);
-      pts += Num(x(t0)) + "," + Num(y(v)) + " " + Num(x(t1)) + "," + Num(y(v)) + " ";
-    }
-    const char* colour = kColours[e % 8];
-    s += "<polyline class=\"series\" data-engine=\"" + HtmlEscape(r.engines[e]) +
-         "\" fill=\"none\" stroke-width=\"1.2\" stroke=\"" + colour + "\" points=\"" + pts +
-         "\"/>\n";
-    s += "<text x=\"" + Num(w - right + 10) + "\" y=\"" + Num(top + 16 * (e + 1)) + "\" fill=\"" +
-         colour + "\" font-size=\"12\">" + HtmlEscape(r.engines[e]) + "</text>\n";
-  }
-  return s + "</svg>\n";
+  return "{\"field\":\"s\",\"type\":\"nominal\",\"title\":" + JsonStr(title) +
+         ",\"scale\":{\"domain\":" + JsonStrList(domain) + ",\"range\":" + JsonStrList(range) +
+         "},\"legend\":{\"labelLimit\":400,\"orient\":\"right\"}}";
 }
 
-// White (0) to dark red (max).
-std::string Heat(uint64_t v, uint64_t max) {
-  const double a = max ? static_cast<double>(v) / static_cast<double>(max) : 0;
-  const int g = static_cast<int>(255 * (1 - a));
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "#ff%02x%02x", g, g);
-  return v == 0 ? "#ffffff" : buf;
+// The matching dash encoding (one legend with the colours: same field and title).
+std::string DashEncoding(const std::vector<std::vector<size_t>>& groups,
+                         const std::vector<std::string>& names, const std::string& title) {
+  std::vector<std::string> domain;
+  std::string range = "[";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    domain.push_back(GroupName(groups[g], names));
+    range += (g ? "," : "") + std::string(kDashes[g % 8]);
+  }
+  return "{\"field\":\"s\",\"type\":\"nominal\",\"title\":" + JsonStr(title) +
+         ",\"scale\":{\"domain\":" + JsonStrList(domain) + ",\"range\":" + range + "]}}";
+}
+
+// The note under a chart naming the series drawn as one.
+std::string CoincideNote(const std::vector<std::vector<size_t>>& groups,
+                         const std::vector<std::string>& names, const std::string& what) {
+  std::string s;
+  for (const auto& g : groups) {
+    if (g.size() > 1) s += (s.empty() ? "" : "; ") + GroupName(g, names);
+  }
+  if (s.empty()) return "";
+  return "<p class=\"coincide\">One line for several engines: " + HtmlEscape(s) + " (" +
+         HtmlEscape(what) + ").</p>\n";
+}
+
+// One chart: the Vega-Lite specification in a JSON <script> that the page's renderer
+// (ReportPageHtml) draws as SVG into the <div> around it. `title` is also the div's
+// data-title, so that tests and readers without JavaScript find the chart.
+std::string ChartDiv(const std::string& kind, const std::string& title, const std::string& spec) {
+  return "<div class=\"chart\" data-kind=\"" + kind + "\" data-title=\"" + HtmlEscape(title) +
+         "\"><script type=\"application/json\" class=\"vega-lite-spec\">" + spec +
+         "</script></div>\n";
+}
+
+std::string SpecHead(const std::string& title, const std::string& subtitle) {
+  std::string s =
+      "{\"$schema\":\"https://vega.github.io/schema/vega-lite/v6.json\",\"title\":{\"text\":" +
+      JsonStr(title) + ",\"anchor\":\"start\"";
+  if (!subtitle.empty()) s += ",\"subtitle\":" + JsonStr(subtitle);
+  return s + "},\"config\":{\"font\":\"sans-serif\",\"axis\":{\"labelFontSize\":11," +
+         "\"titleFontSize\":12},\"legend\":{\"labelFontSize\":12,\"titleFontSize\":12}},";
+}
+
+// A quantitative axis: integer data gets integer ticks only (no "0.0 0.5 1.0" for job counts).
+std::string AxisJson(const std::string& title, bool integers, const std::string& format) {
+  std::string s = "{\"title\":" + JsonStr(title) + ",\"labelOverlap\":true";
+  if (!format.empty()) {
+    s += ",\"format\":" + JsonStr(format);
+  } else if (integers) {
+    s += ",\"tickMinStep\":1,\"format\":\"d\"";
+  }
+  return s + "}";
+}
+
+// The y axis of a time series: its title, and how its labels read.
+struct YAxis {
+  std::string title;
+  bool integers = false;
+  std::string format;  // d3-format, e.g. ".0%"; empty: Vega's choice
+};
+
+// One line chart: x = event time in days, y = value(engine, event); steps, as the value holds
+// until the next event. Engines whose values are equal at every event are one line.
+template <class F>
+std::string Chart(const ReplayResult& r, const std::string& title, const YAxis& y, F value) {
+  const double tmin = r.events.empty() ? 0 : r.events[0].time_s / 86400.0;
+  double tmax = tmin;
+  for (const ReplayEvent& e : r.events) tmax = std::max(tmax, e.time_s / 86400.0);
+  if (tmax <= tmin) tmax = tmin + 1;
+  const double tend = tmax + (tmax - tmin) * 0.01;
+  const auto groups = CoincidingGroups(r.engines.size(), [&](size_t a, size_t b) {
+    for (size_t k = 0; k < r.events.size(); ++k) {
+      if (value(a, k) != value(b, k)) return false;
+    }
+    return true;
+  });
+  std::string values;
+  for (const auto& g : groups) {
+    const std::string name = JsonStr(GroupName(g, r.engines));
+    for (size_t k = 0; k < r.events.size(); ++k) {
+      const double t = r.events[k].time_s / 86400.0;
+      values += (values.empty() ? "" : ",") + std::string("{\"t\":") + JsonNum(t) +
+                ",\"v\":" + JsonNum(value(g[0], k)) + ",\"s\":" + name + "}";
+      // The last value holds to the end of the axis.
+      if (k + 1 == r.events.size()) {
+        values += ",{\"t\":" + JsonNum(tend) + ",\"v\":" + JsonNum(value(g[0], k)) +
+                  ",\"s\":" + name + "}";
+      }
+    }
+  }
+  std::string subtitle;
+  for (const auto& g : groups) {
+    if (g.size() > 1) subtitle += (subtitle.empty() ? "" : "; ") + GroupName(g, r.engines);
+  }
+  if (!subtitle.empty()) subtitle += ": equal at every event, drawn as one line";
+  const std::string spec =
+      SpecHead(title, subtitle) + "\"width\":640,\"height\":200,\"data\":{\"values\":[" + values +
+      "]},\"mark\":{\"type\":\"line\",\"interpolate\":\"step-after\",\"strokeWidth\":1.5},"
+      "\"encoding\":{\"x\":{\"field\":\"t\",\"type\":\"quantitative\",\"scale\":{\"domain\":[" +
+      JsonNum(tmin) + "," + JsonNum(tend) +
+      "],\"nice\":false},\"axis\":" + AxisJson("time (days since the first event)", false, "") +
+      "},\"y\":{\"field\":\"v\",\"type\":\"quantitative\",\"axis\":" +
+      AxisJson(y.title, y.integers, y.format) +
+      "},\"color\":" + ColourEncoding(groups, r.engines, "engine") +
+      ",\"strokeDash\":" + DashEncoding(groups, r.engines, "engine") + "}}";
+  return ChartDiv("series", title, spec) + CoincideNote(groups, r.engines, "equal at every event");
 }
 
 std::string Heatmap(const Fabric& f, const std::vector<LeafUpperPair>& pairs,
@@ -108,13 +240,16 @@ std::string Heatmap(const Fabric& f, const std::vector<LeafUpperPair>& pairs,
     row.emplace(p.leaf, 0);
     col.emplace(p.upper, 0);
   }
-  int i = 0;
-  for (auto& [n, idx] : row) idx = i++;
-  i = 0;
-  for (auto& [n, idx] : col) idx = i++;
+  std::vector<std::string> leaves, uppers;
+  for (auto& [n, idx] : row) {
+    idx = static_cast<int>(leaves.size());
+    leaves.push_back(f.name(n));
+  }
+  for (auto& [n, idx] : col) {
+    idx = static_cast<int>(uppers.size());
+    uppers.push_back(f.name(n));
+  }
   const double cell = std::clamp(600.0 / std::max<size_t>(col.size(), 1), 4.0, 24.0);
-  const double left = 70, top = 40;
-  const double w = left + cell * col.size() + 20, h = top + cell * row.size() + 20;
   // load of a (leaf, upper) pair: per direction summed over parallel cables, then the larger.
   std::map<std::pair<NodeId, NodeId>, std::pair<uint64_t, uint64_t>> sum;
   for (PortId c = 0; c < f.num_port_slots(); ++c) {
@@ -124,44 +259,66 @@ std::string Heatmap(const Fabric& f, const std::vector<LeafUpperPair>& pairs,
     if (row.count(a) && col.count(b)) sum[{a, b}].first += v;
     if (col.count(a) && row.count(b)) sum[{b, a}].second += v;
   }
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" width=\"" +
-                  Num(w, 0) + "\" height=\"" + Num(h, 0) + "\">\n";
-  s += "<text x=\"0\" y=\"16\" font-weight=\"bold\">" + HtmlEscape(title) + "</text>\n";
-  s += "<text x=\"" + Num(left) + "\" y=\"32\" font-size=\"11\">upper switches &#8594;</text>\n";
-  for (const auto& [n, r] : row) {
-    if (row.size() <= 40 || r % 5 == 0) {
-      s += "<text x=\"" + Num(left - 4) + "\" y=\"" + Num(top + cell * (r + 0.75)) +
-           "\" text-anchor=\"end\" font-size=\"" + Num(std::min(cell, 11.0), 0) + "\">" +
-           HtmlEscape(f.name(n)) + "</text>\n";
-    }
-  }
-  // Grey where no cable joins a leaf and an upper switch (a failed or absent link), so a
-  // missing link does not read as a dark one.
+  // Cells by row and column index (the names are in `leaves` and `uppers`): "l", "u"; the load
+  // "v" with its two directions, or "n" (no cable: grey, so that a missing link does not read
+  // as a dark one).
   std::set<std::pair<NodeId, NodeId>> cabled;
   for (const LeafUpperPair& p : pairs) cabled.insert({p.leaf, p.upper});
+  std::string cells, nocable;
+  for (const LeafUpperPair& p : pairs) {
+    const auto& [up, down] = sum[{p.leaf, p.upper}];
+    cells += (cells.empty() ? "" : ",") + std::string("{\"l\":") + JsonStr(f.name(p.leaf)) +
+             ",\"u\":" + JsonStr(f.name(p.upper)) + ",\"v\":" + std::to_string(std::max(up, down)) +
+             ",\"up\":" + std::to_string(up) + ",\"down\":" + std::to_string(down) + "}";
+  }
   for (const auto& [leaf, r] : row) {
     for (const auto& [upper, c] : col) {
       if (cabled.count({leaf, upper})) continue;
-      s += "<rect class=\"nocable\" x=\"" + Num(left + cell * c) + "\" y=\"" + Num(top + cell * r) +
-           "\" width=\"" + Num(cell) + "\" height=\"" + Num(cell) + "\" fill=\"#bbbbbb\"><title>" +
-           HtmlEscape(f.name(leaf)) + " - " + HtmlEscape(f.name(upper)) +
-           ": no cable</title></rect>\n";
+      nocable += (nocable.empty() ? "" : ",") + std::string("{\"l\":") + JsonStr(f.name(leaf)) +
+                 ",\"u\":" + JsonStr(f.name(upper)) + "}";
     }
   }
-  for (const LeafUpperPair& p : pairs) {
-    const auto& [up, down] = sum[{p.leaf, p.upper}];
-    const uint64_t v = std::max(up, down);
-    s += "<rect class=\"cell\" x=\"" + Num(left + cell * col[p.upper]) + "\" y=\"" +
-         Num(top + cell * row[p.leaf]) + "\" width=\"" + Num(cell) + "\" height=\"" + Num(cell) +
-         "\" fill=\"" + Heat(v, max) + "\" stroke=\"#ccc\" stroke-width=\"0.3\"><title>" +
-         HtmlEscape(f.name(p.leaf)) + " - " + HtmlEscape(f.name(p.upper)) + ": up " +
-         std::to_string(up) + ", down " + std::to_string(down) + "</title></rect>\n";
+  const std::string x =
+      "\"x\":{\"field\":\"u\",\"type\":\"ordinal\",\"sort\":" + JsonStrList(uppers) +
+      ",\"axis\":{\"title\":\"upper switch\",\"labelOverlap\":\"greedy\","
+      "\"labelAngle\":-90,\"labelFontSize\":" +
+      Num(std::min(cell, 11.0), 0) + "}}";
+  const std::string y =
+      "\"y\":{\"field\":\"l\",\"type\":\"ordinal\",\"sort\":" + JsonStrList(leaves) +
+      ",\"axis\":{\"title\":\"leaf switch\",\"labelOverlap\":\"greedy\","
+      "\"labelFontSize\":" +
+      Num(std::min(cell, 11.0), 0) + "}}";
+  // White (dark) to deep red, interpolated in Lab: Vega's default HCL takes white's undefined
+  // chroma from the red end, so that 0 would read pale orange, not white.
+  std::string layers =
+      "{\"data\":{\"values\":[" + cells +
+      "]},\"mark\":{\"type\":\"rect\",\"stroke\":\"#cccccc\",\"strokeWidth\":0.3},"
+      "\"encoding\":{" +
+      x + "," + y +
+      ",\"color\":{\"field\":\"v\",\"type\":\"quantitative\",\"title\":[\"effective EFI\","
+      "\"(routes, larger\",\"direction)\"],\"scale\":{\"domain\":[0," +
+      std::to_string(max) +
+      "],\"range\":[\"#ffffff\",\"#a50f15\"],\"interpolate\":\"lab\"},\"legend\":{\"format\":\"d\","
+      "\"tickMinStep\":1,"
+      "\"gradientLength\":160}},\"tooltip\":[{\"field\":\"l\",\"title\":\"leaf\"},{\"field\":"
+      "\"u\",\"title\":\"upper\"},{\"field\":\"up\"},{\"field\":\"down\"}]}}";
+  if (!nocable.empty()) {
+    layers += ",{\"data\":{\"values\":[" + nocable +
+              "]},\"mark\":{\"type\":\"rect\",\"color\":\"#bbbbbb\",\"tooltip\":{\"content\":"
+              "\"data\"}},\"encoding\":{" +
+              x + "," + y + "}}";
   }
-  return s + "</svg>\n";
+  const std::string spec = SpecHead(title, nocable.empty() ? "" : "grey: no cable") +
+                           "\"width\":{\"step\":" + Num(cell, 1) +
+                           "},\"height\":{\"step\":" + Num(cell, 1) + "},\"layer\":[" + layers +
+                           "]}";
+  return ChartDiv("heatmap", title, spec);
 }
 
+// In a box that scrolls sideways: a wide table (the study's, with many engines) stays whole.
 std::string Table(const ReportTable& t) {
-  std::string s = "<table>\n<caption>" + HtmlEscape(t.caption) + "</caption>\n<tr>";
+  std::string s =
+      "<div class=\"table\"><table>\n<caption>" + HtmlEscape(t.caption) + "</caption>\n<tr>";
   for (const std::string& h : t.header) s += "<th>" + HtmlEscape(h) + "</th>";
   s += "</tr>\n";
   for (const auto& row : t.rows) {
@@ -169,7 +326,7 @@ std::string Table(const ReportTable& t) {
     for (const std::string& c : row) s += "<td>" + HtmlEscape(c) + "</td>";
     s += "</tr>\n";
   }
-  return s + "</table>\n";
+  return s + "</table></div>\n";
 }
 
 }  // namespace
@@ -214,87 +371,99 @@ std::vector<LeafUpperPair> LeafUpperPairs(const Fabric& f) {
 }
 
 std::string ReportPageHtml(const std::string& title, const std::string& body) {
-  return "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\">\n<head>\n<meta "
-         "charset=\"utf-8\"/>\n<title>" +
-         HtmlEscape(title) +
-         "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1100px}"
-         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #999;padding:2px "
-         "8px;text-align:right}caption{text-align:left;font-weight:bold}</style>\n</head>\n"
-         "<body>\n<h1>" +
-         HtmlEscape(title) + "</h1>\n" + body + "</body>\n</html>\n";
+  std::string page =
+      "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\">\n<head>\n<meta "
+      "charset=\"utf-8\"/>\n<title>" +
+      HtmlEscape(title) +
+      "</title>\n<style>body{font-family:sans-serif;margin:2em}p{max-width:60em}"
+      "div.table{overflow-x:auto;max-width:100%}table{border-collapse:collapse;margin:1em 0}"
+      "table{font-size:13px}td,th{border:1px solid #999;padding:2px 6px;text-align:right}"
+      "caption{text-align:left;font-weight:bold}div.chart{margin:1em 0}"
+      "p.coincide{font-style:italic}</style>\n</head>\n<body>\n<h1>" +
+      HtmlEscape(title) + "</h1>\n" + body;
+  if (body.find("class=\"vega-lite-spec\"") != std::string::npos) {
+    // Vega and Vega-Lite inline (CDATA: the page stays well-formed XML), then each chart's
+    // specification drawn as SVG into its <div>.
+    page += "<script>//<![CDATA[\n";
+    page += kVegaJs;
+    page += "\n//]]></script>\n<script>//<![CDATA[\n";
+    page += kVegaLiteJs;
+    page +=
+        "\n//]]></script>\n<script>//<![CDATA[\n"
+        "document.querySelectorAll('script.vega-lite-spec').forEach(function (el) {\n"
+        "  var spec = vegaLite.compile(JSON.parse(el.textContent)).spec;\n"
+        "  var div = document.createElement('div');\n"
+        "  el.parentNode.appendChild(div);\n"
+        "  new vega.View(vega.parse(spec), {renderer: 'svg', container: div, hover: true})"
+        ".runAsync();\n"
+        "});\n//]]></script>\n";
+  }
+  return page + "</body>\n</html>\n";
 }
 
 std::string ReportTableHtml(const ReportTable& table) { return Table(table); }
 
-std::string ScatterChartSvg(const std::string& title, const std::string& xlabel,
-                            const std::string& ylabel, const std::vector<ChartSeries>& series) {
-  const double w = 760, h = 300, left = 70, right = 140, top = 30, bottom = 40;
-  double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
-  bool first = true;
-  for (const ChartSeries& c : series) {
-    for (const auto& [px, py] : c.points) {
-      xmin = first ? px : std::min(xmin, px);
-      xmax = first ? px : std::max(xmax, px);
-      ymin = first ? py : std::min(ymin, py);
-      ymax = first ? py : std::max(ymax, py);
-      first = false;
-    }
-  }
-  // The y range is the data's (not from 0): degradation of a few percent must be visible.
-  const double pad = ymax > ymin ? (ymax - ymin) * 0.08 : std::max(1.0, std::abs(ymax) * 0.05);
-  ymin = std::max(0.0, ymin - pad);
-  ymax += pad;
-  if (xmax <= xmin) xmax = xmin + 1;
-  auto x = [&](double v) { return left + (v - xmin) / (xmax - xmin) * (w - left - right); };
-  auto y = [&](double v) { return top + (1 - (v - ymin) / (ymax - ymin)) * (h - top - bottom); };
-  std::string s = ChartFrame(w, h, left, right, top, bottom, title);
-  for (int i = 0; i <= 4; ++i) {
-    const double v = ymin + (ymax - ymin) * i / 4, t = xmin + (xmax - xmin) * i / 4;
-    s += "<text x=\"" + Num(left - 5) + "\" y=\"" + Num(y(v) + 4) +
-         "\" text-anchor=\"end\" font-size=\"11\">" + Num(v, ymax - ymin >= 10 ? 0 : 2) +
-         "</text>\n";
-    s += "<text x=\"" + Num(x(t)) + "\" y=\"" + Num(h - bottom + 15) +
-         "\" text-anchor=\"middle\" font-size=\"11\">" + Num(t, xmax - xmin >= 8 ? 0 : 1) +
-         "</text>\n";
-  }
-  s += "<text x=\"" + Num((left + w - right) / 2) + "\" y=\"" + Num(h - 5) +
-       "\" text-anchor=\"middle\" font-size=\"12\">" + HtmlEscape(xlabel) + "</text>\n";
-  s += "<text x=\"12\" y=\"" + Num(top + (h - top - bottom) / 2) +
-       "\" font-size=\"12\" transform=\"rotate(-90 12 " + Num(top + (h - top - bottom) / 2) +
-       ")\" text-anchor=\"middle\">" + HtmlEscape(ylabel) + "</text>\n";
-  for (size_t e = 0; e < series.size(); ++e) {
-    const ChartSeries& c = series[e];
-    const char* colour = kColours[e % 8];
-    // Engines at the same point would hide each other: a small horizontal offset per series.
-    const double dx = (static_cast<double>(e) - (series.size() - 1) / 2.0) * 3;
-    s +=
-        "<g class=\"points\" data-series=\"" + HtmlEscape(c.name) + "\" fill=\"" + colour + "\">\n";
+std::string ScatterChartHtml(const std::string& title, const std::string& xlabel,
+                             const std::string& ylabel, const std::vector<ChartSeries>& series) {
+  std::vector<std::string> names;
+  for (const ChartSeries& c : series) names.push_back(c.name);
+  const auto groups = CoincidingGroups(series.size(), [&](size_t a, size_t b) {
+    const ChartSeries &x = series[a], &y = series[b];
+    return x.points == y.points && x.has_line == y.has_line &&
+           (!x.has_line || (x.intercept == y.intercept && x.slope == y.slope));
+  });
+  bool integer_x = true;
+  std::string points, lines;
+  for (const auto& g : groups) {
+    const ChartSeries& c = series[g[0]];
+    const std::string name = JsonStr(GroupName(g, names));
     double lo = 0, hi = 0;
     for (size_t k = 0; k < c.points.size(); ++k) {
       const auto& [px, py] = c.points[k];
+      integer_x = integer_x && px == std::floor(px);
       lo = k == 0 ? px : std::min(lo, px);
       hi = k == 0 ? px : std::max(hi, px);
-      s += "<circle class=\"point\" cx=\"" + Num(x(px) + dx) + "\" cy=\"" + Num(y(py)) +
-           "\" r=\"2.5\"/>\n";
+      points += (points.empty() ? "" : ",") + std::string("{\"x\":") + JsonNum(px) +
+                ",\"y\":" + JsonNum(py) + ",\"s\":" + name + "}";
     }
-    s += "</g>\n";
     if (c.has_line && !c.points.empty()) {
-      s += "<line class=\"fit\" data-series=\"" + HtmlEscape(c.name) + "\" x1=\"" + Num(x(lo)) +
-           "\" y1=\"" + Num(y(c.intercept + c.slope * lo)) + "\" x2=\"" + Num(x(hi)) + "\" y2=\"" +
-           Num(y(c.intercept + c.slope * hi)) + "\" stroke=\"" + colour +
-           "\" stroke-width=\"1.2\"/>\n";
+      for (double px : {lo, hi}) {
+        lines += (lines.empty() ? "" : ",") + std::string("{\"x\":") + JsonNum(px) +
+                 ",\"y\":" + JsonNum(c.intercept + c.slope * px) + ",\"s\":" + name + "}";
+      }
     }
-    s += "<text x=\"" + Num(w - right + 10) + "\" y=\"" + Num(top + 16 * (e + 1)) + "\" fill=\"" +
-         colour + "\" font-size=\"12\">" + HtmlEscape(c.name) + "</text>\n";
   }
-  return s + "</svg>\n";
+  std::string subtitle;
+  for (const auto& g : groups) {
+    if (g.size() > 1) subtitle += (subtitle.empty() ? "" : "; ") + GroupName(g, names);
+  }
+  if (!subtitle.empty()) subtitle += ": equal at every point, drawn as one";
+  // The y range is the data's (not from 0): degradation of a few percent must be visible.
+  const std::string enc = "\"x\":{\"field\":\"x\",\"type\":\"quantitative\",\"axis\":" +
+                          AxisJson(xlabel, integer_x, "") +
+                          "},\"y\":{\"field\":\"y\",\"type\":\"quantitative\",\"scale\":{"
+                          "\"zero\":false},\"axis\":" +
+                          AxisJson(ylabel, false, "") +
+                          "},\"color\":" + ColourEncoding(groups, names, "engine");
+  std::string layers = "{\"data\":{\"values\":[" + points +
+                       "]},\"mark\":{\"type\":\"point\",\"filled\":true,\"size\":40,"
+                       "\"opacity\":1,\"tooltip\":true},\"encoding\":{" +
+                       enc + "}}";
+  if (!lines.empty()) {
+    layers += ",{\"data\":{\"values\":[" + lines +
+              "]},\"mark\":{\"type\":\"line\",\"strokeWidth\":1.5},\"encoding\":{" + enc +
+              ",\"strokeDash\":" + DashEncoding(groups, names, "engine") + "}}";
+  }
+  const std::string spec =
+      SpecHead(title, subtitle) + "\"width\":620,\"height\":240,\"layer\":[" + layers + "]}";
+  return ChartDiv("scatter", title, spec) +
+         CoincideNote(groups, names, "equal at every point and fit");
 }
 
-std::string LinkLoadHeatmapSvg(const Fabric& fabric, const std::vector<uint64_t>& load,
-                               uint64_t max, const std::string& title) {
+std::string LinkLoadHeatmapHtml(const Fabric& fabric, const std::vector<uint64_t>& load,
+                                uint64_t max, const std::string& title) {
   return Heatmap(fabric, LeafUpperPairs(fabric), load, max, title);
 }
-
 std::string ReplayReportHtml(const ReplayReportInput& in) {
   const ReplayResult& r = *in.result;
   std::string s;
@@ -349,21 +518,22 @@ std::string ReplayReportHtml(const ReplayReportInput& in) {
          "counts routes on the busiest channel; the per-job time is what a job waits for.</p>\n";
   }
   s += "<h2>Over time</h2>\n";
-  s += Chart(r, "Max effective EFI per event", "max effective EFI", [&](size_t e, size_t k) {
-    return static_cast<double>(r.samples[e][k].effective_efi_max);
-  });
+  s += Chart(
+      r, "Max effective EFI per event", {"max effective EFI (routes on a channel)", true, ""},
+      [&](size_t e, size_t k) { return static_cast<double>(r.samples[e][k].effective_efi_max); });
   if (!r.flow_baseline.empty()) {
-    s += Chart(r, "Slowest job's exchange time per event", "time (message / line rate)",
+    const YAxis time{"exchange time (messages at line rate)", false, ""};
+    s += Chart(r, "Slowest job's exchange time per event", time,
                [&](size_t e, size_t k) { return r.samples[e][k].job_time_max; });
-    s += Chart(r, "Median job's exchange time per event", "time (message / line rate)",
+    s += Chart(r, "Median job's exchange time per event", time,
                [&](size_t e, size_t k) { return r.samples[e][k].job_time_median; });
     s +=
-        Chart(r, "Jobs slower than under " + r.flow_baseline + " per event", "jobs",
+        Chart(r, "Jobs slower than under " + r.flow_baseline + " per event", {"jobs", true, ""},
               [&](size_t e, size_t k) { return static_cast<double>(r.samples[e][k].jobs_slower); });
   }
-  s += Chart(r, "Dark fiber per event", "dark fiber (share of channels)",
+  s += Chart(r, "Dark fiber per event", {"dark fiber (share of channels)", false, ".0%"},
              [&](size_t e, size_t k) { return r.samples[e][k].dark_fiber; });
-  s += Chart(r, "Multi-leaf jobs running", "jobs",
+  s += Chart(r, "Multi-leaf jobs running", {"jobs", true, ""},
              [&](size_t, size_t k) { return static_cast<double>(r.events[k].jobs.size()); });
   if (in.before && in.after && in.fabric) {
     const std::vector<LeafUpperPair> pairs = LeafUpperPairs(*in.fabric);
@@ -375,7 +545,8 @@ std::string ReplayReportHtml(const ReplayReportInput& in) {
          Num(ev.time_s / 86400.0, 2) + ", " + std::to_string(ev.jobs.size()) +
          " multi-leaf jobs), " + HtmlEscape(in.heatmap_engine) +
          "</h2>\n<p>Effective EFI of each leaf's links to each upper switch (the larger "
-         "direction, parallel cables summed; white = dark, grey = no cable, darkest = " +
+         "direction, parallel cables summed; white = dark, grey = no cable, the colour scale "
+         "up to " +
          std::to_string(max) +
          "). Before: the previous event's tables carrying the new job set; after: the "
          "reroute's tables.</p>\n";

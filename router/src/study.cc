@@ -513,8 +513,8 @@ std::string StudyReportHtml(const std::string& title, const StudyResult& r) {
       c.slope = f.slope;
       series.push_back(std::move(c));
     }
-    return ScatterChartSvg(what, "failed cables + switches", "throughput (link bandwidths)",
-                           series);
+    return ScatterChartHtml(what, "failed cables + switches", "throughput (link bandwidths)",
+                            series);
   };
   s += "<h2>Degradation</h2>\n";
   s += chart("All-to-all throughput (max-min fair sum)", -1);

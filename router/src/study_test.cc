@@ -315,12 +315,20 @@ TEST(Study, SmallStudyEndToEnd) {
     EXPECT_GE(worst, 3.0);  // 4 hosts: 3 flows leave each host link
   }
   const std::string html = StudyReportHtml("t", r);
-  // One point per routed draw and chart (all-to-all, exchange, clusters of 4): (3 + 1) * 3.
-  const std::regex point("class=\"point\"");
-  EXPECT_EQ(
-      std::distance(std::sregex_iterator(html.begin(), html.end(), point), std::sregex_iterator()),
-      12);
-  EXPECT_NE(html.find("class=\"fit\""), std::string::npos);
+  // One point per routed draw and chart (all-to-all, exchange, clusters of 4): (3 + 1) * 3, in
+  // the charts' point layers; and a layer of fitted lines per chart.
+  const std::regex points_layer(R"(\{"data":\{"values":\[([^\]]*)\]\},"mark":\{"type":"point")");
+  const std::regex row(R"(\{"x":)");
+  long points = 0, layers = 0;
+  for (auto m = std::sregex_iterator(html.begin(), html.end(), points_layer);
+       m != std::sregex_iterator(); ++m, ++layers) {
+    const std::string rows = (*m)[1];
+    points +=
+        std::distance(std::sregex_iterator(rows.begin(), rows.end(), row), std::sregex_iterator());
+  }
+  EXPECT_EQ(layers, 3);
+  EXPECT_EQ(points, 12);
+  EXPECT_NE(html.find("\"mark\":{\"type\":\"line\""), std::string::npos);
   // Mismatched step lists are refused.
   o.switches = {0};
   EXPECT_EQ(RunStudy(f, o, &r).code(), Status::Code::kInvalidArgument);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -49,6 +50,10 @@ class Layerer {
   bool SearchCycles(Present present, OnCycle on_cycle) const;
   // Whether the dependencies marked in `used` close a cycle.
   bool HasCycle(const std::vector<uint64_t>& used) const;
+  // Marks in on_cycle_ the dependencies of `used` whose two channels are in one strongly
+  // connected component: the only ones any cycle of any layer can hold, since every layer's
+  // dependencies are a subset of the first layer's before any route moves.
+  void MarkCyclicDependencies(const std::vector<uint64_t>& used);
   // count_[0]: the routes using each dependency, from the stored routes.
   void CountFirstLayer(int threads);
   // Destinations walked together: their LIDs are (nearly) consecutive, so reading their next
@@ -61,10 +66,12 @@ class Layerer {
     return block_channels_[b] + offset_[r + b];
   }
   bool Crosses(size_t r, size_t b) const { return offset_[r + b + 1] > offset_[r + b]; }
-  // Calls f(route, dependency) for every dependency of every stored route, in route order.
+  // Calls f(route, dependency) for every dependency of every stored route of destinations
+  // [first, last) (all by default), in route order.
   template <class F>
-  void ForEachDependency(F&& f) const {
-    for (size_t d = 0; d < dests_.size(); ++d) {
+  void ForEachDependency(F&& f, size_t first = 0, size_t last = SIZE_MAX) const {
+    last = std::min(last, dests_.size());
+    for (size_t d = first; d < last; ++d) {
       const size_t b = BlockOfDest(d);
       for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
         uint32_t length = 0;
@@ -131,6 +138,11 @@ class Layerer {
 
   // Per layer: routes using each dependency; the routes of each dependency (built lazily).
   std::vector<std::vector<uint32_t>> count_;
+  // Only dependencies on a cycle (on_cycle_) are ever broken, so only theirs are indexed: with
+  // switch LIDs a fat-tree's first layer is cyclic through few down-up turns, and indexing every
+  // route's every dependency (64M entries at 10k hosts) cost more than the rest of the layering.
+  std::vector<uint64_t> on_cycle_;  // a bit per dependency
+  bool Cyclic(uint32_t e) const { return (on_cycle_[e >> 6] >> (e & 63)) & 1; }
   std::vector<uint64_t> edge_route_begin_;
   std::vector<uint32_t> edge_routes_;
   uint64_t cycles_ = 0;
@@ -331,6 +343,67 @@ bool Layerer::HasCycle(const std::vector<uint64_t>& used) const {
                       [](std::vector<Frame>*, size_t, std::vector<uint8_t>*) { return false; });
 }
 
+// Tarjan's strongly connected components, with an explicit stack.
+void Layerer::MarkCyclicDependencies(const std::vector<uint64_t>& used) {
+  const size_t n = channel_.size();
+  auto present = [&](uint32_t e) { return (used[e >> 6] >> (e & 63)) & 1; };
+  constexpr int32_t kUnvisited = -1;
+  std::vector<int32_t> index(n, kUnvisited), low(n, 0), component(n, -1);
+  std::vector<int32_t> members;  // Tarjan's stack of open channels
+  std::vector<uint8_t> open(n, 0);
+  std::vector<Frame> stack;
+  int32_t next_index = 0, components = 0;
+  for (size_t root = 0; root < n; ++root) {
+    if (index[root] != kUnvisited) continue;
+    stack.push_back({static_cast<int32_t>(root), 0});
+    index[root] = low[root] = next_index++;
+    members.push_back(static_cast<int32_t>(root));
+    open[root] = 1;
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const int32_t c = top.c;
+      const int h = head_[c];
+      const int deg = out_begin_[h + 1] - out_begin_[h];
+      while (top.next < deg && !present(edge_base_[c] + top.next)) ++top.next;
+      if (top.next < deg) {
+        const int32_t u = out_chan_[out_begin_[h] + top.next];
+        ++top.next;
+        if (index[u] == kUnvisited) {
+          index[u] = low[u] = next_index++;
+          members.push_back(u);
+          open[u] = 1;
+          stack.push_back({u, 0});
+        } else if (open[u]) {
+          low[c] = std::min(low[c], index[u]);
+        }
+        continue;
+      }
+      if (low[c] == index[c]) {
+        int32_t m;
+        do {
+          m = members.back();
+          members.pop_back();
+          open[m] = 0;
+          component[m] = components;
+        } while (m != c);
+        ++components;
+      }
+      stack.pop_back();
+      if (!stack.empty()) low[stack.back().c] = std::min(low[stack.back().c], low[c]);
+    }
+  }
+  on_cycle_.assign((num_edges_ + 63) / 64, 0);
+  for (size_t c = 0; c < n; ++c) {
+    const int h = head_[c];
+    for (int k = 0; k < out_begin_[h + 1] - out_begin_[h]; ++k) {
+      const uint32_t e = edge_base_[c] + k;
+      if (present(e) && component[out_chan_[out_begin_[h] + k]] == component[c]) {
+        on_cycle_[e >> 6] |= uint64_t{1} << (e & 63);
+      }
+    }
+  }
+}
+
 void Layerer::CountFirstLayer(int threads) {
   const size_t blocks = block_channels_.size();
   const int workers = internal::WorkerCount(threads, blocks, 1);
@@ -353,14 +426,43 @@ void Layerer::CountFirstLayer(int threads) {
   ForEachDependency([&](size_t r, uint32_t e) { pinned_count_[e] += Pinned(r); });
 }
 
+// Two passes over every stored route (count, then place), each split over the workers in
+// contiguous ranges of destinations: worker w's routes of a dependency go after those of the
+// workers before it, so each dependency's routes stay in route order, whatever the threads.
 void Layerer::BuildEdgeIndex() {
+  const int workers = internal::WorkerCount(opts_.threads, dests_.size(), 256);
+  const size_t per_worker = (dests_.size() + workers - 1) / workers;
+  // Per worker: its routes on each dependency, then where it places the next one.
+  std::vector<std::vector<uint64_t>> at(workers);
+  internal::ParallelFor(workers, workers, 1, [&](int, size_t w) {
+    at[w].assign(num_edges_, 0);
+    std::vector<uint64_t>& count = at[w];
+    ForEachDependency(
+        [&](size_t, uint32_t e) {
+          if (Cyclic(e)) ++count[e];
+        },
+        w * per_worker, (w + 1) * per_worker);
+  });
   edge_route_begin_.assign(num_edges_ + 1, 0);
-  ForEachDependency([&](size_t, uint32_t e) { ++edge_route_begin_[e + 1]; });
-  for (uint32_t e = 0; e < num_edges_; ++e) edge_route_begin_[e + 1] += edge_route_begin_[e];
-  edge_routes_.resize(edge_route_begin_[num_edges_]);
-  std::vector<uint64_t> at(edge_route_begin_.begin(), edge_route_begin_.end() - 1);
-  ForEachDependency(
-      [&](size_t r, uint32_t e) { edge_routes_[at[e]++] = static_cast<uint32_t>(r); });
+  uint64_t total = 0;
+  for (uint32_t e = 0; e < num_edges_; ++e) {
+    edge_route_begin_[e] = total;
+    for (int w = 0; w < workers; ++w) {
+      const uint64_t n = at[w][e];
+      at[w][e] = total;
+      total += n;
+    }
+  }
+  edge_route_begin_[num_edges_] = total;
+  edge_routes_.resize(total);
+  internal::ParallelFor(workers, workers, 1, [&](int, size_t w) {
+    std::vector<uint64_t>& next = at[w];
+    ForEachDependency(
+        [&](size_t r, uint32_t e) {
+          if (Cyclic(e)) edge_routes_[next[e]++] = static_cast<uint32_t>(r);
+        },
+        w * per_worker, (w + 1) * per_worker);
+  });
 }
 
 void Layerer::Move(uint32_t route, int from, int to) {
@@ -530,6 +632,7 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
     for (size_t i = 0; i < used[0].size(); ++i) used[0][i] |= used[w][i];
   }
   const bool cyclic = HasCycle(used[0]);
+  if (cyclic) MarkCyclicDependencies(used[0]);
   used.clear();
   count_.assign(opts_.max_layers, {});
   layer_ = internal::BigFilled<uint8_t>(routes, 0);

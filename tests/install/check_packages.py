@@ -84,7 +84,7 @@ def body(args, work):
     print("packages: " + ", ".join(sorted(os.path.basename(p) for p in debs.values())))
     have_plugin = os.path.exists(os.path.join(args.build_dir, "opensm-patch", "libosmsar.so"))
     have_slurm = os.path.exists(os.path.join(args.build_dir, "slurm-plugin", "sar-notify"))
-    have_agent = os.path.exists(os.path.join(args.build_dir, "opensm-patch", "agent",
+    have_agent = os.path.exists(os.path.join(args.build_dir, "node", "agent",
                                              "sar-agent"))
     want = {
         "sar-tools": (["./usr/bin/sar-route", "./usr/share/man/man1/sar-route.1.gz",

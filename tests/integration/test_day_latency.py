@@ -23,13 +23,17 @@ OPENSM = (
     "routing algorithm\n"
     "Nov 23 04:28:06 {end} [7F] 0x02 -> osm_ucast_mgr_process: sar tables configured on all "
     "switches\n"
-    "Nov 23 04:28:06 {block} [7F] 0x02 -> osmsar: LFT block 0 of switch 0x1 changed\n")
+    "Nov 23 04:28:06 {block} [7F] 0x04 -> osmsar_report: osmsar: LFT block 0 of switch 0x1 "
+    "changed (1 since load)\n"
+    "Nov 23 04:28:06 {done} [7F] 0x02 -> pass_log_summary: osmsar: pass summary: result ok; "
+    "engine sar, 4 switches routed; 1 LFT blocks changed on 1 switches; tables in the switches "
+    "2.0 ms after routing began\n")
 
 
-def run(signal, start, end, block, why):
+def run(signal, start, end, done, why, opensm=OPENSM):
     return day_latency.stages(CTLD, FILTERD.format(signal=signal),
-                              OPENSM.format(start=start, end=end, block=block), 7, "sar",
-                              "start", why)
+                              opensm.format(start=start, end=end, block="446500", done=done), 7,
+                              "sar", "start", why)
 
 
 def check(cond, what, failures):
@@ -40,12 +44,12 @@ def check(cond, what, failures):
 def main():
     argparse.ArgumentParser(description=__doc__).parse_args()
     failures = []
-    for name, signal, start, end, block in (
+    for name, signal, start, end, done in (
             ("signal logged before OpenSM's pass", "04:28:06.443", "444000", "446000", "447000"),
             ("OpenSM's pass logged before the signal line", "04:28:06.452", "444000", "446000",
              "447000")):
         why = []
-        lat = run(signal, start, end, block, why)
+        lat = run(signal, start, end, done, why)
         check(lat is not None, f"{name}: no latency ({why})", failures)
         if lat is None:
             continue
@@ -53,6 +57,11 @@ def main():
         check(abs(lat["total"] - 0.347) < 1e-6, f"{name}: total {lat['total']}", failures)
         check(abs(lat["routing"] - 0.002) < 1e-6, f"{name}: routing {lat['routing']}", failures)
         check(abs(parts - lat["total"]) < 0.05 and lat["push"] >= 0, f"{name}: {lat}", failures)
+    # A pass whose summary (routing-done: the tables in the switches) is not logged yet: None.
+    why = []
+    lat = run("04:28:06.443", "444000", "446000", "447000", why,
+              opensm=OPENSM[:OPENSM.index("Nov 23 04:28:06 {done}")])
+    check(lat is None and why, f"pass without its summary line: {lat} {why}", failures)
     # A pass that never came: None, and the reason names OpenSM's log.
     why = []
     lat = day_latency.stages(CTLD, FILTERD.format(signal="04:28:06.443"), "", 7, "sar", "start",

@@ -6,14 +6,15 @@ the switches, and a job without FORS gets a file that says why (issue 35).
   the first pass and after an epoch for a new mapping, `<mapping>.fors.<job>` of each alltoall
   job equals, but for its epoch, what `sar-route route --migration --schedule-out` writes
   offline for the read-back topology and the same mapping; the plugin's "FORS schedules
-  published" line follows the epoch's "new tables pushed" and every LFT block the epoch sent;
+  published" line follows the epoch's "new tables pushed" and its pass summary (logged once
+  the switches acknowledged every changed LFT block; some were sent);
   the file of the job that ended is removed; `sar-route fors-schedule --verify-lfts` walks the
   new schedule through the tables read back from the switches without a shared link.
 - Plugin on a 3-level fabric (2-ary 3-tree): an alltoall job gets the "none" file, equal but
   for its epoch to `sar-route route --schedule-out`'s, the reason says "not a 2-level fat-tree",
   OpenSM's log has the WARN line with the job and that reason, `sar-route fors-schedule` prints
   "no FORS schedule: <reason>" and exits 5; after a reroute for a second alltoall job the
-  publish line follows every LFT block that pass sent.
+  publish line follows that pass's summary (every LFT block it sent acknowledged).
 - sar-filterd file mode (`--once`, replay source, stock OpenSM's file engine, FT(2;4,4)): the
   alltoall job's schedule appears beside sar-filterd's mapping, equal but for its epoch to
   `sar-route route --schedule-out` for that mapping, and it is conflict-free on the tables read
@@ -68,6 +69,11 @@ def check_same(got, want, what):
               f"{what}: job {j}: published\n{got[j][:400]}\noffline\n{want[j][:400]}")
 
 
+# The plugin's pass summary (at OpenSM's routing-done: every changed block acknowledged) of a
+# pass that sent LFT blocks.
+SUMMARY_WITH_BLOCKS = r"osmsar: pass summary: .* [1-9]\d* LFT blocks changed"
+
+
 def publish_after(log, what, *before):
     """The first publish line of `log` comes, within its routing pass (from OpenSM's "building
     routing with" line on), after a line matching each of `before` (publishing inside the
@@ -116,7 +122,7 @@ def plugin_migration(args):
     fab.daemon.wait_log(r"osmsar: FORS schedules published", off, 20)
     log = fab.daemon.log_since(off)
     publish_after(log, "migration epoch", r"tables configured on all switches",
-                  r"osmsar: LFT block \d+", r"new tables pushed")
+                  SUMMARY_WITH_BLOCKS, r"new tables pushed")
     got = published(fab.mapping)
     check("201" not in got, "the schedule of job 201, no longer running, was not removed")
     check_same(got, offline_schedules(args, fab, "m2", fab.mapping, ["--migration"]),
@@ -169,7 +175,7 @@ def plugin_three_level(args):
     fab.tb.diag(["ibnetdiscover"], fab.live_topo)
     log = fab.daemon.log_since(off)
     publish_after(log, "3-level reroute", r"tables configured on all switches",
-                  r"osmsar: LFT block \d+")
+                  SUMMARY_WITH_BLOCKS)
     check("osmsar: WARN: alltoall job 303 gets no FORS schedule" in log, "no WARN for job 303")
     check_same(published(fab.mapping), offline_schedules(args, fab, "k2", fab.mapping),
                "3-level, second mapping")

@@ -250,7 +250,7 @@ def body(args):
             hosts = sorted(bed.slurm.job_hosts(job))
             filterd.wait_metric("reroutes_total", 1, 30.0)
             bed.osm.wait_log(r"osmsar: engine sar routed \d+ switches", off, 30.0)
-            bed.wait_log_quiet(0.5, 20.0)  # the blocks pushed
+            bed.osm.wait_log(r"osmsar: pass summary:", off, 20.0)  # the blocks pushed
             log = open(filterd.log).read()
             check(f"+ job {job}" in log, f"no '+ job {job}' line in {filterd.log}")
         for c in steps["mapping"]:

@@ -15,9 +15,10 @@ loads the plugin (`event_plugin_name osmsar`) and routes with `routing_engine sa
   mapping changes, each followed by SIGUSR2, bring the switches within 2 s to the offline
   incremental tables (`sar-route route --previous` the read-back tables `--previous-jobs` the
   last pass's mapping: the plugin's default `delta true`; the second change keeps one job
-  running), the LFT blocks OpenSM sends (the plugin logs one line per LFT_CHANGE event) are
-  exactly the blocks whose contents changed, and they are fewer than a full recompute changes
-  (3x fewer over the three events);
+  running), the LFT blocks OpenSM sends (the plugin logs one VERBOSE line per LFT_CHANGE event;
+  OpenSM runs with -D 0x47 here) are exactly the blocks whose contents changed, and they are
+  fewer than a full recompute changes (3x fewer over the three events); the pass's one INFO
+  summary line counts those blocks and their switches, and no per-block line is at INFO;
 - 3-level tree: SA PathRecords (saquery) carry the layer sar-route --sl-out gives each route,
   for routes on layers other than 0;
 - a mapping with a four-word line keeps the old tables and logs file:line; a missing mapping
@@ -36,6 +37,7 @@ import time
 
 import lft_truth
 import sar_it
+import sar_testbed
 from sar_it import check
 from testbed_common import free_port_block
 
@@ -99,13 +101,13 @@ class Fabric:
         self.daemon = None
         self.live_topo = os.path.join(self.w, "live.topo")
 
-    def start(self, console_port):
+    def start(self, console_port, log_flags=None):
         self.tb.start()
         self.daemon = self.tb.start_opensm(
             "sar", console_port=console_port,
             extra_conf=["event_plugin_name osmsar", f"event_plugin_options {self.conf}",
                         "qos TRUE", f"qos_max_vls {NUM_VLS}"],
-            env_extra={"LD_LIBRARY_PATH": self.args.plugin_dir})
+            env_extra={"LD_LIBRARY_PATH": self.args.plugin_dir}, log_flags=log_flags)
         log = self.daemon.log_since(0)
         check("osmsar: routing engine 'sar' registered" in log, "no registration line in the log")
         passes = self.daemon.routing_passes("sar")
@@ -192,6 +194,26 @@ def sent_blocks(log_text):
         r"osmsar: LFT block (\d+) of switch (0x[0-9a-fA-F]+) changed", log_text)]
 
 
+PASS_SUMMARY = re.compile(r"\] (0x[0-9a-f]+) -> \w+: osmsar: pass summary: result ([^;]+); engine "
+                          r"(\S+), (\d+) switches routed; (\d+) LFT blocks changed on (\d+) "
+                          r"switches; tables in the switches ([0-9.]+) ms after routing began")
+
+
+def check_pass_summary(log_text, sent, what):
+    """One INFO summary line for the one pass in `log_text`, whose counts are those of the
+    VERBOSE per-block lines (`sent`); the per-block lines are not at INFO."""
+    summaries = PASS_SUMMARY.findall(log_text)
+    check(len(summaries) == 1, f"{what}: {len(summaries)} pass summary lines, not 1")
+    level, result, engine, routed, blocks, switches, ms = summaries[0]
+    check(level == "0x02" and result == "ok" and engine == "sar" and int(routed) > 0,
+          f"{what}: summary {summaries[0]}")
+    check(int(blocks) == len(sent) and int(switches) == len({g for g, _ in sent}),
+          f"{what}: summary says {blocks} blocks on {switches} switches; the per-block lines "
+          f"{len(sent)} on {len({g for g, _ in sent})}")
+    levels = set(re.findall(r"\] (0x[0-9a-f]+) -> \w+: osmsar: LFT block", log_text))
+    check(levels == {"0x04"}, f"{what}: per-block lines at levels {levels}, not only VERBOSE")
+
+
 def check_metrics_textfile(fab, path):
     """The plugin's metrics_textfile agrees with OpenSM's log (passes, LFT blocks since load),
     and has every sar_osmsar_* metric the shipped dashboard and alert rules name."""
@@ -231,7 +253,7 @@ def test_ft2(args):
     fab = Fabric(args, "ft2_20_18", ["ft2:20,18"], conf_extra=[f"metrics_textfile {metrics}"])
     write_atomic(fab.mapping, mapping_text(fab.topo, 1))
     port = free_port_block(1)
-    fab.start(port)
+    fab.start(port, log_flags=sar_testbed.OPENSM_VERBOSE_LOG_FLAGS)  # the per-block lines
     status = console(port, "status")
     check(re.search(r"Routing Engine.*\bsar\b", status),
           f"console status does not name sar:\n{status}")
@@ -284,7 +306,8 @@ def test_ft2(args):
                   f"({len(sar_it.diff_tables(switches, want_tables))} entries differ)")
         elapsed = time.monotonic() - t0
         check(elapsed < 2.0, f"SIGUSR2 -> new tables on the switches took {elapsed:.2f} s (> 2 s)")
-        time.sleep(0.3)  # the last LFT_CHANGE events
+        # Logged at routing-done, after the switches acknowledged the pass's last block.
+        fab.daemon.wait_log(r"osmsar: pass summary", off, 10)
         log = fab.daemon.log_since(off)
         check(re.search(r"osmsar: sar: delta: kept \d+ of \d+ entries", log),
               f"mapping {seed}: no delta note in the log")
@@ -292,6 +315,7 @@ def test_ft2(args):
         check(seed != 5 or re.search(r"osmsar: sar: stability: 1 running jobs, 0 of", log),
               f"mapping {seed}: no stability note for the running job in the log")
         sent = sent_blocks(log)
+        check_pass_summary(log, sent, f"mapping {seed}")
         check(len(sent) == len(set(sent)), "a block was sent twice")
         check(set(sent) == want,
               f"blocks sent {len(sent)} != blocks changed {len(want)}: "

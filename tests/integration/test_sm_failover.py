@@ -112,15 +112,10 @@ class Bed:
         return m
 
     def wait_routed(self, sm, offset, timeout=20.0):
-        """Waits for a routing pass of `sm` logged after `offset`, then for its LFT blocks to be
-        acknowledged (the log goes quiet)."""
+        """Waits for a routing pass of `sm` logged after `offset` and its LFT blocks acknowledged
+        (the plugin's pass summary, logged at routing-done)."""
         sm.wait_log(r"sar tables configured on all switches", offset, timeout)
-        size = sm.log_offset()
-        while True:
-            time.sleep(0.4)
-            if sm.log_offset() == size:
-                return
-            size = sm.log_offset()
+        sm.wait_log(r"osmsar: pass summary:", offset, timeout)
 
     def offline(self, tag, mapping, previous=None, previous_jobs=None):
         out = os.path.join(self.w, f"{tag}.offline.lfts")

@@ -2,22 +2,33 @@
 """sar-route replay end to end: the real binary on a slice of the KTH SP2 log, its CSV, JSON and
 HTML report checked against each other and against the fabric.
 
-The report must be well-formed XML (parsed here with xml.etree), and its SVG must draw what the
-data says: one polyline per engine and chart with two points per event, one heat-map cell per
-(leaf, spine) cable pair in each of the two maps, white exactly where both directions carry no
-load, and one table row per engine. Then `compare --html` on a job mix of the same fabric with two
-cables cut: one heat map per engine with a grey cell per cut cable, one table row per engine.
+The report must be well-formed XML (parsed here with xml.etree), titled with the history's file
+name (a pipe: says so; --title), and its charts' Vega-Lite specifications must hold what the
+CSV says: one series per engine and chart with a value per event, engines equal at every event
+merged into one series "a = b" (and only those), one heat-map cell per (leaf, spine) cable pair
+in each of the two maps on a scale from white at 0, and one table row per engine. Then
+`compare --html` on a job mix of the same fabric with two cables cut: one heat map per engine
+with a grey cell per cut cable, one table row per engine.
 Usage: check_replay_report.py SAR_ROUTE SOURCE_DIR WORKDIR"""
 import csv
 import json
 import os
-import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-SVG = "{http://www.w3.org/2000/svg}"
 XHTML = "{http://www.w3.org/1999/xhtml}"
+
+
+def chart_specs(root, kind):
+    """{title: Vega-Lite specification} of the report's charts of `kind`, in page order."""
+    out = {}
+    for div in root.iter(XHTML + "div"):
+        if div.get("class") == "chart" and div.get("data-kind") == kind:
+            spec = json.loads(div.find(XHTML + "script").text)
+            assert spec["title"]["text"] == div.get("data-title"), spec["title"]
+            out[div.get("data-title")] = spec
+    return out
 
 
 def main():
@@ -63,24 +74,60 @@ def main():
             assert s["jobs_slower"] == 0 and s["jobs_faster"] == 0, s
 
     root = ET.parse(html).getroot()  # raises on anything not well-formed
-    charts = [s for s in root.iter(SVG + "svg") if s.get("class") == "chart"]
+    title = root.find(f"{XHTML}head/{XHTML}title").text
+    assert title == "sar-route replay: kth-sp2-slice.swf on ft.topo", title
+    assert "CDATA" in open(html).read() and "vega.View" in open(html).read()
+    charts = chart_specs(root, "series")
     assert len(charts) == 6, len(charts)  # 3 of what jobs feel, 3 of the fabric
-    for chart in charts:
-        lines = [p for p in chart.iter(SVG + "polyline") if p.get("class") == "series"]
-        assert [p.get("data-engine") for p in lines] == engines
-        for p in lines:
-            assert len(p.get("points").split()) == 2 * events
-    maps = [s for s in root.iter(SVG + "svg") if s.get("class") == "heatmap"]
-    assert len(maps) == 2, len(maps)
-    for m in maps:
-        cells = [r for r in m.iter(SVG + "rect") if r.get("class") == "cell"]
+    # Each series against the CSV: engines equal at every event are one series "a = b" (and
+    # only those), its rows the events' values (and the last held to the end of the axis).
+    csv_key = {"Max effective EFI per event": "effective_efi_max",
+               "Slowest job's exchange time per event": "job_time_max",
+               "Median job's exchange time per event": "job_time_median",
+               "Jobs slower than under dfsssp per event": "jobs_slower",
+               "Dark fiber per event": "dark_fiber"}
+    for name, spec in charts.items():
+        groups = spec["encoding"]["color"]["scale"]["domain"]
+        members = [g.split(" = ") for g in groups]
+        assert sorted(e for m in members for e in m) == sorted(engines), (name, groups)
+        if name == "Multi-leaf jobs running":  # the same for every engine: one line
+            assert groups == [" = ".join(engines)], groups
+            assert "subtitle" in spec["title"], spec["title"]
+        if name not in csv_key:
+            continue
+        col = {e: [float(r[csv_key[name]]) for r in rows if r["engine"] == e] for e in engines}
+        for g, m in zip(groups, members):
+            drawn = [v["v"] for v in spec["data"]["values"] if v["s"] == g]
+            assert len(drawn) == events + 1 and drawn[-1] == drawn[-2], (name, g, len(drawn))
+            for e in m:
+                assert all(abs(a - b) <= 1e-6 * max(1, abs(b)) for a, b in
+                           zip(drawn, col[e])), (name, e)
+        for a, b in [(a, b) for i, a in enumerate(engines) for b in engines[i + 1:]]:
+            together = any(a in m and b in m for m in members)
+            assert together == (col[a] == col[b]), (name, a, b, together)
+        assert ("subtitle" in spec["title"]) == any(len(m) > 1 for m in members), spec["title"]
+    maps = chart_specs(root, "heatmap")
+    assert list(maps) == ["before the reroute", "after the reroute"], list(maps)
+    for m in maps.values():
+        assert len(m["layer"]) == 1  # no grey layer: every leaf-spine pair is cabled
+        cells = m["layer"][0]["data"]["values"]
         assert len(cells) == 6 * 4, len(cells)  # 6 leaves x 4 spines, one cable each
-        assert not [r for r in m.iter(SVG + "rect") if r.get("class") == "nocable"]
-        for c in cells:
-            up, down = map(int, re.search(r"up (\d+), down (\d+)", c.find(SVG + "title").text).groups())
-            assert (c.get("fill") == "#ffffff") == (up == 0 and down == 0), (c.get("fill"), up, down)
+        scale = m["layer"][0]["encoding"]["color"]["scale"]
+        assert scale["domain"][0] == 0 and scale["range"][0] == "#ffffff", scale
+        for c in cells:  # white (0) exactly where both directions carry no load
+            assert c["v"] == max(c["up"], c["down"]) <= scale["domain"][1], (c, scale)
     table = next(root.iter(XHTML + "table"))
     assert len(table.findall(XHTML + "tr")) == 1 + len(engines)
+    # The title names the history's file, never /dev/fd/N: a pipe says so, --title names it.
+    swf = os.path.join(src, "tests/data/kth-sp2-slice.swf")
+    for extra, want in (([], "sar-route replay: SWF history from a pipe (name it with --title) "
+                              "on ft.topo"), (["--title", "KTH <SP2>"], "KTH <SP2>")):
+        with open(swf) as stdin:
+            subprocess.run([sar_route, "replay", "-t", topo, "--swf", "/dev/stdin", "-e", "sar",
+                            "--days", "0.2", "--html", html, "--progress", "off", "--threads",
+                            "1", *extra], check=True, capture_output=True, stdin=stdin)
+        got = ET.parse(html).getroot().find(f"{XHTML}head/{XHTML}title").text
+        assert got == want, (got, want)
     # Host lists as recorded: the filterd trace and sacct forms give the same events (hand
     # count: b spans leaves 0-1 from t 10 to 50, c leaves 0-2 from 20 to 30).
     trace = os.path.join(work, "t.trace")
@@ -131,11 +178,11 @@ def main():
     subprocess.run([sar_route, "compare", "-t", degraded, "--jobs", jobs, "-e", "sar,dfsssp",
                     "--threads", "1", "--html", chtml], check=True, capture_output=True)
     croot = ET.parse(chtml).getroot()
-    cmaps = [s for s in croot.iter(SVG + "svg") if s.get("class") == "heatmap"]
-    assert len(cmaps) == 2, len(cmaps)
-    for m in cmaps:
-        assert len([r for r in m.iter(SVG + "rect") if r.get("class") == "cell"]) == 22
-        assert len([r for r in m.iter(SVG + "rect") if r.get("class") == "nocable"]) == 2
+    cmaps = chart_specs(croot, "heatmap")
+    assert list(cmaps) == ["sar", "dfsssp"], list(cmaps)
+    for m in cmaps.values():
+        assert len(m["layer"][0]["data"]["values"]) == 22
+        assert len(m["layer"][1]["data"]["values"]) == 2  # grey: no cable
     ctable = next(croot.iter(XHTML + "table"))
     assert len(ctable.findall(XHTML + "tr")) == 3
     print("ok: %d events, %d engines; compare report" % (events, len(engines)))

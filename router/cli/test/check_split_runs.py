@@ -39,8 +39,9 @@ def without_times(x):
 
 
 def figures(path):
-    """The report's SVG figures (time series, heat map): no times in them."""
-    return re.findall(r"<svg.*?</svg>", open(path).read(), re.S)
+    """The report's charts (time series, heat map: Vega-Lite specifications with their data):
+    no times in them."""
+    return re.findall(r'<div class="chart".*?</div>', open(path).read(), re.S)
 
 
 def main():

@@ -103,7 +103,9 @@ std::string RefineNote(const RefineStats& st) {
   return "refinement: " + std::to_string(st.moves) + " moves, max effective load " +
          std::to_string(st.effective_before) + " -> " + std::to_string(st.effective_after) +
          ", max all-pairs load " + std::to_string(st.all_before) + " -> " +
-         std::to_string(st.all_after) + (st.work_limited ? " (stopped at the work limit)" : "");
+         std::to_string(st.all_after) + ", per-job phase " + std::to_string(st.job_moves) +
+         " moves lowering " + std::to_string(st.jobs_lowered) + " jobs' bottlenecks" +
+         (st.work_limited ? " (stopped at the work limit)" : "");
 }
 
 // No job regrets SAR (RoutingInput::sar_no_regret): a multi-switch job whose exchange time

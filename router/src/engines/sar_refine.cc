@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <memory_resource>
@@ -233,6 +234,7 @@ class Refiner {
     }
     // The kept trees, packed in destination order.
     std::vector<uint32_t> tree_of(count, kNoTree);
+    tree_of_dest_.assign(g_.num_endpoint_dests, -1);
     for (size_t c = 0; c < count; ++c) {
       if (!is_tree[c]) continue;
       const size_t to = trees_.size() * ns;
@@ -242,6 +244,7 @@ class Refiner {
         std::copy_n(flow_all_.get() + c * ns, ns, flow_all_.get() + to);
       }
       tree_of[c] = static_cast<uint32_t>(trees_.size());
+      tree_of_dest_[cand[c]] = static_cast<int32_t>(trees_.size());
       trees_.push_back(Tree{cand[c]});
     }
     // Per arc, the trees whose switch routes over it, in tree order (Relieve's scan order),
@@ -316,17 +319,175 @@ class Refiner {
       phase(false, Max(kEff));
       phase(true, std::max(target, Max(kAll)));
     }
-    st->moves = moves;
     st->work_limited = work_ >= max_work_;
+    if (o.per_job) {
+      work_ = 0;  // its own budget: the phases before may have used theirs up
+      JobPhase(o, std::max(target, Max(kAll)), &moves, st);
+      st->work_limited = st->work_limited || work_ >= max_work_;
+    }
+    st->moves = moves;
     st->effective_after = Max(kEff) / base_;
     st->all_after = Max(kAll) / base_;
   }
 
  private:
   static constexpr int kEff = 0, kAll = 1;  // ArcState::load
-  // Load's units of work: destinations read from the tables at a time (their next hops, 256 x
-  // num_switches bytes, stay in cache while each table row is read at their LIDs), and switches
-  // whose arcs' tree lists a worker fills at a time.
+
+  // Per job of jobs_: its bottleneck (the largest effective load, per unit of capacity, on the
+  // channels its own routes cross, every job's routes counted; its HCA links: HcaFloors) and
+  // the channels at it in arc order: none when it cannot fall by a move (at the HCA floor, or
+  // more than kTriesPerJob channels at it) or the job has a route outside the kept trees (not
+  // ours to judge). Adds the steps to work_.
+  static constexpr size_t kTriesPerJob = 4;
+  struct Bottleneck {
+    uint64_t load = 0;
+    std::vector<int> arcs;
+  };
+  // Per job, the most routes on one of its HCA links (a host sends to and receives from each
+  // partner that shares a job with it: fixed by the placement), at the nominal rate. A job's
+  // bottleneck is never below it, and no move changes it.
+  std::vector<uint64_t> HcaFloors() {
+    std::vector<uint64_t> partners(g_.num_endpoint_dests, 0), floor(jobs_.size(), 0);
+    std::vector<uint32_t> seen(g_.num_endpoint_dests, 0);
+    uint32_t epoch = 0;
+    for (int e = 0; e < g_.num_endpoint_dests; ++e) {
+      ++epoch;
+      for (const int j : jobs_of_dest_[e]) {
+        for (const int m : jobs_[j]) {
+          if (seen[m] == epoch || g_.dests[m].node == g_.dests[e].node) continue;
+          seen[m] = epoch;
+          ++partners[e];
+          ++work_;
+        }
+      }
+    }
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+      for (const int e : jobs_[j]) floor[j] = std::max(floor[j], partners[e] * base_);
+    }
+    return floor;
+  }
+
+  void Bottlenecks(std::vector<Bottleneck>* out) {
+    out->resize(jobs_.size());
+    for (size_t j = 0; j < jobs_.size(); ++j) (*out)[j] = BottleneckOf(j);
+  }
+
+  Bottleneck BottleneckOf(size_t j) {
+    const int n = g_.num_switches;
+    // Marks: arc_mark_[a] == job_mark once this job counted arc a; switch_mark_[s] == pass
+    // once the current destination's walk started at s.
+    if (arc_mark_.size() != arcs_.size() || mark_ > (uint32_t{1} << 31)) {
+      mark_ = 0;
+      arc_mark_.assign(arcs_.size(), 0);
+      switch_mark_.assign(n, 0);
+    }
+    const uint32_t job_mark = ++mark_;
+    Bottleneck b;
+    bool whole = true;
+    crossed_.clear();
+    for (const int e : jobs_[j]) {
+      const int ti = tree_of_dest_[e];
+      if (ti < 0) {
+        whole = false;
+        continue;
+      }
+      const Destination& d = g_.dests[e];
+      const uint8_t* next = next_.get() + Slot(static_cast<uint32_t>(ti));
+      const uint32_t pass = ++mark_;
+      for (const int m : jobs_[j]) {
+        const Destination& src = g_.dests[m];
+        if (src.node == d.node || src.sw < 0 || switch_mark_[src.sw] == pass) continue;
+        switch_mark_[src.sw] = pass;
+        for (int v = src.sw, steps = 0; v != d.sw && steps < n; ++steps) {
+          ++work_;
+          const int a = NextArc(next, v);
+          if (a < 0) break;
+          v = g_.arc_to[a];
+          if (arc_mark_[a] == job_mark) continue;
+          arc_mark_[a] = job_mark;
+          crossed_.push_back(a);
+          b.load = std::max(b.load, arcs_[a].load[kEff]);
+        }
+      }
+    }
+    // Only a bottleneck on switch channels above the HCA floor can fall.
+    const bool movable = whole && b.load > hca_floor_[j];
+    b.load = std::max(b.load, hca_floor_[j]);
+    if (!movable) return b;
+    std::sort(crossed_.begin(), crossed_.end());
+    for (const int a : crossed_) {
+      if (arcs_[a].load[kEff] != b.load) continue;
+      // A move relieves one route's channels: with more channels at the bottleneck than one
+      // route crosses up and down (two per level above the leaves), it is unlikely to lower
+      // it, and trying costs a search each.
+      if (b.arcs.size() == kTriesPerJob) return Bottleneck{b.load, {}};
+      b.arcs.push_back(a);
+    }
+    return b;
+  }
+
+  // The per-job phase. A move takes routes off channel h, one of the channels at job J's
+  // bottleneck X, onto channels whose loads stay below X (Relieve with m = X), so no job at or
+  // above X gets worse and a job whose bottleneck rises ends below X. It is kept if J's
+  // bottleneck fell below X (then the sorted vector of bottlenecks fell lexicographically),
+  // else taken back (with several channels at X one move may not do it). Jobs are tried from
+  // the worst down, each channel at the bottleneck in turn, in sweeps until one keeps no move;
+  // every move kept lowers the sorted channel loads too, so the search ends.
+  void JobPhase(const RefineOptions& o, uint64_t cap, int* moves, RefineStats* st) {
+    std::vector<Bottleneck> before, now;
+    hca_floor_ = HcaFloors();
+    Bottlenecks(&before);
+    now = before;
+    std::vector<size_t> order;
+    // (channel, load) pairs Relieve found nothing for since the last move kept: the same
+    // search on the same loads finds nothing again (many jobs share a bottleneck channel).
+    std::vector<std::pair<int, uint64_t>> failed;
+    // Sweeps over the jobs, worst first as the sweep starts; each job with its bottleneck as
+    // it is when its turn comes (`now` is exact after every move kept or taken back).
+    for (bool kept_any = true; kept_any;) {
+      kept_any = false;
+      order.clear();
+      for (size_t j = 0; j < now.size(); ++j) {
+        if (!now[j].arcs.empty()) order.push_back(j);
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return now[a].load > now[b].load; });
+      for (const size_t j : order) {
+        for (size_t k = 0; k < now[j].arcs.size(); ++k) {
+          if (*moves >= o.max_moves || work_ >= max_work_) return Lowered(before, now, st);
+          const int h = now[j].arcs[k];
+          const uint64_t x = now[j].load;
+          if (std::find(failed.begin(), failed.end(), std::make_pair(h, x)) != failed.end()) {
+            continue;
+          }
+          Move made;
+          if (!Relieve(h, x, kEff, cap, &made)) {
+            failed.emplace_back(h, x);
+            continue;
+          }
+          // Every new load is below x, so no bottleneck at or above x rose and none below
+          // it rose to x: if j's fell below x, the sorted vector fell.
+          if (BottleneckOf(j).load < x) {
+            ++*moves;
+            ++st->job_moves;
+            kept_any = true;
+            failed.clear();
+            Bottlenecks(&now);
+            break;  // job j's bottleneck changed: its next turn is in the next sweep
+          }
+          Apply(&trees_[made.tree], made.u, made.old_arc);
+          failed.emplace_back(h, x);
+        }
+      }
+    }
+    Lowered(before, now, st);
+  }
+
+  static void Lowered(const std::vector<Bottleneck>& before, const std::vector<Bottleneck>& now,
+                      RefineStats* st) {
+    for (size_t j = 0; j < now.size(); ++j) st->jobs_lowered += now[j].load < before[j].load;
+  }
+
   static constexpr size_t kLoadChunk = 256;
   static constexpr size_t kIndexSwitches = 16;
   static constexpr uint32_t kNoTree = ~uint32_t{0};
@@ -413,10 +574,17 @@ class Refiner {
     uint32_t epoch = 0;
   };
 
+  // A move made (Relieve), and how to take it back: switch u of tree `tree` routed over
+  // `old_arc` before.
+  struct Move {
+    uint32_t tree = 0;
+    int u = 0, old_arc = 0;
+  };
+
   // Tries the best single move that takes routes off arc h, which carries the maximum m of the
   // load being lowered (li: effective or all-pairs). The routes' new channels must stay below m
   // in that load and within `cap` in the other one.
-  bool Relieve(int h, uint64_t m, int li, uint64_t cap) {
+  bool Relieve(int h, uint64_t m, int li, uint64_t cap, Move* made = nullptr) {
     // Every tree counts one step of work, as the scan over all trees did before the index;
     // only the trees routing over h (trees_on_arc_, in tree order) can cross it.
     work_ += trees_.size();
@@ -446,6 +614,9 @@ class Refiner {
     }
     work_ += best.work;
     if (!best.found) return false;
+    if (made != nullptr) {
+      *made = {best.tree, best.u, NextArc(next_.get() + Slot(best.tree), best.u)};
+    }
     Apply(&trees_[best.tree], best.u, best.arc);
     return true;
   }
@@ -730,6 +901,12 @@ class Refiner {
   std::vector<Search> part_;
   std::unique_ptr<WorkPool> pool_;
   const std::vector<uint8_t>* pinned_ = nullptr;  // RefineOptions::pinned
+  std::vector<int32_t> tree_of_dest_;             // per endpoint destination: its tree, -1 if none
+  std::vector<uint64_t> hca_floor_;               // per job: HcaFloors()
+  // BottleneckOf's scratch: marks per arc and switch, and the arcs one job crosses.
+  std::vector<uint32_t> arc_mark_, switch_mark_;
+  uint32_t mark_ = 0;
+  std::vector<int> crossed_;
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
 };
 

@@ -10,9 +10,10 @@
 // destination (so the route stays min-hop and loop-free) whose new channels all stay below M
 // after taking the moved routes (and within the all-pairs cap). The best such move is made;
 // when no channel at M can be relieved, it stops. The all-pairs phases do the same for the plain
-// EFI above the cap, with the max effective load as the limit. Only base LIDs of HCA ports move
-// (extra LMC LIDs and switch LIDs keep the SSSP routes); the virtual layers are assigned
-// afterwards, so deadlock freedom is checked as before.
+// EFI above the cap, with the max effective load as the limit. A fourth, per-job phase then
+// lowers the sorted vector of per-job bottlenecks lexicographically (docs/dfsssp-sar.md). Only
+// base LIDs of HCA ports move (extra LMC LIDs and switch LIDs keep the SSSP routes); the virtual
+// layers are assigned afterwards, so deadlock freedom is checked as before.
 #pragma once
 
 #include <cstdint>
@@ -54,12 +55,19 @@ struct RefineOptions {
   /// (fewer than 65,536; the narrow form halves the largest arrays). The tables and statistics
   /// do not depend on it; tests check that they are the same.
   bool wide_flows = false;
+  /// The per-job phase (docs/dfsssp-sar.md, "Per-job objective"): after the three phases, moves
+  /// that lower the vector of per-job bottlenecks lexicographically (worst job first), each
+  /// taking routes off the one channel at a job's bottleneck onto channels below it. It counts
+  /// its own work against max_work (the phases before may have used theirs up).
+  bool per_job = true;
 };
 
 struct RefineStats {
   uint64_t effective_before = 0, effective_after = 0;  // max effective load
   uint64_t all_before = 0, all_after = 0;              // max all-pairs load (EFI)
   int moves = 0;
+  int job_moves = 0;          // of `moves`, made by the per-job phase
+  int jobs_lowered = 0;       // jobs whose bottleneck the per-job phase lowered
   bool skipped = false;       // too large (max_state)
   bool work_limited = false;  // stopped by max_work before a local optimum
 };

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-// The check against libslurm's own expander is filterd/hostlist_slurm_test.cc (libslurm is
+// The check against libslurm's own expander is filterd/sources/hostlist_slurm_test.cc (libslurm is
 // linked there, not into libsar's tests).
 
 namespace sar {

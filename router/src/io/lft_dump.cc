@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "io/text_util.h"
 #include "sar/io/file_util.h"
@@ -228,9 +230,30 @@ Status ReadLftDump(const std::string& path, const Fabric& fabric, LftSet* out,
 }
 
 std::string FormatLftDump(const Fabric& fabric, const LftSet& lfts) {
-  std::string out;
-  char buf[160];
+  // At 10k hosts this is ~10 M lines (770 MB). The part of a line after the port names the
+  // destination the way OpenSM's own dump does (so the files diff cleanly) and is the same on
+  // every switch: it is formatted once per LID, and each line is the LID, the port and a copy.
   const Lid max_lid = lfts.max_lid();
+  std::vector<std::string> suffix(static_cast<size_t>(max_lid) + 1);
+  size_t suffix_bytes = 0;
+  for (Lid lid = 1; lid <= max_lid; ++lid) {
+    const PortRef dest = fabric.lid_owner(lid);
+    std::string& s = suffix[lid];
+    if (!dest.valid()) {
+      s = " # no port has this LID\n";
+    } else {
+      s = fabric.is_switch(dest.node) ? " # Switch" : " # Channel Adapter";
+      s += " portguid " + GuidString(fabric.port_guid(dest)) + ": '" +
+           fabric.description(dest.node) + "'\n";
+    }
+    suffix_bytes += s.size();
+  }
+  const int num_switches = std::min<int>(lfts.num_switches(), fabric.switches().size());
+  std::string out;
+  // Every route line is "0xLLLL PPP" (10 bytes) and its suffix: reserve for all of them.
+  out.reserve(static_cast<size_t>(num_switches) * (suffix_bytes + 10 * max_lid + 200));
+  static constexpr char kHex[] = "0123456789abcdef";
+  char buf[160];
   for (NodeId sw : fabric.switches()) {
     const int index = fabric.switch_index(sw);
     if (index >= lfts.num_switches()) break;
@@ -241,17 +264,19 @@ std::string FormatLftDump(const Fabric& fabric, const LftSet& lfts) {
     for (Lid lid = 1; lid <= max_lid; ++lid) {
       const uint8_t port = lfts.port(index, lid);
       if (port == LftSet::kNoRoute) continue;
-      std::snprintf(buf, sizeof buf, "0x%04x %03u # ", lid, port);
-      out += buf;
-      // Name the destination the way OpenSM's own dump does, so the files diff cleanly.
-      const PortRef dest = fabric.lid_owner(lid);
-      if (!dest.valid()) {
-        out += "no port has this LID\n";
-        continue;
-      }
-      out += fabric.is_switch(dest.node) ? "Switch" : "Channel Adapter";
-      out += " portguid " + GuidString(fabric.port_guid(dest)) + ": '" +
-             fabric.description(dest.node) + "'\n";
+      // "0x%04x %03u" by hand: snprintf per line was most of the time.
+      const char line[10] = {'0',
+                             'x',
+                             kHex[(lid >> 12) & 15],
+                             kHex[(lid >> 8) & 15],
+                             kHex[(lid >> 4) & 15],
+                             kHex[lid & 15],
+                             ' ',
+                             static_cast<char>('0' + port / 100),
+                             static_cast<char>('0' + port / 10 % 10),
+                             static_cast<char>('0' + port % 10)};
+      out.append(line, sizeof line);
+      out += suffix[lid];
     }
     out += std::to_string(max_lid) + " lids dumped\n";
   }
