@@ -83,16 +83,15 @@ int main(int argc, char** argv) {
     for (int k = 0; k < 3; ++k) {
       job.pattern = k == 0 ? sar::JobPattern::kAllToAll : sar::JobPattern::kDefault;
       mapping.jobs = {job};
-      sar::RoutingOptions o;
-      o.engine = k == 2 ? "minhop" : "sar";
-      o.threads = 2;
-      sar::RoutingInputs in;
-      sar::RoutingOutput out;
-      sar::ValidationReport report;
-      std::vector<sar::ForsJobPlan> plans;
-      sar::Status s = sar::LoadRoutingInputs(f, o, mapping, &in);
-      if (s.ok())
-        s = sar::RunRoutingPass(in, &out, &report, sar::AnalysisOptions(), nullptr, &plans);
+      sar::RoutingRequest request;
+      request.fabric = &f;
+      request.options.engine = k == 2 ? "minhop" : "sar";
+      request.options.threads = 2;
+      request.mapping = mapping;
+      sar::RoutingResult result;
+      const sar::Status s = sar::RunRoutingPass(request, &result);
+      const sar::RoutingOutput& out = result.output;
+      const std::vector<sar::ForsJobPlan>& plans = result.fors;
       if (!s.ok()) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), s.ToString().c_str());
         return 1;

@@ -40,20 +40,15 @@ Status RoutePlanner::Evaluate(const RoutingInputs& in, RouteQuality* out) const 
 Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* quality,
                           PlannedFors* fors) const {
   const std::string engine(engine_ ? engine_->name() : in.engine);
-  RoutingOutput routed;
-  ValidationReport report;
   // The subnet manager would load whatever we hand it: the routing pass refuses tables that
   // drop or loop a route, or that need more layers than it carries.
   // The sweep that validates also gives the metrics the new tables are judged by.
   AnalysisOptions also;
   also.what = kAnalyseMetrics;
   also.jobs = &in.jobs;
-  AnalysisResult analysis;
-  PlannedFors planned;
-  Status s = engine_ ? RunRoutingPass(in, *engine_, &routed, &report, also, &analysis,
-                                      &planned.plans, &planned.none)
-                     : RunRoutingPass(in, &routed, &report, also, &analysis, &planned.plans,
-                                      &planned.none);
+  RoutingResult result;
+  const Status s = RunRoutingPass(in, engine_.get(), also, &result);
+  const ValidationReport& report = result.report;
   if (!s.ok()) {
     std::string why = "engine '" + engine + "': " + s.message();
     // With one lane the engine fails itself when it needs layers; the pass refuses a cyclic
@@ -67,10 +62,13 @@ Status RoutePlanner::Plan(const RoutingInputs& in, LftSet* out, RouteQuality* qu
     }
     return Status::Failed(why);
   }
-  quality->max_effective_efi = analysis.metrics.effective_efi.max;
-  quality->dark_fiber = analysis.metrics.dark_fiber;
-  *out = std::move(routed.lfts);
+  quality->max_effective_efi = result.analysis.metrics.effective_efi.max;
+  quality->dark_fiber = result.analysis.metrics.dark_fiber;
+  *out = std::move(result.output.lfts);
   if (fors != nullptr) {
+    PlannedFors planned;
+    planned.plans = std::move(result.fors);
+    planned.none = std::move(result.fors_none);
     for (const ForsJobPlan& plan : planned.plans) {
       planned.rows.push_back(FormatForsScheduleRows(fabric_, plan));
     }

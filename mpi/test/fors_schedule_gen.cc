@@ -23,16 +23,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> warnings;
   sar::Status s = sar::ReadTopology(argv[1], &fabric, &warnings);
   if (s.ok() && fabric.max_lid() == 0) s = sar::AssignLids(sar::LidOptions(), &fabric);
-  sar::RoutingOptions options;
-  options.engine = "sar";
-  options.mapping_path = argv[2];
-  sar::RoutingInputs inputs;
-  if (s.ok()) s = sar::LoadRoutingInputs(fabric, options, &inputs);
-  sar::RoutingOutput out;
-  sar::ValidationReport report;
-  std::vector<sar::ForsJobPlan> plans;
-  if (s.ok())
-    s = sar::RunRoutingPass(inputs, &out, &report, sar::AnalysisOptions(), nullptr, &plans);
+  sar::RoutingRequest request;
+  request.fabric = &fabric;
+  request.options.engine = "sar";
+  request.options.mapping_path = argv[2];
+  sar::RoutingResult result;
+  if (s.ok()) s = sar::RunRoutingPass(request, &result);
+  const std::vector<sar::ForsJobPlan>& plans = result.fors;
   for (const sar::ForsJobPlan& plan : plans) {
     if (!s.ok()) break;
     const std::string path = sar::ForsSchedulePath(argv[2], plan.job_id);

@@ -62,6 +62,27 @@ void AddFabricOptions(CLI::App* cmd, FabricArgs* args, bool topology_required,
   }
 }
 
+sar::RoutingOptions RoutingOptionsFrom(const RoutingArgs& a, const std::string& engine) {
+  sar::RoutingOptions ro;
+  ro.engine = engine;
+  ro.mapping_path = a.jobs;
+  ro.cn_guids_path = a.cn_guids;
+  ro.io_guids_path = a.io_guids;
+  ro.root_names = a.roots;
+  ro.num_vls = a.vls;
+  ro.threads = a.threads;
+  ro.allow_disconnected = a.allow_disconnected;
+  ro.migration = a.migration;
+  ro.switch_lids = !a.hca_pairs_only;
+  ro.sar_refine = a.sar.refine;
+  ro.sar_all_pairs_budget = a.sar.all_pairs_budget;
+  ro.sar_refine_work = a.sar.refine_work;
+  ro.sar_no_regret = a.sar.no_regret;
+  ro.fors_only_where_faster = a.sar.fors_only_where_faster;
+  ro.job_hca_pairs = a.hca_pairs;
+  return ro;
+}
+
 void AddSarOptions(CLI::App* cmd, SarKnobs* knobs) {
   cmd->add_flag("--no-sar-refine{false}", knobs->refine,
                 "sar: skip the local search that moves job routes off the most loaded channels "

@@ -17,6 +17,7 @@
 #include "sar/fabric.h"
 #include "sar/jobs.h"
 #include "sar/lft.h"
+#include "sar/routing_pass.h"
 #include "sar/status.h"
 
 namespace sarcli {
@@ -116,6 +117,23 @@ struct SarKnobs {
 };
 /// --no-sar-refine, --sar-all-pairs-budget, --sar-refine-work, --sar-no-regret.
 void AddSarOptions(CLI::App* cmd, SarKnobs* knobs);
+
+/// The routing flags of the commands that route (route, compare, study, replay, eval
+/// --source-lids); each command registers those it offers, bound to these fields.
+struct RoutingArgs {
+  std::string jobs;  // job mapping file; "" = none
+  std::string cn_guids, io_guids;
+  std::vector<std::string> roots;
+  int vls = 8;
+  int threads = 0;
+  bool allow_disconnected = false;
+  bool migration = false;
+  bool hca_pairs_only = false;
+  SarKnobs sar;
+  sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
+};
+/// The one mapping from the command line to the routing pass's options (sar/routing_pass.h).
+sar::RoutingOptions RoutingOptionsFrom(const RoutingArgs& args, const std::string& engine);
 
 /// Reads the topology and settles its LIDs: a guid2lid file wins, then LIDs carried by the
 /// topology (live ibnetdiscover output), then the deterministic assignment with args.lmc.

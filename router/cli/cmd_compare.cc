@@ -33,7 +33,6 @@
 #include "sar/oblivious.h"
 #include "sar/report_html.h"
 #include "sar/routing_pass.h"
-#include "sar/virtual_layers.h"
 
 extern char** environ;
 
@@ -45,12 +44,10 @@ namespace fs = std::filesystem;
 
 struct CompareArgs {
   FabricArgs fabric;
-  std::string jobs;
+  RoutingArgs
+      routing;  // --jobs, --vls, --threads, --allow-disconnected, SAR's knobs, --job-hca-pairs
   std::vector<std::string> engines;
   std::vector<std::string> opensm;
-  int vls = 8;
-  int threads = 0;
-  bool allow_disconnected = false;
   bool json = false;
   std::string progress = "auto";
   std::string html;
@@ -58,8 +55,6 @@ struct CompareArgs {
   std::string workdir;
   std::string baseline;  // row the per-job throughput is compared with
   bool per_job = false;  // text: the per-job throughput table of every row
-  SarKnobs sar;
-  sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
 };
 
 // One line of the table.
@@ -77,11 +72,13 @@ struct Row {
   double mean_job_channels = 0;  // same jobs
   int unused_channels = 0;       // switch-to-switch channels no route crosses
   double routing_ms = 0;
-  int layers = 1;          // -1 = unknown
-  int64_t oblivious = -1;  // max disjoint size (Yuan's ratio on full bisection); -1 = too large
-  sar::FlowReport flows;   // per-job throughput, every job all-to-all at once
-  sar::FlowComparison vs;  // against the baseline row
-  std::string note;        // where max effective EFI and the per-job throughput disagree
+  int layers = 1;           // -1 = unknown
+  int64_t oblivious = -1;   // max disjoint size (Yuan's ratio on full bisection); -1 = too large
+  sar::FlowReport flows;    // per-job throughput, every job all-to-all at once
+  sar::FlowComparison vs;   // against the baseline row
+  std::string note;         // where max effective EFI and the per-job throughput disagree
+  std::string engine_used;  // ours: the engine the routing pass ran
+  std::vector<std::string> pass_notes;  // ours: what the routing pass noted
 };
 
 // Where scripts/sar_testbed.py is: the option, $SAR_TESTBED, beside the source tree the binary
@@ -131,27 +128,12 @@ std::string LastLines(const std::string& path, int n) {
   return out;
 }
 
-// Validity is libsar's routing pass verdict (ValidateRouting); `layers` null = tables read back
-// from OpenSM, whose per-route SLs we do not know, so their channel dependencies go unchecked.
-void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
-           const sar::RoutingOutput* layers, const std::vector<sar::ResolvedJob>& jobs, Row* row) {
-  sar::ValidationOptions vo;
-  vo.num_vls = a.vls;
-  vo.threads = a.threads;
-  vo.layers_known = layers != nullptr;
-  vo.allow_disconnected = a.allow_disconnected;
-  // The verdict and the metrics come from one sweep over the destinations.
-  // osrm2/osrm3: every metric (and obl below) follows the LID each source uses, its group's.
-  const std::vector<uint8_t>* offsets = layers != nullptr ? &layers->source_lid_offset : nullptr;
-  sar::AnalysisOptions also;
-  also.what = sar::kAnalyseMetrics;
-  also.jobs = &jobs;
-  also.source_lid_offset = offsets;
-  sar::AnalysisResult analysis;
-  sar::ValidationReport report;
-  const sar::Status s =
-      sar::ValidateRouting(f, lfts, layers && layers->layers.size() > 0 ? &layers->layers : nullptr,
-                           layers ? layers->num_layers : 1, vo, also, &analysis, &report);
+// The row from the sweep that gave the verdict (`s`, ValidateRouting's: Failed = invalid), then
+// what compare measures on top. `offsets`: the LID each source uses (osrm2/osrm3), null = base.
+void FillRow(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
+             const std::vector<uint8_t>* offsets, const std::vector<sar::ResolvedJob>& jobs,
+             const sar::Status& s, const sar::ValidationReport& report,
+             sar::AnalysisResult* analysis, Row* row) {
   if (!s.ok() && s.code() != sar::Status::Code::kFailed) {
     row->error = s.ToString();
     return;
@@ -161,7 +143,7 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   row->pairs = report.trace.pairs;
   row->unreachable = report.trace.unreachable;
   row->loops = report.trace.loops;
-  row->metrics = std::move(analysis.metrics);
+  row->metrics = std::move(analysis->metrics);
   int n = 0;
   for (const sar::JobMetrics& jm : row->metrics.jobs) {
     if (jm.leaf_switches < 2) continue;
@@ -184,7 +166,7 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   }
   sar::FlowOptions fo;
   fo.source_lid_offset = offsets;
-  fo.threads = a.threads;
+  fo.threads = a.routing.threads;
   const sar::Status fs =
       sar::ComputeJobFlows(f, lfts, sar::AllToAllFlowJobs(jobs), fo, &row->flows);
   if (fs.code() == sar::Status::Code::kFailed) {  // over the flow limit: a note, not an error
@@ -196,52 +178,47 @@ void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
   row->ok = true;
 }
 
+// Our engines: libsar's routing pass, as `route` and the plugin run it (FORS for alltoall jobs,
+// the empty-mapping rule, the layer guard, the one validation), judged by its validating sweep.
 void RouteOurs(const CompareArgs& a, const sar::Fabric& f,
                const std::vector<sar::ResolvedJob>& jobs, const std::string& engine, Row* row) {
   row->name = engine;
-  std::unique_ptr<sar::RoutingEngine> e = sar::MakeRoutingEngine(engine);
-  if (!e) {
+  if (!sar::MakeRoutingEngine(engine)) {
     row->error = "no engine '" + engine + "'";
     return;
   }
-  sar::RoutingInput in;
-  in.fabric = &f;
-  in.num_vls = a.vls;
-  in.switch_lids = a.vls > 1;  // the one-lane rule (sar/routing_pass.h)
-  in.jobs = &jobs;
-  in.threads = a.threads;
-  in.allow_disconnected = a.allow_disconnected;
-  in.sar_refine = a.sar.refine;
-  in.sar_all_pairs_budget = a.sar.all_pairs_budget;
-  in.sar_refine_work = a.sar.refine_work;
-  in.sar_no_regret = a.sar.no_regret;
-  sar::RoutingOutput out;
-  Stopwatch watch;
-  const sar::Status s = e->Route(in, &out);
-  row->routing_ms = watch.Lap();
-  if (!s.ok()) {
+  sar::RoutingRequest request;
+  request.fabric = &f;
+  request.options = RoutingOptionsFrom(a.routing, engine);
+  request.also.what = sar::kAnalyseMetrics;
+  request.also.jobs = &jobs;
+  sar::RoutingResult result;
+  const sar::Status s = sar::RunRoutingPass(request, &result);
+  row->engine_used = result.inputs.engine;
+  row->pass_notes = result.Notes();
+  row->routing_ms = result.route_ms;
+  if (!result.validated) {
     row->error = s.ToString();
     return;
   }
-  if (out.layers.size() == 0 && a.vls > 1) {
-    // As the routing pass does (RunRoutingPass): an engine without layers whose one layer is
-    // cyclic only through the routes from and to switch LIDs gets layers from its tables.
-    sar::DeadlockReport one_layer, between_cas;
-    if (sar::CheckDeadlock(f, out.lfts, nullptr, &one_layer).ok() && !one_layer.deadlock_free &&
-        sar::CheckDeadlock(f, out.lfts, nullptr, &between_cas, false).ok() &&
-        between_cas.deadlock_free) {
-      sar::LayerOptions lo;
-      lo.max_layers = a.vls;
-      lo.threads = a.threads;
-      lo.balance = false;
-      sar::LayerStats stats;
-      if (sar::AssignVirtualLayers(f, out.lfts, lo, &out.layers, &stats).ok()) {
-        out.num_layers = std::max(1, stats.layers_used);
-      }
-    }
-  }
-  row->layers = out.num_layers;
-  Judge(a, f, out.lfts, &out, jobs, row);
+  row->layers = result.output.num_layers;
+  FillRow(a, f, result.output.lfts, &result.output.source_lid_offset, jobs, s, result.report,
+          &result.analysis, row);
+}
+
+// OpenSM's tables, whose per-route SLs we do not know: their channel dependencies go unchecked.
+void Judge(const CompareArgs& a, const sar::Fabric& f, const sar::LftSet& lfts,
+           const std::vector<sar::ResolvedJob>& jobs, Row* row) {
+  sar::RoutingOptions ro = RoutingOptionsFrom(a.routing, "");
+  sar::ValidationOptions vo = sar::ValidationFor(ro);
+  vo.layers_known = false;
+  sar::AnalysisOptions also;
+  also.what = sar::kAnalyseMetrics;
+  also.jobs = &jobs;
+  sar::AnalysisResult analysis;
+  sar::ValidationReport report;
+  const sar::Status s = sar::ValidateRouting(f, lfts, nullptr, 1, vo, also, &analysis, &report);
+  FillRow(a, f, lfts, nullptr, jobs, s, report, &analysis, row);
 }
 
 void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
@@ -296,14 +273,14 @@ void RouteOpenSm(const CompareArgs& a, const sar::Fabric& f,
     row->error = s.ToString();
     return;
   }
-  Judge(a, f, lfts, nullptr, jobs, row);
+  Judge(a, f, lfts, jobs, row);
 }
 
 // The table and one leaf-to-upper-switch heat map of effective EFI per engine, one colour scale.
 std::string CompareHtml(const CompareArgs& a, const sar::Fabric& f, size_t num_jobs, int multi,
                         uint64_t bound, const std::vector<Row>& rows) {
   sar::ReportTable t;
-  t.caption = "Engines on " + a.fabric.topology + " with " + a.jobs;
+  t.caption = "Engines on " + a.fabric.topology + " with " + a.routing.jobs;
   t.header = {
       "engine",           "valid",           "max eff. EFI", "mean eff. EFI", "dark fiber",
       "job EFI max mean", "unused channels", "route ms",     "layers",        "oblivious ratio"};
@@ -346,7 +323,7 @@ int RunCompare(const CompareArgs& a) {
   sar::Status s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
   std::vector<sar::ResolvedJob> jobs;
-  s = LoadJobs(f, a.jobs, &jobs, a.hca_pairs);
+  s = LoadJobs(f, a.routing.jobs, &jobs, a.routing.hca_pairs);
   if (!s.ok()) return Fail(s);
 
   std::string script;
@@ -381,6 +358,9 @@ int RunCompare(const CompareArgs& a) {
     steps.Step("routing, validating and judging with " + e);
     rows.emplace_back();
     RouteOurs(a, f, jobs, e, &rows.back());
+    for (const std::string& note : rows.back().pass_notes) {
+      std::fprintf(stderr, "sar-route: note: %s: %s\n", e.c_str(), note.c_str());
+    }
   }
   for (const std::string& e : a.opensm) {
     steps.Step("OpenSM's " + e + " on ibsim");
@@ -436,6 +416,10 @@ int RunCompare(const CompareArgs& a) {
   for (const Row& r : rows) {
     all_ok = all_ok && r.ok && r.valid;
     Json j = {{"engine", r.name}, {"ok", r.ok}};
+    if (!r.engine_used.empty()) {  // ours: what the routing pass ran and noted
+      j["engine_used"] = r.engine_used;
+      j["pass_notes"] = r.pass_notes;
+    }
     if (!r.ok) {
       j["error"] = r.error;
     } else {
@@ -542,9 +526,10 @@ int RunCompare(const CompareArgs& a) {
 std::function<int()> SetupCompare(CLI::App* c) {
   auto a = std::make_shared<CompareArgs>();
   AddFabricOptions(c, &a->fabric, /*topology_required=*/true, /*canonical_default=*/true);
-  AddSarOptions(c, &a->sar);
-  AddJobHcaPairsOption(c, &a->hca_pairs);
-  c->add_option("--jobs,-j", a->jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line")
+  AddSarOptions(c, &a->routing.sar);
+  AddJobHcaPairsOption(c, &a->routing.hca_pairs);
+  c->add_option("--jobs,-j", a->routing.jobs,
+                "job mapping file: '<hostname> <jobid> [<pattern>]' per line")
       ->required();
   c->add_option("--engines,-e", a->engines,
                 "our engines, comma separated (see route --engine list)")
@@ -553,12 +538,13 @@ std::function<int()> SetupCompare(CLI::App* c) {
                 "OpenSM engines to run on the ibsim test bed, comma separated (e.g. "
                 "ftree,dfsssp,updn,minhop)")
       ->delimiter(',');
-  c->add_option("--vls", a->vls, "virtual lanes for layered engines")->check(CLI::Range(1, 15));
-  c->add_option("--threads", a->threads, "worker threads (0 = all cores)");
+  c->add_option("--vls", a->routing.vls, "virtual lanes for layered engines")
+      ->check(CLI::Range(1, 15));
+  c->add_option("--threads", a->routing.threads, "worker threads (0 = all cores)");
   c->add_option("--testbed-script", a->testbed_script,
                 "path of scripts/sar_testbed.py (default: $SAR_TESTBED or found beside the build)");
   c->add_option("--workdir", a->workdir, "keep the OpenSM runs here (default: a removed temp dir)");
-  c->add_flag("--allow-disconnected", a->allow_disconnected,
+  c->add_flag("--allow-disconnected", a->routing.allow_disconnected,
               "our engines leave pairs without a legal route unrouted instead of failing, and "
               "unreachable pairs do not make any row invalid (loops still do); the JSON counts "
               "them in unreachable_pairs");

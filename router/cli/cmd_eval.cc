@@ -26,21 +26,23 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+RoutingArgs EvalRouting() {
+  RoutingArgs r;
+  r.vls = 15;  // eval judges tables that may use every lane
+  return r;
+}
+
 struct EvalArgs {
   FabricArgs fabric;
+  // --jobs, --job-hca-pairs, --vls (default 15), --allow-disconnected, --hca-pairs-only, --threads
+  RoutingArgs routing = EvalRouting();
   std::string lfts;
-  std::string jobs;
-  sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
   std::string layers;
-  int vls = 15;
-  bool allow_disconnected = false;
-  bool hca_pairs_only = false;
   bool json = false;
   std::string progress = "auto";
   bool per_channel = false;
   std::vector<std::string> traffic;
-  std::string source_lids;  // engine whose per-source LID choice the metrics follow
-  int threads = 0;
+  std::string source_lids;    // engine whose per-source LID choice the metrics follow
   bool flows = true;          // per-job max-min fair throughput (sar/flows.h)
   bool schedules = false;     // alltoall jobs exchange in their published FORS phases
   std::string schedules_of;   // ... published beside this mapping instead of --jobs
@@ -54,22 +56,22 @@ struct EvalArgs {
 // tables read back from OpenSM (no file of ours with them) are evaluated just the same. It is
 // computed in the canonical node order that `route`, `compare` and the OpenSM plugin route in,
 // then mapped back to `f`'s endpoints by node name and port.
-sar::Status SourceLidsOf(const sar::Fabric& f, const std::string& name, int vls, int threads,
-                         std::vector<uint8_t>* offsets) {
-  const std::unique_ptr<sar::RoutingEngine> engine = sar::MakeRoutingEngine(name);
-  if (!engine) {
+sar::Status SourceLidsOf(const sar::Fabric& f, const std::string& name, const RoutingArgs& routing,
+                         std::vector<uint8_t>* offsets, sar::RoutingResult* pass) {
+  if (!sar::MakeRoutingEngine(name)) {
     return sar::Status::InvalidArgument("--source-lids: unknown engine '" + name +
                                         "'; known engines: " + sar::RoutingEngineList());
   }
   sar::Fabric canon;
   SAR_RETURN_IF_ERROR(sar::CanonicalNodeOrder(f, &canon));
-  sar::RoutingInput in;
-  in.fabric = &canon;
-  in.num_vls = vls;
-  in.threads = threads;
-  sar::RoutingOutput out;
-  const sar::Status s = engine->Route(in, &out);
+  // libsar's routing pass, as `route` runs it with these options (FORS, the empty-mapping rule,
+  // the guards, the validation).
+  sar::RoutingRequest request;
+  request.fabric = &canon;
+  request.options = RoutingOptionsFrom(routing, name);
+  const sar::Status s = sar::RunRoutingPass(request, pass);
   if (!s.ok()) return sar::Status::InvalidArgument("--source-lids " + name + ": " + s.message());
+  const sar::RoutingOutput& out = pass->output;
   offsets->clear();
   if (out.source_lid_offset.empty()) return sar::Status::OK();  // base LIDs
   const std::vector<sar::PortRef> ends = f.Endpoints(), canon_ends = canon.Endpoints();
@@ -142,7 +144,7 @@ int RunEval(const EvalArgs& a) {
   if (!s.ok()) return Fail(s);
   const sar::LftSet& lfts = tables[0];
   std::vector<sar::ResolvedJob> jobs;
-  s = LoadJobs(f, a.jobs, &jobs, a.hca_pairs);
+  s = LoadJobs(f, a.routing.jobs, &jobs, a.routing.hca_pairs);
   if (!s.ok()) return Fail(s);
   std::optional<sar::VirtualLayers> layers;
   if (!a.layers.empty()) {
@@ -156,8 +158,13 @@ int RunEval(const EvalArgs& a) {
     if (!s.ok()) return Fail(s);
   }
   std::vector<uint8_t> offsets;  // empty: every source sends to base LIDs
+  sar::RoutingResult source_pass;
   if (!a.source_lids.empty()) {
-    s = SourceLidsOf(f, a.source_lids, a.vls, a.threads, &offsets);
+    s = SourceLidsOf(f, a.source_lids, a.routing, &offsets, &source_pass);
+    for (const std::string& note : source_pass.Notes()) {
+      std::fprintf(stderr, "sar-route: note: --source-lids %s: %s\n", a.source_lids.c_str(),
+                   note.c_str());
+    }
     if (!s.ok()) return Fail(s);
   }
   timing["read_ms"] = watch.Lap();
@@ -170,12 +177,12 @@ int RunEval(const EvalArgs& a) {
   // routes' layers are unknown (tables read back from a subnet manager): their channel
   // dependencies are then reported, not judged.
   sar::ValidationOptions vo;
-  vo.num_vls = a.vls;
-  vo.allow_disconnected = a.allow_disconnected;
+  vo.num_vls = a.routing.vls;
+  vo.allow_disconnected = a.routing.allow_disconnected;
   vo.layers_known = layers.has_value();
   vo.check_min_hop = true;
-  vo.switch_lids = !a.hca_pairs_only;
-  vo.threads = a.threads;
+  vo.switch_lids = !a.routing.hca_pairs_only;
+  vo.threads = a.routing.threads;
   sar::AnalysisOptions also;
   also.what = sar::kAnalyseSingleLayerDeadlock | sar::kAnalyseMetrics;
   also.jobs = &jobs;
@@ -214,11 +221,11 @@ int RunEval(const EvalArgs& a) {
   if (want_flows) {
     steps.Step("per-job flows of " + std::to_string(jobs.size()) + " jobs, every job at once");
     const std::vector<sar::FlowJob> flow_jobs =
-        FlowJobsFor(f, jobs, a.schedules_of.empty() ? a.jobs : a.schedules_of,
+        FlowJobsFor(f, jobs, a.schedules_of.empty() ? a.routing.jobs : a.schedules_of,
                     a.schedules || !a.schedules_of.empty(), &flow_notes);
     sar::FlowOptions fo;
     fo.source_lid_offset = &offsets;
-    fo.threads = a.threads;
+    fo.threads = a.routing.threads;
     s = sar::ComputeJobFlows(f, lfts, flow_jobs, fo, &flows);
     if (s.code() == sar::Status::Code::kFailed) {  // over the flow limit: a note, not an error
       flow_notes.push_back(s.message());
@@ -238,6 +245,10 @@ int RunEval(const EvalArgs& a) {
   Json j;
   j["valid"] = valid;
   j["source_lids"] = a.source_lids.empty() ? Json(nullptr) : Json(a.source_lids);
+  if (!a.source_lids.empty()) {  // the routing pass that chose them
+    j["source_lids_pass"] = {{"engine_used", source_pass.inputs.engine},
+                             {"notes", source_pass.Notes()}};
+  }
   j["pairs"] = trace.pairs;
   j["unreachable_pairs"] = trace.unreachable;
   j["loops"] = trace.loops;
@@ -412,14 +423,15 @@ std::function<int()> SetupEval(CLI::App* c) {
   AddFabricOptions(c, &e.fabric);
   c->add_option("--lfts,-l", e.lfts, "LFT dump (OpenSM dump, file engine input, or dump_fts)")
       ->required();
-  c->add_option("--jobs,-j", e.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
-  AddJobHcaPairsOption(c, &e.hca_pairs);
+  c->add_option("--jobs,-j", e.routing.jobs,
+                "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
+  AddJobHcaPairsOption(c, &e.routing.hca_pairs);
   c->add_option("--layers", e.layers,
                 "virtual layer per route (see docs/formats.md); with it, every layer must be "
                 "deadlock-free for the tables to be valid");
-  c->add_option("--vls", e.vls, "virtual lanes usable as layers (valid: layers <= this)")
+  c->add_option("--vls", e.routing.vls, "virtual lanes usable as layers (valid: layers <= this)")
       ->check(CLI::Range(1, 15));
-  c->add_flag("--allow-disconnected", e.allow_disconnected,
+  c->add_flag("--allow-disconnected", e.routing.allow_disconnected,
               "unreachable pairs do not make the tables invalid (loops still do)");
   c->add_option("--traffic", e.traffic,
                 "max link load for all-to-all | shift:N | random[:SEED] | "
@@ -428,7 +440,7 @@ std::function<int()> SetupEval(CLI::App* c) {
                 "ENGINE (osrm2, osrm3): every metric follows the LID of each destination that "
                 "ENGINE has each source send to (one LID per source group), recomputed from the "
                 "fabric; without it every source sends to base LIDs");
-  c->add_option("--threads", e.threads, "worker threads (0 = all cores)");
+  c->add_option("--threads", e.routing.threads, "worker threads (0 = all cores)");
   c->add_flag("!--no-flows", e.flows,
               "skip the per-job throughput (each job's slowest flow, every job sending at once, "
               "max-min fair)");
@@ -442,7 +454,7 @@ std::function<int()> SetupEval(CLI::App* c) {
                 "compare every job's slowest flow with these tables' (e.g. OpenSM's minhop read "
                 "back from the switches)");
   c->add_option("--baseline-name", e.baseline_name, "what to call the baseline in the report");
-  c->add_flag("--hca-pairs-only", e.hca_pairs_only,
+  c->add_flag("--hca-pairs-only", e.routing.hca_pairs_only,
               "the deadlock checks count routes between HCAs only, not from and to switch "
               "LIDs (the check before issue 33; for comparison)");
   c->add_flag("--json", e.json, "print one JSON object");

@@ -37,8 +37,7 @@ struct ReplayArgs {
   int machine_nodes = 0;
   bool no_scale = false;
   double from_days = 0, days = 0;
-  int vls = 8;
-  int threads = 0;
+  RoutingArgs routing;  // --vls, --threads, --sar-no-regret
   bool json = false;
   std::string csv, html, title;
   int heatmap_event = -1;
@@ -47,7 +46,6 @@ struct ReplayArgs {
   bool no_stable_jobs = false;
   bool no_flows = false;
   std::string baseline;
-  bool sar_no_regret = false;
   SplitArgs split;
 };
 
@@ -248,15 +246,13 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
 
   sar::ReplayOptions o;
   o.engines = a.engines;
-  o.num_vls = a.vls;
-  o.threads = a.threads;
+  o.routing = RoutingOptionsFrom(a.routing, "");  // the engine: each of o.engines
   o.machine_nodes = a.machine_nodes;
   o.scale = !a.no_scale;
   o.delta = a.delta;
   o.delta_stable = !a.no_stable_jobs;
   o.flows = !a.no_flows;
   o.flow_baseline = a.baseline;
-  o.sar_no_regret = a.sar_no_regret;
   o.from_s = a.from_days * 86400.0;
   if (a.days > 0) o.to_s = o.from_s + a.days * 86400.0;
   // The bar stays on with --json: the summary goes to stdout, the bar to stderr.
@@ -453,8 +449,9 @@ std::function<int()> SetupReplay(CLI::App* c) {
   c->add_flag("--no-scale", a->no_scale, "SWF: place sizes as recorded, not scaled to the fabric");
   c->add_option("--from-days", a->from_days, "window start, days after the first job start");
   c->add_option("--days", a->days, "window length in days (default: to the end)");
-  c->add_option("--vls", a->vls, "virtual lanes for layered engines")->check(CLI::Range(1, 15));
-  c->add_option("--threads", a->threads, "worker threads (0 = all cores)");
+  c->add_option("--vls", a->routing.vls, "virtual lanes for layered engines")
+      ->check(CLI::Range(1, 15));
+  c->add_option("--threads", a->routing.threads, "worker threads (0 = all cores)");
   c->add_flag("--json", a->json, "print one JSON object (the summary)");
   c->add_option("--csv", a->csv, "write one row per event and engine");
   c->add_option("--html", a->html,
@@ -473,7 +470,7 @@ std::function<int()> SetupReplay(CLI::App* c) {
               "--previous-jobs), so running jobs' routes are not pinned");
   c->add_flag("--no-flows", a->no_flows,
               "skip the per-job throughput (each job's slowest flow) at every event");
-  c->add_flag("--sar-no-regret", a->sar_no_regret,
+  c->add_flag("--sar-no-regret", a->routing.sar.no_regret,
               "sar: the no-regret stage (route --sar-no-regret) at every reroute");
   c->add_option("--baseline", a->baseline,
                 "engine the per-job throughput is compared with (default dfsssp if replayed, "

@@ -30,17 +30,7 @@ using Json = nlohmann::ordered_json;
 struct RouteArgs {
   FabricArgs fabric;
   std::string engine;
-  std::string jobs;
-  std::string cn_guids;
-  std::string io_guids;
-  std::vector<std::string> roots;
-  int vls = 8;
-  int threads = 0;
-  bool allow_disconnected = false;
-  bool migration = false;
-  bool hca_pairs_only = false;
-  SarKnobs sar;
-  sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
+  RoutingArgs routing;
   std::string out;
   std::string out_format = "opensm";
   std::string sl_out;
@@ -78,54 +68,33 @@ int RunRoute(const RouteArgs& a) {
   sar::Status s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
 
-  sar::RoutingOptions ro;
-  ro.engine = a.engine;
-  ro.mapping_path = a.jobs;
-  ro.cn_guids_path = a.cn_guids;
-  ro.io_guids_path = a.io_guids;
-  ro.root_names = a.roots;
-  ro.num_vls = a.vls;
-  ro.threads = a.threads;
-  ro.allow_disconnected = a.allow_disconnected;
-  ro.migration = a.migration;
-  ro.switch_lids = !a.hca_pairs_only;
-  ro.sar_refine = a.sar.refine;
-  ro.sar_all_pairs_budget = a.sar.all_pairs_budget;
-  ro.sar_refine_work = a.sar.refine_work;
-  ro.sar_no_regret = a.sar.no_regret;
-  ro.fors_only_where_faster = a.sar.fors_only_where_faster;
-  ro.job_hca_pairs = a.hca_pairs;
-  sar::RoutingInputs in;
-  s = sar::LoadRoutingInputs(f, ro, &in);
-  for (const std::string& note : in.notes) {
-    std::fprintf(stderr, "sar-route: note: %s\n", note.c_str());
-  }
-  if (!s.ok()) return Fail(s);
+  sar::RoutingRequest request;
+  request.fabric = &f;
+  request.options = RoutingOptionsFrom(a.routing, a.engine);
   if (!a.previous.empty()) {
-    s = sar::ReadLftDump(a.previous, f, &in.previous);
+    s = sar::ReadLftDump(a.previous, f, &request.previous);
     if (!s.ok()) return Fail(s);
   }
   if (!a.previous_jobs.empty()) {
     if (a.previous.empty())
       return Fail(sar::Status::InvalidArgument("--previous-jobs needs --previous"));
-    sar::JobMapping before;
-    s = sar::ReadJobMapping(a.previous_jobs, &before);
+    request.previous_mapping.emplace();
+    s = sar::ReadJobMapping(a.previous_jobs, &*request.previous_mapping);
     if (!s.ok()) return Fail(s);
-    in.previous_jobs = sar::ResolveJobs(f, before, nullptr, a.hca_pairs);
   }
-  const double read_ms = watch.Lap();
+  double read_ms = watch.Lap();
 
-  // The routing pass: the engine, then libsar's one validation, before anything is written.
-  steps.Step("routing with " + in.engine + " and validating (" + std::to_string(f.num_nodes()) +
+  // The routing pass: the inputs, the engine, then libsar's one validation, before anything is
+  // written.
+  steps.Step("routing with " + a.engine + " and validating (" + std::to_string(f.num_nodes()) +
              " nodes)");
-  sar::RoutingOutput out;
-  sar::ValidationReport check;
-  std::vector<sar::ForsJobPlan> fors;
-  std::vector<sar::ForsJobNone> fors_none;
-  s = sar::RunRoutingPass(in, &out, &check, sar::AnalysisOptions(), nullptr, &fors, &fors_none);
-  for (const std::string& note : out.notes) {
+  sar::RoutingResult result;
+  s = sar::RunRoutingPass(request, &result);
+  for (const std::string& note : result.Notes()) {
     std::fprintf(stderr, "sar-route: note: %s\n", note.c_str());
   }
+  const sar::RoutingInputs& in = result.inputs;
+  const sar::RoutingOutput& out = result.output;
   if (!s.ok()) {
     Fail(s);
     if (s.code() == sar::Status::Code::kFailed) {
@@ -133,6 +102,10 @@ int RunRoute(const RouteArgs& a) {
     }
     return ExitCodeFor(s);
   }
+  read_ms += result.inputs_ms;
+  const std::vector<sar::ForsJobPlan>& fors = result.fors;
+  const std::vector<sar::ForsJobNone>& fors_none = result.fors_none;
+  const sar::ValidationReport& check = result.report;
   const double route_ms = out.paths_ms + out.layers_ms;
   const double check_ms = check.check_ms;
   watch.Lap();
@@ -174,7 +147,7 @@ int RunRoute(const RouteArgs& a) {
   const double write_ms = watch.Lap();
 
   sar::LftChanges changed;
-  if (!a.previous.empty()) changed = sar::CountLftChanges(in.previous, out.lfts);
+  if (!a.previous.empty()) changed = sar::CountLftChanges(request.previous, out.lfts);
   int lids = 0;
   for (sar::Lid lid = 1; lid <= f.max_lid(); ++lid) lids += f.lid_owner(lid).valid();
   if (a.json) {
@@ -192,9 +165,7 @@ int RunRoute(const RouteArgs& a) {
       j["lft_entries_changed"] = changed.entries;
       j["lft_blocks_changed"] = changed.blocks;
     }
-    std::vector<std::string> notes = in.notes;
-    notes.insert(notes.end(), out.notes.begin(), out.notes.end());
-    j["notes"] = notes;
+    j["notes"] = result.Notes();
     j["lfts"] = a.out;
     j["sl_out"] = a.sl_out.empty() ? Json(nullptr) : Json(a.sl_out);
     j["timing_ms"] = {{"read_ms", read_ms},
@@ -225,20 +196,22 @@ std::function<int()> SetupRoute(CLI::App* c) {
       ->required();
   // The topology is checked in run: `--engine list` must work without one.
   AddFabricOptions(c, &r.fabric, /*topology_required=*/false, /*canonical_default=*/true);
-  AddSarOptions(c, &r.sar);
-  AddJobHcaPairsOption(c, &r.hca_pairs);
-  c->add_option("--jobs,-j", r.jobs, "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
-  c->add_option("--vls", r.vls, "virtual lanes usable as layers")->check(CLI::Range(1, 15));
-  c->add_option("--cn-guids", r.cn_guids, "compute node GUIDs, one per line");
-  c->add_option("--io-guids", r.io_guids, "storage (I/O) node GUIDs, one per line");
-  c->add_option("--roots", r.roots, "Up*/Down* root switches by name (comma list)")->delimiter(',');
-  c->add_option("--threads", r.threads, "worker threads (0 = all cores)");
-  c->add_flag("--allow-disconnected", r.allow_disconnected,
+  AddSarOptions(c, &r.routing.sar);
+  AddJobHcaPairsOption(c, &r.routing.hca_pairs);
+  c->add_option("--jobs,-j", r.routing.jobs,
+                "job mapping file: '<hostname> <jobid> [<pattern>]' per line");
+  c->add_option("--vls", r.routing.vls, "virtual lanes usable as layers")->check(CLI::Range(1, 15));
+  c->add_option("--cn-guids", r.routing.cn_guids, "compute node GUIDs, one per line");
+  c->add_option("--io-guids", r.routing.io_guids, "storage (I/O) node GUIDs, one per line");
+  c->add_option("--roots", r.routing.roots, "Up*/Down* root switches by name (comma list)")
+      ->delimiter(',');
+  c->add_option("--threads", r.routing.threads, "worker threads (0 = all cores)");
+  c->add_flag("--allow-disconnected", r.routing.allow_disconnected,
               "route what can be routed when some endpoints cannot reach others");
-  c->add_flag("--migration", r.migration,
+  c->add_flag("--migration", r.routing.migration,
               "LMC 1 migration mode: base LIDs by the engine on layers 0..vls-2, highLIDs by "
               "updn on layer vls-1 (the OpenSM plugin's `migration on`)");
-  c->add_flag("--hca-pairs-only", r.hca_pairs_only,
+  c->add_flag("--hca-pairs-only", r.routing.hca_pairs_only,
               "deadlock freedom (layers, check) for routes between HCAs only, not from and to "
               "switch LIDs (the check before issue 33; for comparison)");
   c->add_option("-o,--out", r.out, "LFT file to write (the form OpenSM's file engine loads)");

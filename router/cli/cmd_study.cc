@@ -36,8 +36,7 @@ struct StudyArgs {
   int seeds = 3;
   uint64_t seed = 1;
   std::vector<int> clusters = {4, 16};
-  int vls = 8;
-  int threads = 0;
+  RoutingArgs routing;  // --vls, --threads, --jobs
   bool json = false;
   std::string html;
   std::string progress = "auto";
@@ -112,6 +111,8 @@ sar::Status MergeStudyShards(const std::string& dir, const Manifest& m, const sa
         r->endpoints = j.at("endpoints").get<size_t>();
         r->pairs = j.at("pairs").get<uint64_t>();
         r->intact_error = intact;
+        r->intact_engine_used = j.at("intact_engine_used").get<std::vector<std::string>>();
+        r->intact_notes = j.at("intact_notes").get<std::vector<std::vector<std::string>>>();
       } else if (intact != r->intact_error || j.at("endpoints").get<size_t>() != r->endpoints) {
         return sar::Status::InvalidArgument(path + ": another intact fabric than shard 0's");
       }
@@ -172,8 +173,7 @@ int RunStudy(StudyArgs& a, const CLI::App* cmd) {
   o.seeds = a.seeds;
   o.seed = a.seed;
   o.cluster_sizes = a.clusters;
-  o.num_vls = a.vls;
-  o.threads = a.threads;
+  o.routing = RoutingOptionsFrom(a.routing, "");  // the engine: each of o.engines
   if (a.years > 0) {
     // Expected failures after y years at a constant annual rate, each component independently.
     int cables = 0, sws = 0;
@@ -208,7 +208,8 @@ int RunStudy(StudyArgs& a, const CLI::App* cmd) {
     for (const sar::StudyPoint& pt : r.points) points.push_back(PointJson(pt));
     Json payload = {{"begin", range.begin},           {"end", range.end},
                     {"endpoints", r.endpoints},       {"pairs", r.pairs},
-                    {"intact_error", r.intact_error}, {"points", std::move(points)}};
+                    {"intact_error", r.intact_error}, {"intact_engine_used", r.intact_engine_used},
+                    {"intact_notes", r.intact_notes}, {"points", std::move(points)}};
     s = WriteShard(a.split.work_dir, manifest, a.split.shard_index, std::move(payload));
     if (!s.ok()) return Fail(s);
     std::printf("shard %d/%d: points %zu..%zu -> %s\n", a.split.shard_index, a.split.shard_count,
@@ -237,6 +238,9 @@ int RunStudy(StudyArgs& a, const CLI::App* cmd) {
       for (const sar::LinearFit& c : r.fit_clustered[e]) cl.push_back(FitJson(c));
       j["clustered"] = std::move(cl);
       if (!r.intact_error[e].empty()) j["intact_error"] = r.intact_error[e];
+      // The intact fabric's routing pass: the engine it ran and what it noted.
+      if (e < r.intact_engine_used.size()) j["engine_used"] = r.intact_engine_used[e];
+      if (e < r.intact_notes.size()) j["notes"] = r.intact_notes[e];
       engines.push_back(std::move(j));
     }
     out["engines"] = std::move(engines);
@@ -339,8 +343,11 @@ std::function<int()> SetupStudy(CLI::App* c) {
   c->add_option("--seed", a->seed, "first seed (default 1)");
   c->add_option("--clusters", a->clusters, "cluster sizes of the clustered pattern (default 4,16)")
       ->delimiter(',');
-  c->add_option("--vls", a->vls, "virtual lanes for layered engines")->check(CLI::Range(1, 15));
-  c->add_option("--threads", a->threads, "worker threads (0 = all cores)");
+  c->add_option("--vls", a->routing.vls, "virtual lanes for layered engines")
+      ->check(CLI::Range(1, 15));
+  c->add_option("--jobs,-j", a->routing.jobs,
+                "job mapping the engines route for (default none: sar routes as dfsssp, noted)");
+  c->add_option("--threads", a->routing.threads, "worker threads (0 = all cores)");
   c->add_flag("--json", a->json, "print one JSON object (fits and every point)");
   c->add_option("--html", a->html,
                 "write a self-contained HTML report (charts: Vega-Lite, inlined)");

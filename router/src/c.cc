@@ -160,24 +160,24 @@ sar::Status Route(const sar_fabric_t& fabric, const sar_options_t& c_options, sa
                   sar::LftSet previous = sar::LftSet(),
                   const sar::JobMapping* previous_mapping = nullptr) {
   const sar::RoutingOptions& options = c_options.options;
-  sar::RoutingInputs in;
-  SAR_RETURN_IF_ERROR(sar::LoadRoutingInputs(fabric.fabric, options, &in));
-  in.memory = c_options.memory;
-  in.previous = std::move(previous);
-  if (previous_mapping != nullptr) {
-    in.previous_jobs =
-        sar::ResolveJobs(fabric.fabric, *previous_mapping, nullptr, options.job_hca_pairs);
-  }
+  sar::RoutingRequest request;
+  request.fabric = &fabric.fabric;
+  request.options = options;
+  request.memory = c_options.memory;
+  request.previous = std::move(previous);
+  if (previous_mapping != nullptr) request.previous_mapping = *previous_mapping;
+  sar::RoutingResult result;
+  const sar::Status s = sar::RunRoutingPass(request, &result);
+  const sar::RoutingInputs& in = result.inputs;
+  if (in.fabric == nullptr) return s;  // the inputs stage failed: nothing to tell
   r->engine = in.engine;
   r->notes = in.notes;
-  sar::RoutingOutput out;
-  sar::ValidationReport report;
-  std::vector<sar::ForsJobPlan> fors;
-  std::vector<sar::ForsJobNone> fors_none;
-  const sar::Status s =
-      sar::RunRoutingPass(in, &out, &report, sar::AnalysisOptions(), nullptr, &fors, &fors_none);
-  for (const std::string& n : out.notes) r->notes.push_back(in.engine + ": " + n);
+  for (const std::string& n : result.output.notes) r->notes.push_back(in.engine + ": " + n);
   SAR_RETURN_IF_ERROR(s);
+  sar::RoutingOutput& out = result.output;
+  const sar::ValidationReport& report = result.report;
+  std::vector<sar::ForsJobPlan>& fors = result.fors;
+  std::vector<sar::ForsJobNone>& fors_none = result.fors_none;
   r->route_ms = out.paths_ms + out.layers_ms;
   r->check_ms = report.check_ms;
   r->lfts = std::move(out.lfts);

@@ -26,6 +26,7 @@
 #include "sar/jobs.h"
 #include "sar/lids.h"
 #include "sar/migration_wire.h"
+#include "sar/routing_pass.h"
 #include "test_fabrics.h"
 
 namespace {
@@ -624,6 +625,55 @@ TEST(SarCApi, MissingOrEmptyMappingFallsBackToDfsssp) {
   EXPECT_EQ(TablesByGuid(flat, missing.r), TablesByGuid(flat, dfsssp.r));
   ASSERT_GE(sar_result_num_notes(missing.r), 1);
   EXPECT_NE(std::string(sar_result_note(missing.r, 0)).find("does not exist"), std::string::npos);
+}
+
+// Issue 37: the plugin routes through the one routing pass. Its notes are the pass's (engine
+// notes prefixed with the engine), computed here by RunRoutingPass itself on the canonical
+// fabric: an alltoall job gets FORS, an empty mapping gets dfsssp.
+TEST(SarCApi, NotesAreTheRoutingPassNotes) {
+  sar::PgftSpec spec;
+  ASSERT_TRUE(sar::ParsePgftSpec("pgft:2;4,4;1,4;1,1", &spec).ok());
+  Fabric f;
+  ASSERT_TRUE(sar::GeneratePgft(spec, {}, &f).ok());
+  ASSERT_TRUE(sar::AssignLids({}, &f).ok());
+  Fabric canon;
+  ASSERT_TRUE(sar::CanonicalNodeOrder(f, &canon).ok());
+  const auto& h = f.hcas();
+  std::string text;
+  for (int i : {0, 1, 4, 9, 13}) text += std::string(f.hostname(h[i])) + " 11 alltoall\n";
+  const std::string alltoall = TempFile("jobs_pass_notes", text);
+  const std::string empty = TempFile("jobs_pass_notes_empty", "# no jobs\n");
+  for (const std::string& mapping : {alltoall, empty}) {
+    Routed routed;
+    RouteFlat(Flatten(f, Identity(f)), Options("sar", mapping), &routed);
+    ASSERT_NE(routed.r, nullptr) << routed.err;
+    sar::RoutingRequest request;
+    request.fabric = &canon;
+    request.options.mapping_path = mapping;
+    request.options.mapping_optional = true;
+    request.options.threads = 1;
+    sar::RoutingResult pass;
+    ASSERT_TRUE(sar::RunRoutingPass(request, &pass).ok());
+    std::vector<std::string> want = pass.inputs.notes;
+    for (const std::string& n : pass.output.notes) want.push_back(pass.inputs.engine + ": " + n);
+    std::vector<std::string> got;
+    for (int i = 0; i < sar_result_num_notes(routed.r); ++i) {
+      got.push_back(sar_result_note(routed.r, i));
+    }
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(sar_result_engine(routed.r), pass.inputs.engine);
+    EXPECT_EQ(sar_result_num_fors_jobs(routed.r), static_cast<int>(pass.fors.size()));
+    const bool fors = mapping == alltoall;
+    EXPECT_EQ(pass.inputs.engine, fors ? "sar" : "dfsssp");
+    EXPECT_EQ(pass.fors.size(), fors ? 1u : 0u);
+    bool noted = false;
+    for (const std::string& n : got) {
+      noted =
+          noted || n.find(fors ? "sar: fors job 11: 5 hosts"
+                               : "lists no jobs: routing with plain dfsssp") != std::string::npos;
+    }
+    EXPECT_TRUE(noted) << mapping;
+  }
 }
 
 // sar_route_from: the rows of the tables held now are taken by input node (here in reverse

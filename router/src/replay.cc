@@ -205,38 +205,27 @@ JobMapping MappingAt(const ReplayResult& r, int event) {
   return m;
 }
 
-RoutingOptions RoutingFor(const ReplayOptions& o, const std::string& engine) {
-  RoutingOptions ro;
-  ro.engine = engine;
-  ro.num_vls = o.num_vls;
-  ro.threads = o.threads;
-  ro.sar_no_regret = o.sar_no_regret;
-  return ro;
-}
-
 std::string EventName(const ReplayResult& r, int event) {
   return "event " + std::to_string(event) +
          " (t = " + std::to_string(static_cast<long long>(r.events[event].time_s)) + " s, " +
          std::to_string(r.events[event].jobs.size()) + " multi-leaf jobs)";
 }
 
-// One routing pass at `event`; *analysis gets the metrics of the validating sweep.
+// One routing pass at `event` (result->analysis: the metrics of the validating sweep).
 Status RouteAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
-               const std::string& engine, int event, RoutingInputs* inputs, RoutingOutput* out,
-               AnalysisResult* analysis, const LftSet* previous = nullptr,
-               std::vector<ForsJobPlan>* fors = nullptr) {
-  SAR_RETURN_IF_ERROR(LoadRoutingInputs(f, RoutingFor(o, engine), MappingAt(r, event), inputs));
+               const std::string& engine, int event, RoutingResult* result,
+               const LftSet* previous = nullptr) {
+  RoutingRequest request;
+  request.fabric = &f;
+  request.options = o.routing;
+  request.options.engine = engine;
+  request.mapping = MappingAt(r, event);
   if (previous != nullptr && o.delta) {
-    inputs->previous = *previous;
-    if (o.delta_stable && event > 0) {
-      inputs->previous_jobs = ResolveJobs(f, MappingAt(r, event - 1));
-    }
+    request.previous = *previous;
+    if (o.delta_stable && event > 0) request.previous_mapping = MappingAt(r, event - 1);
   }
-  AnalysisOptions also;
-  also.what = kAnalyseMetrics;
-  also.jobs = &inputs->jobs;
-  ValidationReport report;
-  const Status s = RunRoutingPass(*inputs, out, &report, also, analysis, fors);
+  request.also.what = kAnalyseMetrics;  // of the pass's jobs
+  const Status s = RunRoutingPass(request, result);
   if (s.code() == Status::Code::kFailed) {
     return Status::Failed(engine + " at " + EventName(r, event) + ": " + s.message());
   }
@@ -252,7 +241,7 @@ Status MeasureAt(const Fabric& f, const ReplayResult& r, const ReplayOptions& o,
   AnalysisOptions ao;
   ao.what = kAnalyseMetrics;
   ao.jobs = &jobs;
-  ao.threads = o.threads;
+  ao.threads = o.routing.threads;
   ao.source_lid_offset = &offsets;
   return AnalyseRouting(f, lfts, ao, analysis);
 }
@@ -428,32 +417,31 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
       const bool record = k >= begin;
       ReplaySample& s = out->samples[e][k];
       if (!record && (per_event || k == 0)) {  // rebuild the tables the shard starts from
-        RoutingInputs inputs;
-        RoutingOutput routed;
-        AnalysisResult analysis;
-        SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &inputs, &routed, &analysis,
-                                    k == 0 ? nullptr : &previous));
-        if (k == 0) first_engine_used = inputs.engine;
+        RoutingResult result;
+        SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &result, k == 0 ? nullptr : &previous));
+        RoutingOutput& routed = result.output;
+        if (k == 0) first_engine_used = result.inputs.engine;
         previous = std::move(routed.lfts);
         previous_offsets = std::move(routed.source_lid_offset);
         continue;
       }
       if (!record) continue;
       if (per_event || k == 0) {
-        RoutingInputs inputs;
-        RoutingOutput routed;
-        AnalysisResult analysis;
-        std::vector<ForsJobPlan> fors;
+        RoutingResult result;
         const auto t0 = std::chrono::steady_clock::now();
-        SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &inputs, &routed, &analysis,
-                                    k == 0 ? nullptr : &previous, &fors));
+        SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &result, k == 0 ? nullptr : &previous));
+        const RoutingInputs& inputs = result.inputs;
+        RoutingOutput& routed = result.output;
+        const AnalysisResult& analysis = result.analysis;
+        const std::vector<ForsJobPlan>& fors = result.fors;
         s.reroute_ms = MsSince(t0);
         if (o.flows) {
-          SAR_RETURN_IF_ERROR(
-              FlowsAt(f, inputs.jobs, routed.lfts, routed.source_lid_offset, fors, o.threads, &s));
+          SAR_RETURN_IF_ERROR(FlowsAt(f, inputs.jobs, routed.lfts, routed.source_lid_offset, fors,
+                                      o.routing.threads, &s));
         }
         s.rerouted = true;
         s.engine_used = inputs.engine;
+        s.notes = result.Notes();
         if (k == 0) first_engine_used = inputs.engine;
         Fill(analysis.metrics, &s);
         if (k > 0) {
@@ -476,7 +464,7 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
         SAR_RETURN_IF_ERROR(MeasureAt(f, *out, o, k, previous, previous_offsets, &analysis));
         if (o.flows) {
           SAR_RETURN_IF_ERROR(FlowsAt(f, ResolveJobs(f, MappingAt(*out, k)), previous,
-                                      previous_offsets, {}, o.threads, &s));
+                                      previous_offsets, {}, o.routing.threads, &s));
         }
         CountStability(f, *out, k, previous, previous, previous_offsets, &s);
         Fill(analysis.metrics, &s);
@@ -571,17 +559,16 @@ Status ReplayLinkLoads(const Fabric& f, const ReplayResult& r, const ReplayOptio
   if (event <= 0 || event >= static_cast<int>(r.events.size())) {
     return Status::InvalidArgument("event " + std::to_string(event) + " has no predecessor");
   }
-  RoutingInputs in_prev, in_now;
-  RoutingOutput prev, now;
-  AnalysisResult a_prev, a_now;
-  SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event - 1, &in_prev, &prev, &a_prev));
+  RoutingResult r_prev, r_now;
+  SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event - 1, &r_prev));
+  const RoutingOutput& prev = r_prev.output;
   // With options.delta the reroute starts from `prev` (a full recompute of event - 1), not from
   // the replay's delta chain: close to, but not always equal to, the replay's own tables.
-  SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event, &in_now, &now, &a_now, &prev.lfts));
+  SAR_RETURN_IF_ERROR(RouteAt(f, r, o, engine, event, &r_now, &prev.lfts));
   AnalysisResult stale;
   SAR_RETURN_IF_ERROR(MeasureAt(f, r, o, event, prev.lfts, prev.source_lid_offset, &stale));
   *before = std::move(stale.metrics.effective_efi_per_channel);
-  *after = std::move(a_now.metrics.effective_efi_per_channel);
+  *after = std::move(r_now.analysis.metrics.effective_efi_per_channel);
   return Status::OK();
 }
 

@@ -16,6 +16,7 @@
 #include "sar/io/file_util.h"
 #include "sar/job_history.h"
 #include "sar/lids.h"
+#include "sar/routing_pass.h"
 #include "sar/shards.h"
 
 namespace sar {
@@ -40,6 +41,43 @@ constexpr const char* kTrace =
     "1030 1040 d h00003\n"
     "1060 - e h[00004-00005] batch 60 sar-pattern=alltoall\n";
 
+// Issue 37: every reroute is one routing pass, so an alltoall job gets FORS and an event
+// without jobs gets dfsssp, with the notes RunRoutingPass itself gives for the event's jobs.
+TEST(Replay, ReroutesThroughTheRoutingPass) {
+  const Fabric f = Small();
+  JobHistory h;
+  ASSERT_TRUE(
+      ParseJobTrace("1000 1100 x h00000,h00002,h00004 batch 60 sar-pattern=alltoall\n", "t", &h)
+          .ok());
+  ReplayOptions o;
+  o.engines = {"sar"};
+  o.routing.threads = 1;
+  ReplayResult r;
+  ASSERT_TRUE(Replay(f, h, o, &r).ok());
+  ASSERT_EQ(r.events.size(), 2u);  // x starts with the window, x ends
+  for (int k = 0; k < 2; ++k) {
+    const ReplaySample& s = r.samples[0][k];
+    const bool has_x = !r.events[k].jobs.empty();
+    EXPECT_EQ(has_x, k == 0);
+    RoutingRequest request;
+    request.fabric = &f;
+    request.options = o.routing;
+    request.mapping = JobMapping();
+    if (has_x)
+      request.mapping->jobs.push_back({"x", {"h00000", "h00002", "h00004"}, JobPattern::kAllToAll});
+    RoutingResult pass;
+    ASSERT_TRUE(RunRoutingPass(request, &pass).ok());
+    EXPECT_EQ(s.notes, pass.Notes()) << k;
+    EXPECT_EQ(s.engine_used, has_x ? "sar" : "dfsssp");
+    EXPECT_EQ(pass.fors.size(), has_x ? 1u : 0u);
+    const std::string want =
+        has_x ? "fors job x: 3 hosts" : "job mapping (none given): routing with plain dfsssp";
+    bool noted = false;
+    for (const std::string& n : s.notes) noted = noted || n.rfind(want, 0) == 0;
+    EXPECT_TRUE(noted) << want;
+  }
+}
+
 TEST(Replay, HandMadeTraceGivesHandComputedEventsAndMetrics) {
   const Fabric f = Small();
   JobHistory h;
@@ -49,7 +87,7 @@ TEST(Replay, HandMadeTraceGivesHandComputedEventsAndMetrics) {
   EXPECT_EQ(h.jobs[4].pattern, JobPattern::kAllToAll);
   ReplayOptions o;
   o.engines = {"sar", "dfsssp"};
-  o.threads = 1;
+  o.routing.threads = 1;
   ReplayResult r;
   ASSERT_TRUE(Replay(f, h, o, &r).ok());
   EXPECT_EQ(r.placed, 5);
@@ -149,7 +187,7 @@ TEST(Replay, CountsContinuingJobs) {
   ASSERT_TRUE(ParseJobTrace(kTrace, "t", &h).ok());
   ReplayOptions o;
   o.engines = {"sar"};
-  o.threads = 1;
+  o.routing.threads = 1;
   ReplayResult r;
   ASSERT_TRUE(Replay(f, h, o, &r).ok());
   const std::vector<int> continuing = {0, 0, 1, 1, 0};
@@ -184,7 +222,7 @@ TEST(Replay, DeltaChangesLessAtEqualQuality) {
   ASSERT_TRUE(ParseJobTrace(trace, "t", &h).ok());
   ReplayOptions o;
   o.engines = {"sar", "dfsssp"};
-  o.threads = 1;
+  o.routing.threads = 1;
   ReplayResult full, delta;
   ASSERT_TRUE(Replay(f, h, o, &full).ok());
   o.delta = true;
@@ -254,7 +292,7 @@ TEST(Replay, ShardsPutTogetherEqualTheUnsplitRun) {
   for (const bool delta : {false, true}) {
     ReplayOptions o;
     o.engines = {"sar", "minhop"};
-    o.threads = 1;
+    o.routing.threads = 1;
     o.delta = delta;
     ReplayResult whole;
     ASSERT_TRUE(Replay(f, h, o, &whole).ok());
@@ -427,7 +465,7 @@ TEST(Replay, OsrmEventsFollowEachSourcesGroupLid) {
   ASSERT_TRUE(ParseJobTrace(trace, "t", &h).ok());
   ReplayOptions o;
   o.engines = {"osrm2"};
-  o.threads = 1;
+  o.routing.threads = 1;
   ReplayResult r;
   ASSERT_TRUE(Replay(f, h, o, &r).ok());
   ASSERT_GE(r.events.size(), 4u);

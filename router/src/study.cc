@@ -233,22 +233,14 @@ std::vector<bool> FailedPorts(const Fabric& f, const FailureSet& fs) {
   return failed;
 }
 
-// Routes and validates; false (with the reason) when the engine cannot route `f`.
-bool RouteAndValidate(const RoutingEngine& engine, const Fabric& f, const StudyOptions& o,
-                      RoutingOutput* out, std::string* error) {
-  RoutingInput in;
-  in.fabric = &f;
-  in.num_vls = o.num_vls;
-  in.threads = o.threads;
-  Status s = engine.Route(in, out);
-  if (s.ok()) {
-    ValidationOptions vo;
-    vo.num_vls = o.num_vls;
-    vo.threads = o.threads;
-    ValidationReport report;
-    s = ValidateRouting(f, out->lfts, out->layers.size() > 0 ? &out->layers : nullptr,
-                        out->num_layers, vo, &report);
-  }
+// One routing pass of `engine` on `f`; false (with the reason) when it cannot route `f`.
+bool RouteAndValidate(const std::string& engine, const Fabric& f, const StudyOptions& o,
+                      RoutingResult* result, std::string* error) {
+  RoutingRequest request;
+  request.fabric = &f;
+  request.options = o.routing;
+  request.options.engine = engine;
+  const Status s = RunRoutingPass(request, result);
   if (!s.ok()) *error = s.message();
   return s.ok();
 }
@@ -261,10 +253,8 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
                                    std::to_string(o.links.size()) + " and " +
                                    std::to_string(o.switches.size()) + ")");
   }
-  std::vector<std::unique_ptr<RoutingEngine>> engines;
   for (const std::string& name : o.engines) {
-    engines.push_back(MakeRoutingEngine(name));
-    if (!engines.back()) {
+    if (!MakeRoutingEngine(name)) {
       return Status::InvalidArgument("study: no engine '" + name +
                                      "' (engines: " + RoutingEngineList() + ")");
     }
@@ -283,12 +273,18 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
     cluster_groups.push_back(ClusterGroups(r.endpoints, size, o.seed));
   }
   // The intact fabric's tables: what is disconnected until the engine reroutes.
-  const size_t ne = engines.size();
+  const size_t ne = o.engines.size();
   std::vector<RoutingOutput> intact(ne);
   r.intact_error.assign(ne, "");
+  r.intact_engine_used.assign(ne, "");
+  r.intact_notes.assign(ne, {});
   for (size_t e = 0; e < ne; ++e) {
     std::string error;
-    if (!RouteAndValidate(*engines[e], fabric, o, &intact[e], &error)) r.intact_error[e] = error;
+    RoutingResult routed;
+    if (!RouteAndValidate(o.engines[e], fabric, o, &routed, &error)) r.intact_error[e] = error;
+    r.intact_engine_used[e] = routed.inputs.engine;
+    r.intact_notes[e] = routed.Notes();
+    intact[e] = std::move(routed.output);
   }
   const size_t all = StudyPointCount(o);
   const size_t begin = std::min(o.point_begin, all);
@@ -327,9 +323,10 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
             cell.disconnected_before =
                 DisconnectedPairs(fabric, intact[e].lfts, intact[e].source_lid_offset, failed);
           }
-          RoutingOutput routed;
+          RoutingResult result;
           const auto t0 = std::chrono::steady_clock::now();
-          cell.routed = RouteAndValidate(*engines[e], degraded, o, &routed, &cell.error);
+          cell.routed = RouteAndValidate(o.engines[e], degraded, o, &result, &cell.error);
+          const RoutingOutput& routed = result.output;
           cell.route_ms =
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                   .count();
@@ -351,7 +348,7 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
             }
             FlowOptions fo;
             fo.source_lid_offset = &routed.source_lid_offset;
-            fo.threads = o.threads;
+            fo.threads = o.routing.threads;
             fo.alone = false;
             FlowReport fr;
             const Status fs = ComputeJobFlows(degraded, routed.lfts, jobs, fo, &fr);

@@ -3,8 +3,11 @@
 // fabric, and a small study end to end.
 #include "sar/study.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <numeric>
 #include <regex>
 #include <set>
@@ -15,6 +18,7 @@
 #include "sar/failures.h"
 #include "sar/generate.h"
 #include "sar/lids.h"
+#include "sar/routing_pass.h"
 #include "sar/shards.h"
 
 namespace sar {
@@ -63,6 +67,46 @@ Fabric Ft2(int m0, int m1, int lmc = 0) {
   lo.lmc = lmc;
   EXPECT_TRUE(AssignLids(lo, &f).ok());
   return f;
+}
+
+// Issue 37: the study routes through the one routing pass, so an alltoall job gets FORS and no
+// mapping gets dfsssp, with the notes RunRoutingPass itself gives on the same fabric.
+TEST(Study, RoutesThroughTheRoutingPass) {
+  const Fabric f = Ft2(4, 4);
+  std::string dir = "/tmp/sar_study_test.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string mapping = dir + "/jobs.map";
+  {
+    std::ofstream out(mapping);
+    const auto& h = f.hcas();
+    for (size_t i : {0, 1, 5, 9, 14}) out << f.hostname(h[i]) << " 7 alltoall\n";
+  }
+  for (const std::string& path : {mapping, std::string()}) {
+    StudyOptions o;
+    o.engines = {"sar"};
+    o.links = {0};
+    o.switches = {0};
+    o.cluster_sizes = {4};
+    o.routing.threads = 1;
+    o.routing.mapping_path = path;
+    StudyResult r;
+    ASSERT_TRUE(RunStudy(f, o, &r).ok());
+    RoutingRequest request;
+    request.fabric = &f;
+    request.options = o.routing;
+    RoutingResult pass;
+    ASSERT_TRUE(RunRoutingPass(request, &pass).ok());
+    ASSERT_EQ(r.intact_notes.size(), 1u);
+    EXPECT_EQ(r.intact_notes[0], pass.Notes());
+    EXPECT_EQ(r.intact_engine_used[0], path.empty() ? "dfsssp" : "sar");
+    const std::string want = path.empty() ? "job mapping (none given): routing with plain dfsssp"
+                                          : "fors job 7: 5 hosts";
+    bool noted = false;
+    for (const std::string& n : r.intact_notes[0]) noted = noted || n.rfind(want, 0) == 0;
+    EXPECT_TRUE(noted) << want;
+    ASSERT_EQ(r.points.size(), 1u);
+    EXPECT_TRUE(r.points[0].cells[0].routed) << r.points[0].cells[0].error;
+  }
 }
 
 TEST(Study, AllToAllOnAnIntactFullBisectionTreeReachesOnePerHost) {
@@ -154,7 +198,7 @@ TEST(Study, ShardsPutTogetherEqualTheUnsplitRun) {
   o.switches = {0, 0, 1};
   o.seeds = 3;
   o.cluster_sizes = {4};
-  o.threads = 1;
+  o.routing.threads = 1;
   StudyResult whole;
   ASSERT_TRUE(RunStudy(f, o, &whole).ok());
   ASSERT_EQ(StudyPointCount(o), 7u);

@@ -22,7 +22,7 @@
 //   A shard (ReplayOptions::event_begin/event_end) fills the samples of its events only, after
 //   rebuilding the tables the unsplit run has before its first event; put together, the shards'
 //   samples are the unsplit run's (cmd `replay --shard`, `merge`).
-// Thread-safety: pure functions of their arguments (the engines use options.threads).
+// Thread-safety: pure functions of their arguments (the engines use options.routing.threads).
 #pragma once
 
 #include <cstdint>
@@ -34,14 +34,17 @@
 #include "sar/fabric.h"
 #include "sar/flows.h"
 #include "sar/job_history.h"
+#include "sar/routing_pass.h"
 #include "sar/status.h"
 
 namespace sar {
 
 struct ReplayOptions {
   std::vector<std::string> engines = {"sar", "dfsssp"};
-  int num_vls = 8;
-  int threads = 0;
+  /// The options every reroute gets (sar/routing_pass.h), its engine replaced by each of
+  /// `engines` and its job set by the event's; num_vls, threads, sar_no_regret are the ones
+  /// replay sets.
+  RoutingOptions routing;
   /// Window in seconds after the history's first job start: events in [from_s, to_s).
   double from_s = 0;
   double to_s = std::numeric_limits<double>::infinity();
@@ -63,8 +66,6 @@ struct ReplayOptions {
   /// the engines, else the first).
   bool flows = true;
   std::string flow_baseline;
-  /// sar's no-regret stage (RoutingOptions::sar_no_regret).
-  bool sar_no_regret = false;
   /// Shard (sar/shards.h): fill only the samples of events [event_begin, event_end) (clamped to
   /// the events); the others stay default. The tables at event_begin are first rebuilt as the
   /// unsplit run has them: engines that ignore jobs route event 0; job-aware engines route
@@ -126,6 +127,9 @@ struct ReplaySample {
   /// job_flows.size() (kept when a shard's samples are read back without the per-job figures).
   int flow_jobs = 0;
   std::string engine_used;  // "dfsssp" for "sar" without multi-leaf jobs (the empty-mapping rule)
+  /// What the reroute's routing pass noted (RoutingResult::Notes; FORS plans, the empty-mapping
+  /// rule); empty for an event without reroute. Not kept in shards.
+  std::vector<std::string> notes;
 };
 
 struct ReplayResult {

@@ -1,36 +1,20 @@
-// The routing pass: what every caller of an engine does around it, in one place.
+// The routing pass: what every caller of an engine does around it, in one place, as stages
+// (router/src/pass/, one file each):
 //
-//   LoadRoutingInputs  fabric + options -> the engine to run and its inputs (job mapping with
-//                      patterns, node classes, roots), with the facts worth logging as notes;
-//   ValidateRouting    the one definition of valid tables (see below);
-//   RunRoutingPass     both around the engine.
+//   inputs        fabric + options -> the engine to run and its inputs (LoadRoutingInputs), with
+//                 the empty-mapping rule: engine "sar" without jobs routes as "dfsssp", noted;
+//   delta         previous tables and jobs for the engines' minimal-delta keep and stability;
+//   FORS overlay  engine "sar" on a 2-level fat-tree: alltoall jobs get per-job FORS plans first,
+//                 routed as fixed entries (withdrawn, noted, if the pass fails with them);
+//   engine        the engine, or one of its wrappers: migration mode (base LIDs by the engine,
+//                 highLIDs by updn) or the dmodc memory (RoutingMemory, incremental reroutes);
+//   validation    the one definition of valid tables (ValidateRouting);
+//   layer guard   an engine without layers cyclic only through switch-LID routes gets layers.
 //
-// `sar-route route`, `sar-route compare`, sar-filterd's planner (file mode and dry run) and the
-// OpenSM plugin (through sar/c.h) all use these, so "valid" means the same everywhere.
-//
-// The empty-mapping rule lives here: engine "sar" with no job (no mapping given, a missing
-// optional mapping, or one that lists no jobs) routes as plain "dfsssp", noted. SAR without jobs
-// is DFSSSP's balancing anyway; naming the engine used keeps logs and comparisons honest.
-//
-// The alltoall rule lives here too: with engine "sar" on a 2-level fat-tree (DetectFatTree2),
-// each alltoall job gets a per-job FORS plan (fors_job.h) before the engine runs; the entries
-// for the job's base LIDs go to the engine as fixed entries (RoutingInput::fixed), which SAR
-// routes first and balances every other job around, so every stage of the engine (delta keep,
-// stability, refinement and its all-pairs budget, layers) judges the final tables. The plans go
-// to *fors (if given) and are noted (phases against the lower bound, checked on the tables).
-// Jobs get different spine offsets (ChooseSpineOffset). Guaranteed: no link twice within one
-// phase of one job. Not guaranteed: anything across jobs (they are not synchronised). Elsewhere
-// alltoall jobs are SAR jobs, noted once. FORS never fails a pass: a job it cannot plan is routed
-// by SAR, and if routing or validation fails with the FORS entries, the pass routes again
-// without them (noted). In migration mode the entries are written over the engine's base tables
-// after it ran (noted) and judged by the validation.
-//
-// The memory rule lives here too: a caller that routes one fabric again and again (the OpenSM
-// plugin) may give the pass a RoutingMemory (RoutingInputs::memory). With engine "dmodc" outside
-// migration mode the pass then routes through the memory's DmodcRouter (sar/dmodc.h), whose
-// Reroute gives the engine's tables entry for entry, recomputing only what changed
-// switch-to-switch cables reach; the notes say "incremental reroute: <what was recomputed>" or
-// "full pass (<why>)". Validation is the same as always.
+// RunRoutingPass(RoutingRequest) runs them all and returns one RoutingResult. `sar-route route`,
+// `compare`, `study`, `replay`, `eval --source-lids`, sar-filterd's planner and the OpenSM plugin
+// (through sar/c.h) all route through it, so each gets the same rules and "valid" means the
+// same everywhere. Each stage's file says its rule in full.
 // Thread-safety: plain values and pure functions, except that a pass updates the RoutingMemory
 // it is given (one pass at a time per memory).
 #pragma once
@@ -45,6 +29,7 @@
 #include "sar/dmodc.h"
 #include "sar/engine.h"
 #include "sar/fabric.h"
+#include "sar/fors_job.h"
 #include "sar/jobs.h"
 #include "sar/lft.h"
 #include "sar/node_classes.h"
@@ -52,9 +37,6 @@
 #include "sar/trace.h"
 
 namespace sar {
-
-struct ForsJobPlan;  // fors_job.h
-struct ForsJobNone;  // fors_job.h
 
 struct RoutingOptions {
   std::string engine = "sar";
@@ -90,29 +72,16 @@ struct RoutingOptions {
   /// alltoall job that shares channels with other jobs slower in phases (sar-route
   /// --fors-only-where-faster, the plugin's fors_only_where_faster).
   bool fors_only_where_faster = false;
-  /// Migration mode, for the baseLID/highLID update protocol (SAR paper Sec. 3.3): every
-  /// endpoint port has LMC 1. Its base LID is routed by `engine` on layers 0..n-2, its highLID
-  /// (base + 1) by Up*/Down* on layer n-1, n = min(num_vls, max_layers) >= 2. The highLID
-  /// entries thus depend on the fabric, its LIDs and root_names only: no job mapping changes
-  /// them, so traffic moved to highLIDs keeps its paths while the base tables are replaced.
-  /// Switch LIDs are routed by `engine`. A route's layer follows its destination (an LFT
-  /// forwards by destination only): to a highLID, layer n-1; to a base LID, the engine's layer
-  /// of (source base LID, destination). Packets never mix base and high, but a mixed pair still
-  /// gets a layer whose dependencies the check has seen.
+  /// Migration mode, for the baseLID/highLID update protocol (SAR paper Sec. 3.3): LMC 1, base
+  /// LIDs by `engine`, highLIDs by Up*/Down* on the last usable layer (pass/migration.cc).
   bool migration = false;
   /// Minimal-delta updates: with previous tables (RoutingInputs::previous), the sar and dfsssp
   /// engines keep every previous entry that costs no quality (engines/delta_keep.h). False: a
   /// full recompute even when previous tables are given.
   bool delta = true;
-  /// Deadlock freedom as OpenSM's dfsssp promises it: switch port-0 LIDs (and so management
-  /// and SHARP traffic to switches) are sources and destinations in the channel dependency
-  /// check and in the layered engines' layers. An engine without layers whose one layer is then
-  /// cyclic gets layers from its tables (noted) when more than one lane is usable. The one-lane
-  /// rule: with one usable lane (max_layers 1, num_vls 1) the switch-LID routes cannot have a
-  /// lane of their own, so the engines layer and ValidateRouting checks CA pairs only
-  /// (ValidationReport::deadlock.switch_lids says which check ran). Migration mode keeps the check
-  /// between CAs (its layer discipline has no place for switch-LID routes yet). False: routes
-  /// between CAs only everywhere (the check before issue 33; `--hca-pairs-only`, for comparison).
+  /// Switch port-0 LIDs are sources and destinations of the deadlock check and the engines'
+  /// layers, as in OpenSM's dfsssp (the one-lane rule and the layer guard: pass/validation.cc,
+  /// pass/layer_guard.cc). False: routes between CAs only (`--hca-pairs-only`).
   bool switch_lids = true;
 };
 
@@ -138,13 +107,13 @@ struct RoutingInputs {
   std::vector<std::string> notes;
   /// The tables the switches hold now (`sar-route route --previous`, the plugin's current LFTs,
   /// replay's previous event); empty (no switches) = none. Set by the caller after
-  /// LoadRoutingInputs; used when options.delta.
+  /// LoadRoutingInputs (RoutingRequest::previous); used when options.delta (pass/delta.cc).
   LftSet previous;
   /// The job set `previous` was computed for (`route --previous-jobs`, the plugin's last
   /// mapping, replay's previous event); unset = unknown (an empty set is a known one); used
   /// with `previous`.
   std::optional<std::vector<ResolvedJob>> previous_jobs;
-  /// State kept between passes (the memory rule above); null = none, every pass from scratch.
+  /// State kept between passes (pass/dmodc_memory.cc); null = none, every pass from scratch.
   /// Set by the caller after LoadRoutingInputs; the pass updates it.
   RoutingMemory* memory = nullptr;
 
@@ -218,20 +187,65 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
 /// The validation options implied by the routing options.
 ValidationOptions ValidationFor(const RoutingOptions& options);
 
-/// Runs inputs.engine on the inputs (in migration mode: on the base LIDs, with Up*/Down* on the
-/// highLIDs, combined as RoutingOptions::migration says), then ValidateRouting. Engine notes are
-/// appended to out->notes. On error *out is unspecified. With `analysis`, the validating sweep also
-/// computes what `also` asks for (sar-filterd's planner judges its new tables by their metrics) and
-/// *analysis receives it. The analyses follow out->source_lid_offset (osrm2/osrm3) when the
-/// engine sets it.
-/// `fors` (if given) receives the FORS plans of the alltoall jobs whose entries are in the tables,
-/// `fors_none` (if given) every other alltoall job with the reason it has none (another engine,
-/// not a 2-level fat-tree, fewer than 2 hosts, hosts shared with an earlier alltoall job, two
-/// leaves without a common working spine, entries withdrawn): the "none" schedule file's reason.
-/// With inputs.memory and the engine dmodc (not in migration mode) the tables come from the
-/// memory's DmodcRouter::Reroute (the same input checks and tables as the engine) and a note says
-/// whether the pass was incremental and what it recomputed, or why it was a full one; an
-/// exception inside the reroute empties the memory (the next pass is a full one).
+/// One routing pass's request: the options, and what the caller holds in memory instead of files.
+struct RoutingRequest {
+  const Fabric* fabric = nullptr;  // kept alive by the caller while the result is used
+  RoutingOptions options;
+  /// The job set in memory (sar-filterd, replay, study); unset = read options.mapping_path
+  /// (which then only names the mapping in notes).
+  std::optional<JobMapping> mapping;
+  /// The tables the switches hold now (RoutingInputs::previous); empty = none.
+  LftSet previous;
+  /// The job set `previous` was computed for, resolved with options.job_hca_pairs
+  /// (RoutingInputs::previous_jobs); unset = unknown.
+  std::optional<JobMapping> previous_mapping;
+  /// State kept between passes (RoutingInputs::memory); null = none.
+  RoutingMemory* memory = nullptr;
+  /// Runs this engine instead of the one the inputs settled (tests inject their own).
+  const RoutingEngine* engine = nullptr;
+  /// What the validating sweep also computes (its layers and threads are the pass's); jobs
+  /// null = the pass's resolved jobs.
+  AnalysisOptions also;
+};
+
+/// Everything one pass gives. On a validation failure (Status::Failed from the validation) the
+/// tables, report and notes are those judged; on other errors only the notes so far are meaningful.
+struct RoutingResult {
+  /// What the inputs stage settled: inputs.engine is the engine used (the empty-mapping rule),
+  /// inputs.jobs the resolved jobs, inputs.notes its notes.
+  RoutingInputs inputs;
+  /// Tables, layers, the notes of the engine and the later stages, the engine's timings.
+  RoutingOutput output;
+  ValidationReport report;  // report.check_ms: the validation's time
+  AnalysisResult analysis;  // what RoutingRequest::also asked for, from the validating sweep
+  /// The FORS plans whose entries are in the tables, and every other alltoall job with the reason
+  /// it has none (another engine, not a 2-level fat-tree, fewer than 2 hosts, hosts shared with
+  /// an earlier alltoall job, no common working spine, entries withdrawn).
+  std::vector<ForsJobPlan> fors;
+  std::vector<ForsJobNone> fors_none;
+  /// The validation stage ran: a Status::Failed of the pass is then its verdict on the tables
+  /// (output, report, analysis as judged), not a failure to route.
+  bool validated = false;
+  double inputs_ms = 0;  // reading and settling the inputs
+  double route_ms = 0;   // output.paths_ms + output.layers_ms
+  /// inputs.notes, then output.notes: everything the pass says, in order.
+  std::vector<std::string> Notes() const;
+};
+
+/// The routing pass: the inputs stage, then the stages below. Errors: the inputs stage's
+/// (Corruption / IOError naming file:line, InvalidArgument), the engine's, or Status::Failed
+/// from the validation (ValidateRouting's messages).
+Status RunRoutingPass(const RoutingRequest& request, RoutingResult* result);
+/// The stages after the inputs, on inputs the caller settled (sar-filterd judges the current
+/// tables with them first); `engine` null = inputs.engine. result->inputs is left alone (it may
+/// be `inputs` itself). The analyses follow output.source_lid_offset (osrm2/osrm3) when the
+/// engine sets it. With inputs.memory and the engine dmodc (not in migration mode) an exception
+/// inside the reroute empties the memory (the next pass is a full one).
+Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine* engine,
+                      const AnalysisOptions& also, RoutingResult* result);
+
+/// The same pass with its result spread over separate outputs (kept for the unit tests written
+/// against it; new code uses RoutingResult).
 Status RunRoutingPass(const RoutingInputs& inputs, RoutingOutput* out, ValidationReport* report,
                       const AnalysisOptions& also = AnalysisOptions(),
                       AnalysisResult* analysis = nullptr, std::vector<ForsJobPlan>* fors = nullptr,

@@ -26,6 +26,7 @@
 
 #include "sar/fabric.h"
 #include "sar/lft.h"
+#include "sar/routing_pass.h"
 #include "sar/status.h"
 
 namespace sar {
@@ -76,8 +77,10 @@ struct StudyOptions {
   int seeds = 3;  // failure draws per step (seed 1..seeds, offset by `seed`)
   uint64_t seed = 1;
   std::vector<int> cluster_sizes = {4, 16};
-  int num_vls = 8;
-  int threads = 0;
+  /// What every pass gets (sar/routing_pass.h: FORS, the empty-mapping rule and the guards as
+  /// everywhere), its engine replaced by each of `engines`. Its mapping_path (default none) gives
+  /// the jobs the engines route for; the measured traffic stays all-to-all and the clusters.
+  RoutingOptions routing;
   /// Shard (sar/shards.h): only the points [point_begin, point_end) of the (step, draw) list
   /// (steps in order, draws of a step in seed order; a 0/0 step has one draw) are computed and
   /// kept in StudyResult::points; the fits are over those. Every shard routes the intact fabric
@@ -122,6 +125,10 @@ struct StudyResult {
   std::vector<StudyPoint> points;
   /// Per engine: the intact fabric routed? (else no disconnection counts for it)
   std::vector<std::string> intact_error;
+  /// Per engine: the engine the intact fabric's pass ran (the empty-mapping rule: "sar" without
+  /// jobs routes as "dfsssp") and everything that pass noted.
+  std::vector<std::string> intact_engine_used;
+  std::vector<std::vector<std::string>> intact_notes;
   std::vector<LinearFit> fit_alltoall;                // per engine, x = failed cables
   std::vector<LinearFit> fit_exchange;                // per engine
   std::vector<std::vector<LinearFit>> fit_clustered;  // [engine][cluster size]

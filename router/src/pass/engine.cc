@@ -1,0 +1,33 @@
+// The engine stage: the engine's tables for the pass, from the engine itself or one of its two
+// wrappers (migration.cc, dmodc_memory.cc), with the alltoall jobs' fixed entries where the
+// engine takes them (fors_overlay.cc).
+#include <algorithm>
+#include <chrono>
+
+#include "pass/stages.h"
+
+namespace sar::pass {
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int UsableLanes(int num_vls, int max_layers) {
+  return max_layers > 0 ? std::min(num_vls, max_layers) : num_vls;
+}
+
+Status RouteTables(const RoutingInputs& inputs, const RoutingEngine& engine,
+                   const std::vector<FixedEntry>* fixed, RoutingOutput* out) {
+  const bool dmodc_memory = inputs.memory != nullptr && engine.name() == "dmodc";
+  if (inputs.options.migration) {
+    SAR_RETURN_IF_ERROR(RouteMigration(inputs, engine, out));
+    if (dmodc_memory) out->notes.push_back("full pass (migration mode: the memory is not used)");
+    return Status::OK();
+  }
+  if (dmodc_memory) return RouteDmodcWithMemory(inputs, inputs.memory, out);
+  RoutingInput in = inputs.EngineInput();
+  in.fixed = fixed != nullptr && !fixed->empty() ? fixed : nullptr;
+  return engine.Route(in, out);
+}
+
+}  // namespace sar::pass

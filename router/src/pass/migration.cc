@@ -1,0 +1,174 @@
+// Migration mode as an engine wrapper, for the baseLID/highLID update protocol (SAR paper
+// Sec. 3.3; RoutingOptions::migration): the engine routes the base LIDs on layers 0..n-2,
+// Up*/Down* the highLIDs on layer n-1, and validation.cc checks that layer discipline.
+//
+// The rule (RoutingOptions::migration):
+// Migration mode, for the baseLID/highLID update protocol (SAR paper Sec. 3.3): every
+// endpoint port has LMC 1. Its base LID is routed by `engine` on layers 0..n-2, its highLID
+// (base + 1) by Up*/Down* on layer n-1, n = min(num_vls, max_layers) >= 2. The highLID
+// entries thus depend on the fabric, its LIDs and root_names only: no job mapping changes
+// them, so traffic moved to highLIDs keeps its paths while the base tables are replaced.
+// Switch LIDs are routed by `engine`. A route's layer follows its destination (an LFT
+// forwards by destination only): to a highLID, layer n-1; to a base LID, the engine's layer
+// of (source base LID, destination). Packets never mix base and high, but a mixed pair still
+// gets a layer whose dependencies the check has seen.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <utility>
+
+#include "pass/stages.h"
+
+namespace sar::pass {
+namespace {
+
+std::string LidHex(Lid lid) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%x", lid);
+  return buf;
+}
+
+// Migration mode needs LMC 1 on every endpoint: its base LID and its highLID.
+Status CheckMigrationLids(const Fabric& f) {
+  for (const PortRef& e : f.Endpoints()) {
+    if (f.base_lid(e) != 0 && f.lmc(e) != 1) {
+      return Status::InvalidArgument("migration mode needs LMC 1 on every HCA port: '" +
+                                     f.name(e.node) + "' port " + std::to_string(e.port) +
+                                     " has LMC " + std::to_string(f.lmc(e)));
+    }
+  }
+  return Status::OK();
+}
+
+// The fabric with each HCA port's LIDs replaced: `high` false keeps the base LID alone (LMC 0),
+// true gives the highLID (base + 1) alone. Switch LIDs stay. Node and switch order is kept, so
+// tables of a view index like tables of `f`.
+Status LidView(const Fabric& f, bool high, Fabric* out) {
+  *out = f;
+  out->ClearLids();
+  for (NodeId n = 0; n < f.num_nodes(); ++n) {
+    for (int p = 0; p <= f.num_ports(n); ++p) {
+      const PortRef r{n, p};
+      const Lid base = f.base_lid(r);
+      if (base == 0) continue;
+      if (f.is_switch(n)) {
+        SAR_RETURN_IF_ERROR(out->SetLid(r, base, f.lmc(r)));
+      } else {
+        SAR_RETURN_IF_ERROR(out->SetLid(r, high && f.lmc(r) >= 1 ? base + 1 : base, 0));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// The migration layer discipline (ValidationOptions::migration): every route to a highLID in
+// layer `last`, none to a base LID there. Mixed pairs are checked too: their layer decides which
+// dependencies they add.
+Status CheckMigrationLayers(const Fabric& f, const VirtualLayers* layers, int last) {
+  SAR_RETURN_IF_ERROR(CheckMigrationLids(f));
+  if (layers == nullptr) {
+    return Status::Failed("invalid routing: migration mode: the routes come without layers");
+  }
+  const std::vector<PortRef> ends = f.Endpoints();
+  for (const PortRef& s : ends) {
+    const Lid sb = f.base_lid(s);
+    if (sb == 0) continue;
+    for (const PortRef& d : ends) {
+      const Lid db = f.base_lid(d);
+      if (db == 0 || d.node == s.node) continue;
+      for (Lid sl : {sb, sb + 1}) {
+        const int to_base = layers->get(sl, db), to_high = layers->get(sl, db + 1);
+        if (to_high != last) {
+          return Status::Failed("invalid routing: migration mode: route lid " + LidHex(sl) +
+                                " -> highLID " + LidHex(db + 1) + " in layer " +
+                                std::to_string(to_high) + ", not the highLID layer " +
+                                std::to_string(last));
+        }
+        if (to_base >= last) {
+          return Status::Failed("invalid routing: migration mode: route lid " + LidHex(sl) +
+                                " -> base lid " + LidHex(db) + " in layer " +
+                                std::to_string(to_base) + ", which only highLID routes may use");
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Migration mode: `engine` on the base LIDs (layers 0..n-2), Up*/Down* on the highLIDs (layer
+// n-1), one table set. The highLID part sees no jobs, so it is the same for every mapping.
+Status RouteMigration(const RoutingInputs& inputs, const RoutingEngine& engine,
+                      RoutingOutput* out) {
+  const Fabric& f = *inputs.fabric;
+  const int lanes = UsableLanes(inputs.options.num_vls, inputs.options.max_layers);
+  if (lanes < 2) {
+    return Status::InvalidArgument(
+        "migration mode needs at least 2 virtual lanes (base layers and the highLID layer), " +
+        std::to_string(lanes) + " usable");
+  }
+  SAR_RETURN_IF_ERROR(CheckMigrationLids(f));
+  const auto t0 = std::chrono::steady_clock::now();
+  Fabric base_view, high_view;
+  SAR_RETURN_IF_ERROR(LidView(f, false, &base_view));
+  SAR_RETURN_IF_ERROR(LidView(f, true, &high_view));
+
+  RoutingInput in = inputs.EngineInput();
+  in.fabric = &base_view;
+  in.num_vls = lanes - 1;
+  RoutingOutput base;
+  SAR_RETURN_IF_ERROR(engine.Route(in, &base));
+
+  const std::unique_ptr<RoutingEngine> updn = MakeRoutingEngine("updn");
+  RoutingInput hin;
+  hin.fabric = &high_view;
+  hin.num_vls = 1;
+  hin.roots = inputs.roots;
+  hin.threads = inputs.options.threads;
+  hin.allow_disconnected = inputs.options.allow_disconnected;
+  RoutingOutput high;
+  const Status hs = updn->Route(hin, &high);
+  if (!hs.ok()) {
+    const std::string msg = "highLID routing (updn): " + hs.message();
+    return hs.code() == Status::Code::kFailed ? Status::Failed(msg) : Status::InvalidArgument(msg);
+  }
+
+  RoutingOutput r;
+  r.lfts = LftSet(f);
+  const Lid base_top = std::min(base.lfts.max_lid(), f.max_lid());
+  const std::vector<PortRef> ends = f.Endpoints();
+  for (int sw = 0; sw < f.num_switches(); ++sw) {
+    std::copy(base.lfts.row(sw), base.lfts.row(sw) + base_top + 1, r.lfts.mutable_row(sw));
+    for (const PortRef& e : ends) {
+      const Lid h = f.base_lid(e) + 1;
+      if (f.base_lid(e) != 0) r.lfts.set_port(sw, h, high.lfts.port(sw, h));
+    }
+  }
+  const int last = lanes - 1;
+  for (const PortRef& s : ends) {
+    const Lid sb = f.base_lid(s);
+    if (sb == 0) continue;
+    for (const PortRef& d : ends) {
+      const Lid db = f.base_lid(d);
+      if (db == 0 || d.node == s.node) continue;
+      const int layer = base.layers.get(sb, db);
+      r.layers.set(sb, db, layer);
+      r.layers.set(sb + 1, db, layer);
+      r.layers.set(sb, db + 1, last);
+      r.layers.set(sb + 1, db + 1, last);
+    }
+  }
+  r.num_layers = lanes;
+  r.layers_ms = base.layers_ms;
+  r.paths_ms = MsSince(t0) - base.layers_ms;
+  r.notes = std::move(base.notes);
+  r.notes.push_back("migration mode: base LIDs on layers 0.." + std::to_string(last - 1) +
+                    ", highLIDs by updn on layer " + std::to_string(last));
+  for (const std::string& n : high.notes) r.notes.push_back("highLIDs: " + n);
+  *out = std::move(r);
+  return Status::OK();
+}
+
+}  // namespace sar::pass
