@@ -35,45 +35,25 @@ def run(cmd):
     return p
 
 
-def leaves_of(topology):
-    """host -> leaf switch name, from the topology file's host lines ('"h00000"[1] ... "leaf"')."""
-    leaf, out = None, {}
-    with open(topology) as f:
-        for line in f:
-            if line.startswith("Switch"):
-                leaf = line.split('"')[1]
-            elif line.startswith("Ca"):
-                leaf = None
-            elif line.startswith("[") and leaf and '"h' in line:
-                out[line.split('"')[1]] = leaf
-    return out
-
-
-def tag_alltoall(mapping, topology):
-    """Tags the multi-leaf job with the most hosts alltoall; returns its id (None: no such job)."""
-    jobs = {}
-    with open(mapping) as f:
-        rows = [line.split() for line in f if line.strip() and not line.startswith("#")]
-    for host, job, *_ in rows:
-        jobs.setdefault(job, []).append(host)
-    leaf = leaves_of(topology)
-    multi = [j for j, hosts in jobs.items() if len({leaf.get(h) for h in hosts}) > 1]
-    if not multi:
-        return None
-    big = max(multi, key=lambda j: (len(jobs[j]), j))
-    with open(mapping, "w") as f:
-        for host, job, *_ in rows:
-            f.write(f"{host} {job}" + (" alltoall\n" if job == big else "\n"))
-    return big
-
-
-def times(sar_route, topo, lfts, mapping, schedules, key="time"):
-    """job -> its time (`key`: "time" with every job sending, "alone_time" alone)."""
+def judged(sar_route, topo, lfts, mapping, schedules=False):
+    """`sar-route eval`'s per-job records (id -> {time, alone_time, leaf_switches, ...}) of the
+    jobs with flows."""
     cmd = [sar_route, "eval", "--topology", topo, "--lfts", lfts, "--jobs", mapping, "--json"]
     if schedules:
         cmd += ["--schedules"]
     j = json.loads(run(cmd).stdout)
-    return {x["id"]: x[key] for x in (j.get("flows") or {}).get("jobs", []) if x.get("flows")}
+    leaves = {x["id"]: x["leaf_switches"] for x in j["jobs"]}
+    return {x["id"]: dict(x, leaf_switches=leaves.get(x["id"], 0))
+            for x in (j.get("flows") or {}).get("jobs", []) if x.get("flows")}
+
+
+def tag_alltoall(mapping, job):
+    """Rewrites the mapping with `job` tagged alltoall."""
+    with open(mapping) as f:
+        rows = [line.split() for line in f if line.strip() and not line.startswith("#")]
+    with open(mapping, "w") as f:
+        for host, j, *_ in rows:
+            f.write(f"{host} {j}" + (" alltoall\n" if j == job else "\n"))
 
 
 def one(args, work, fail, seed):
@@ -85,24 +65,26 @@ def one(args, work, fail, seed):
     mapping = os.path.join(work, f"jobs-{fail}-{seed}.map")
     run([args.sar_route, "jobmix", "-t", topo, "--seed", str(seed), "--min-size", "8",
          "--max-size", "64", "--utilization", "0.9", "-o", mapping])
-    job = tag_alltoall(mapping, topo)
-    if job is None:
-        return None
     sar, minhop = mapping + ".sar.lfts", mapping + ".minhop.lfts"
+    run([args.sar_route, "route", "-e", "minhop", "--topology", topo, "-o", minhop,
+         "--out-format", "compact"])
+    # minhop routes every job alike, so its figures need no tag; eval says which jobs span leaves.
+    base = judged(args.sar_route, topo, minhop, mapping)
+    multi = [j for j, x in base.items() if x["leaf_switches"] > 1]
+    if not multi:
+        return None
+    job = max(multi, key=lambda j: (base[j]["endpoints"], j))  # the largest multi-leaf job
+    tag_alltoall(mapping, job)
     p = run([args.sar_route, "route", "-e", "sar", "--topology", topo, "--jobs", mapping,
              "-o", sar, "--out-format", "compact", "--schedule-out", mapping])
     fors = "none" not in open(f"{mapping}.fors.{job}").read(4096).splitlines()[1].split()
-    run([args.sar_route, "route", "-e", "minhop", "--topology", topo, "-o", minhop,
-         "--out-format", "compact"])
-    at_once = times(args.sar_route, topo, sar, mapping, False)
-    phases = times(args.sar_route, topo, sar, mapping, True)
-    alone = times(args.sar_route, topo, sar, mapping, True, "alone_time")
-    base = times(args.sar_route, topo, minhop, mapping, False)
+    at_once = judged(args.sar_route, topo, sar, mapping)
+    phased = judged(args.sar_route, topo, sar, mapping, schedules=True)
     others = [j for j in base if j != job]
-    return dict(job=job, fors=fors, minhop=base[job], at_once=at_once[job],
-                phases=phases[job], alone=alone[job],
-                others_minhop=max((base[j] for j in others), default=0),
-                others_phases=max((phases[j] for j in others), default=0),
+    return dict(job=job, fors=fors, minhop=base[job]["time"], at_once=at_once[job]["time"],
+                phases=phased[job]["time"], alone=phased[job]["alone_time"],
+                others_minhop=max((base[j]["time"] for j in others), default=0),
+                others_phases=max((phased[j]["time"] for j in others), default=0),
                 notes=p.stderr.strip().splitlines()[-1:] if not fors else [])
 
 

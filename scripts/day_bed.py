@@ -30,6 +30,7 @@ import signal
 import subprocess
 import time
 
+import fors_mpi
 import migration_nodes
 import sar_testbed
 from filterd_process import FilterdProcess
@@ -740,8 +741,7 @@ class DayBed(StartStop):
         phase, is compared with `sar-route fors-schedule --host` for its host. Ranks run on this
         machine over shared memory; each is told its host by SAR_FORS_HOSTS_BY_RANK.
         Returns (verdict "ok" | "FAILED" | "skipped", text)."""
-        import fors_mpi
-        mpirun = fors_mpi.find_mpirun()
+        mpirun = shutil.which("mpirun")
         missing = [what for what, path in (("libsarfors", self.bins.sarfors),
                                            ("alltoall_check (a build tree's)",
                                             self.bins.alltoall_check), ("mpirun", mpirun))

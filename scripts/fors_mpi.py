@@ -6,7 +6,6 @@ Everything runs on this machine: Open MPI over shared memory, ranks given their 
 SAR_FORS_HOSTS_BY_RANK (one name per world rank), as libsarfors reads it."""
 
 import os
-import shutil
 import signal
 import subprocess
 
@@ -42,11 +41,6 @@ def mpi_env(base=None):
               "LD_PRELOAD"):
         env.pop(k, None)
     return env
-
-
-def find_mpirun():
-    """mpirun from PATH, or None."""
-    return shutil.which("mpirun")
 
 
 def mpirun_cmd(mpirun, contexts, program, lib=None, trace=None, flavor="openmpi"):
@@ -162,10 +156,9 @@ def run_job_exchange(mpirun, lib, program, sar_route, job, hosts, schedule, work
                 fails.append(e)
         return orders[host]
 
-    ncalls = {len(c) for c in per_rank}
-    if len(ncalls) != 1 or not ncalls.pop():
-        return False, "trace", [f"calls traced per rank differ or none: "
-                                f"{sorted({len(c) for c in per_rank})}"]
+    counts = {len(c) for c in per_rank}
+    if len(counts) != 1 or 0 in counts:
+        return False, "trace", [f"calls traced per rank differ or none: {sorted(counts)}"]
     for i in range(len(per_rank[0])):
         calls = [c[i] for c in per_rank]
         if not all(c["fors"] for c in calls):
