@@ -135,6 +135,16 @@ std::vector<PortId> FirstCycle(const Fabric& f, const std::set<Edge>& edges) {
   return {};
 }
 
+// The first layer of `cdg` whose dependencies close a cycle (-1: none), and that cycle.
+int FirstCyclicLayer(const Fabric& f, const Cdg& cdg, std::vector<PortId>* cycle) {
+  cycle->clear();
+  for (const auto& [layer, edges] : cdg) {
+    *cycle = FirstCycle(f, edges);
+    if (!cycle->empty()) return layer;
+  }
+  return -1;
+}
+
 uint64_t EdgeCount(const Cdg& cdg) {
   uint64_t n = 0;
   for (const auto& [layer, edges] : cdg) n += edges.size();
@@ -446,15 +456,8 @@ TEST(DeadlockTest, LayeredAgreesWithAWalkPerPairOnDegradedPgfts) {
     // Both checks; the seeds without valleys (seed % 4 == 0) check between CAs, acyclic.
     const bool switch_lids = seed % 2 == 1;
     const Cdg cdg = NaiveCdg(f, lfts, &layers, switch_lids);
-    int first_cyclic = -1;
     std::vector<PortId> cycle;
-    for (const auto& [layer, edges] : cdg) {
-      cycle = FirstCycle(f, edges);
-      if (!cycle.empty()) {
-        first_cyclic = layer;
-        break;
-      }
-    }
+    const int first_cyclic = FirstCyclicLayer(f, cdg, &cycle);
     for (int threads : {1, 2}) {
       SCOPED_TRACE(threads);
       AnalysisOptions o;
@@ -540,15 +543,8 @@ TEST(DeadlockTest, SingleLayerAgreesWithAWalkPerPairOnDegradedPgfts) {
       for (const bool switch_lids : {true, false}) {
         SCOPED_TRACE(switch_lids);
         const Cdg cdg = NaiveCdg(f, lfts, layers, switch_lids);
-        int first_cyclic = -1;
         std::vector<PortId> cycle;
-        for (const auto& [layer, edges] : cdg) {
-          cycle = FirstCycle(f, edges);
-          if (!cycle.empty()) {
-            first_cyclic = layer;
-            break;
-          }
-        }
+        const int first_cyclic = FirstCyclicLayer(f, cdg, &cycle);
         for (int threads : {1, 2}) {
           AnalysisOptions o;
           o.what = kAnalyseDeadlock;
