@@ -382,8 +382,10 @@ class Day:
         for r in self.rows:
             if r.get("mpi"):
                 label, job_id, verdict, text = r["mpi"]
-                out(f"\nMPI: at event {r['n']} alltoall job {label} ({job_id}) ran MPI_Alltoall "
-                    f"and MPI_Alltoallv under libsarfors: {verdict}: {text}")
+                out(f"\nMPI: at event {r['n']} alltoall job {label} ({job_id}): "
+                    + (f"its exchange under libsarfors was skipped: {text}"
+                       if verdict == "skipped" else
+                       f"ran MPI_Alltoall and MPI_Alltoallv under libsarfors: {verdict}: {text}"))
         migs = [r["migration"] for r in self.rows if r.get("migration")]
         if migs:
             tot = [m["ms"].get("total", 0) for m in migs]

@@ -32,11 +32,12 @@ if [[ "${1:-}" == engines ]]; then
   cmake --build build -j "$(nproc)" --target sar-route >/dev/null
   exec python3 scripts/demo.py --sar-route build/router/sar-route "$@"
 fi
-# The OpenSM plugin and the SLURM side exist where their headers are installed (install-deps.sh
-# installs them); the day uses them when built, else OpenSM's file engine and polling alone.
+# The OpenSM plugin, the SLURM side and libsarfors exist where their headers are installed
+# (install-deps.sh installs them); the day uses them when built, else OpenSM's file engine and
+# polling alone, and no alltoall job runs its MPI exchange.
 targets=(sar-route sar-filterd)
 available=$(cmake --build build --target help)
-for t in osmsar sar_pattern sar-notify sar-agent sar-migconsumer; do
+for t in osmsar sar_pattern sar-notify sar-agent sar-migconsumer sarfors alltoall_check; do
   if grep -qx "\.\.\. $t" <<<"$available"; then targets+=("$t"); fi
 done
 cmake --build build -j "$(nproc)" --target "${targets[@]}" >/dev/null
