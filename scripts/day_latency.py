@@ -8,14 +8,16 @@ from the logs of the three daemons (all on one machine, all in local time):
                  [...] [info]   + job 7 (...)    seen (an end: "- job <id> (", where the id is
                                                  the one sar-filterd recorded for those hosts)
                  [...] [info] file mode: new tables ... (routing and checks 41.0 ms,
-                               write 3.2 ms); SIGHUP sent                          (file mode)
+                               write 3.2 ms); SIGHUP sent (0.1 ms)                 (file mode)
                  [...] [info] reroute: wrote N multi-switch jobs to ..., triggered '<trigger>'
+                               (mapping write 0.4 ms, trigger 44.9 ms)
   OpenSM         Nov 21 14:57:28 101234 [..] 0x02 -> SUBNET UP                      tables pushed
                  (plugin: the pass's "osmsar: pass summary: ...", logged at routing-done)
 
 Stages: wait (job start or end -> the poll that saw it began), poll (the libslurm call), filter
 (filter + diff), routing (libsar in sar-filterd, or OpenSM's routing pass with the plugin), write
-(LFT file, file mode), push (signal -> OpenSM's SUBNET UP, less its routing pass: OpenSM notices
+(the mapping file, fsynced, and in file mode the LFT file), push (signal -> OpenSM's SUBNET UP,
+less its routing pass: OpenSM notices
 the signal, sweeps, loads and sends the changed LFT blocks). OpenSM sends the blocks before it
 logs SUBNET UP (docs/testbed.md), so SUBNET UP is when the tables are in the switches; with the
 plugin, a reroute logs no SUBNET UP, but the plugin logs one summary line per pass when OpenSM
@@ -30,7 +32,8 @@ _SLURM_TIME = re.compile(r"^\[\d{4}-\d\d-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})\]"
 _FILTERD_TIME = re.compile(r"^\[\d{4}-\d\d-(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{3})\]")
 _CYCLE = re.compile(r"\] cycle: .*\(poll ([\d.]+) ms, cycle ([\d.]+) ms\)")
 _FILE_MODE = re.compile(r"file mode: new tables .*\(routing and checks ([\d.]+) ms, write "
-                        r"([\d.]+) ms\)")
+                        r"([\d.]+) ms\)(?:; SIGHUP sent \(([\d.]+) ms\))?")
+_REROUTE = re.compile(r"reroute: wrote .*?(?:\(mapping write ([\d.]+) ms, trigger ([\d.]+) ms\))?$")
 
 
 def _month_seconds(m):
@@ -82,9 +85,16 @@ def filterd_reroute(filterd_log_text, seen_marker):
         if seen:
             f = _FILE_MODE.search(line)
             if f:
-                seen.update(routing_ms=float(f.group(1)), write_ms=float(f.group(2)), signal=t)
-            if "reroute: wrote" in line:
-                seen.setdefault("signal", t)
+                # The signal went out before the line: its own time is part of the push.
+                sighup_ms = float(f.group(3) or 0.0)
+                seen.update(routing_ms=float(f.group(1)), write_ms=float(f.group(2)),
+                            signal=t - sighup_ms / 1e3)
+            r = _REROUTE.search(line)
+            if r:
+                # The mapping file is written (and fsynced) before the trigger: a write stage.
+                seen["mapping_ms"] = float(r.group(1) or 0.0)
+                # Signal mode: the trigger (SIGUSR2) began trigger ms before this line.
+                seen.setdefault("signal", t - float(r.group(2) or 0.0) / 1e3)
                 return seen
     return None
 
@@ -169,5 +179,5 @@ def stages(slurmctld_log_text, filterd_log_text, opensm_log_text, job_id, osm_en
         osm_part = routing
     return dict(total=up - start, wait=max(0.0, fd["poll_start"] - start),
                 poll=fd["poll_ms"] / 1e3, filter=fd["filter_ms"] / 1e3, routing=routing,
-                write=(fd["write_ms"] or 0.0) / 1e3,
+                write=((fd["write_ms"] or 0.0) + fd.get("mapping_ms", 0.0)) / 1e3,
                 push=max(0.0, up - fd["signal"] - osm_part))  # the signal line can be late

@@ -33,12 +33,19 @@ Status Action::Apply(const ActionRequest& request) {
     spdlog::error("reroute: mapping not written, not triggering: {}", s.ToString());
   } else {
     TestStopPoint("mapping");
-    if (!(s = DoApply(request)).ok()) {
+    const double t1 = Seconds();
+    stats_.last_mapping_write_seconds = t1 - t0;
+    s = DoApply(request);
+    stats_.last_trigger_seconds = Seconds() - t1;
+    if (!s.ok()) {
       spdlog::error("reroute: mapping written ({} jobs) but trigger '{}' failed: {}",
                     request.jobs.size(), name(), s.ToString());
     } else {
-      spdlog::info("reroute: wrote {} multi-switch jobs to {}, triggered '{}'", request.jobs.size(),
-                   mapping_file_, name());
+      spdlog::info(
+          "reroute: wrote {} multi-switch jobs to {}, triggered '{}' (mapping write {:.1f} ms, "
+          "trigger {:.1f} ms)",
+          request.jobs.size(), mapping_file_, name(), stats_.last_mapping_write_seconds * 1e3,
+          stats_.last_trigger_seconds * 1e3);
     }
   }
   stats_.last_seconds = Seconds() - t0;

@@ -40,6 +40,10 @@ struct ActionStats {
   uint64_t mapping_write_failed = 0;  // of `failed`: the mapping file could not be written
   double last_seconds = 0;
   double total_seconds = 0;
+  // Of the last Apply: writing the mapping file (it is fsynced) and the trigger (DoApply), so
+  // the log splits a reroute's latency into stages (scripts/day_latency.py reads them).
+  double last_mapping_write_seconds = 0;
+  double last_trigger_seconds = 0;
 };
 
 class Action {
