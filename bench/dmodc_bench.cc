@@ -1,6 +1,6 @@
 // Scale benchmark for dmodc (issue 16): full reroute of a large degraded PGFT, then a reroute
-// after one more failed cable, from scratch and incrementally (DmodcRouter, sar/dmodc.h), with
-// median times over repetitions and the process's peak RSS. Not a test: it prints figures
+// after one more failed cable, from scratch and incrementally (DmodcRouter, sar/engines/dmodc.h),
+// with median times over repetitions and the process's peak RSS. Not a test: it prints figures
 // (docs/benchmarks.md).
 //
 //   build/bench/dmodc_bench [--spec pgft:3;32,32,44;1,32,32;1,1,1] [--fail-pct 1] [--reps 5]
@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "sar/dmodc.h"
-#include "sar/engine.h"
-#include "sar/failures.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
-#include "sar/routing_pass.h"
+#include "sar/engines/dmodc.h"
+#include "sar/engines/engine.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
+#include "sar/pass/routing_pass.h"
 
 namespace {
 

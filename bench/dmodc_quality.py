@@ -3,7 +3,7 @@
 
 Traffic: every host to every host (one job holding all hosts, `sar-route jobmix` with min = max
 size = the host count), so compare's max effective EFI is the all-pairs max EFI and its lower
-bound (sar/lower_bound.h) is the all-to-all bound.
+bound (sar/analysis/lower_bound.h) is the all-to-all bound.
 
 Intact PGFTs: Dmodk's all-pairs max EFI against the bound and against OpenSM ftree's (real tables
 read back from ibsim by `sar-route compare --opensm`).
@@ -230,7 +230,7 @@ def main():
         for d in degraded:
             print_degraded(*d)
         print("\nmax EFI: all-pairs max EFI (routes of every host pair crossing the busiest "
-              "switch-to-switch channel);\nbound: sar/lower_bound.h for all-to-all; refused: the "
+              "switch-to-switch channel);\nbound: sar/analysis/lower_bound.h for all-to-all; refused: the "
               "engine gave no tables (OpenSM: failed or fell back);\ninvalid: tables with loops; "
               "unreachable: share of (source, destination LID) pairs not delivered;\nbelow dmodc: "
               "seeds where the engine's max EFI was below dmodc's / seeds both routed validly.")

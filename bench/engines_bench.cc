@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "sar/engine.h"
-#include "sar/generate.h"
-#include "sar/jobs.h"
-#include "sar/lids.h"
+#include "sar/engines/engine.h"
+#include "sar/model/generate.h"
+#include "sar/model/jobs.h"
+#include "sar/model/lids.h"
 
 namespace {
 

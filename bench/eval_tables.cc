@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "sar/engine.h"
-#include "sar/fabric.h"
+#include "sar/engines/engine.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/topology.h"
+#include "sar/model/fabric.h"
 
 namespace {
 

@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "sar/engine.h"
-#include "sar/generate.h"
+#include "sar/analysis/metrics.h"
+#include "sar/analysis/trace.h"
+#include "sar/engines/engine.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
-#include "sar/lids.h"
-#include "sar/metrics.h"
-#include "sar/trace.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 
 namespace {
 

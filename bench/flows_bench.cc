@@ -1,6 +1,6 @@
-// Per-job max-min fair throughput (sar/flows.h) at scale: one event's whole computation (every
-// job at once, and each job alone) on a generated PGFT with a SLURM-like job mix, routed by one
-// of libsar's engines. Prints the event's size (hosts, jobs, flows, bundles) and the median
+// Per-job max-min fair throughput (sar/analysis/flows.h) at scale: one event's whole computation
+// (every job at once, and each job alone) on a generated PGFT with a SLURM-like job mix, routed by
+// one of libsar's engines. Prints the event's size (hosts, jobs, flows, bundles) and the median
 // wall time over --runs, beside the same run's routing time as the baseline it must stay below
 // (docs/benchmarks.md). The figure is measured, not asserted.
 //
@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "sar/engine.h"
-#include "sar/flows.h"
-#include "sar/generate.h"
-#include "sar/job_mix.h"
-#include "sar/jobs.h"
-#include "sar/lids.h"
+#include "sar/analysis/flows.h"
+#include "sar/engines/engine.h"
+#include "sar/model/generate.h"
+#include "sar/model/jobs.h"
+#include "sar/model/lids.h"
+#include "sar/study/job_mix.h"
 
 int main(int argc, char** argv) {
   std::string spec_text = "pgft:3;16,8,8;1,16,8;1,1,1", engine_name = "dfsssp";

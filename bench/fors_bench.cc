@@ -13,8 +13,8 @@
 #include <random>
 #include <vector>
 
-#include "sar/fors.h"
-#include "sar/fors_model.h"
+#include "sar/fors/fors.h"
+#include "sar/fors/fors_model.h"
 
 namespace {
 

@@ -14,11 +14,11 @@
 #include <random>
 #include <vector>
 
-#include "sar/fabric.h"
-#include "sar/fors.h"
-#include "sar/fors_job.h"
-#include "sar/fors_tables.h"
-#include "sar/lft.h"
+#include "sar/fors/fors.h"
+#include "sar/fors/fors_job.h"
+#include "sar/fors/fors_tables.h"
+#include "sar/model/fabric.h"
+#include "sar/model/lft.h"
 
 namespace {
 

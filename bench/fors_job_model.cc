@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "sar/engine.h"
-#include "sar/fors.h"
-#include "sar/fors_job.h"
-#include "sar/fors_tables.h"
-#include "sar/routing_pass.h"
-#include "sar/trace.h"
+#include "sar/analysis/trace.h"
+#include "sar/engines/engine.h"
+#include "sar/fors/fors.h"
+#include "sar/fors/fors_job.h"
+#include "sar/fors/fors_tables.h"
+#include "sar/pass/routing_pass.h"
 
 namespace {
 

@@ -9,12 +9,12 @@
 #include <cstdlib>
 #include <string>
 
-#include "sar/engine.h"
-#include "sar/generate.h"
+#include "sar/engines/engine.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
-#include "sar/lids.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 //   build/bench/plugin_pass_bench --engine dmodc [--spec pgft:3;32,32,44;1,32,32;1,1,1]
 //                                 [--fail-pct 1] [--threads 0] [--reroute 1]
 //
-// Engines that use jobs get a synthetic job mix (sar/job_mix.h) as the mapping file, as the
+// Engines that use jobs get a synthetic job mix (sar/study/job_mix.h) as the mapping file, as the
 // plugin reads it. --reroute 1: the first pass carries a memory handle (sar_memory_t, as the
 // plugin's passes do), then one more switch cable fails and the fabric is routed again twice,
 // with the memory (engine dmodc: incremental) and without (a full pass); the tables of the two
@@ -26,11 +26,11 @@
 
 #include "bench_util.h"
 #include "sar/c.h"
-#include "sar/failures.h"
-#include "sar/generate.h"
 #include "sar/io/job_file.h"
-#include "sar/job_mix.h"
-#include "sar/lids.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
+#include "sar/study/job_mix.h"
 
 namespace {
 

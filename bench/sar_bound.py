@@ -6,7 +6,7 @@ fabric (failures seeded), a fragmented job mix (`sar-route jobmix --run-length`:
 a few hosts per leaf on random leaves), then offline routing with our own engines only
 (`sar-route compare --json`, canonical node order as the plugin uses it): SAR with its
 refinement (the default), SAR without it (`--no-sar-refine`, the engine before the refinement),
-and DFSSSP. Printed per case: the mean lower bound (sar/lower_bound.h), SAR's mean max effective
+and DFSSSP. Printed per case: the mean lower bound (sar/analysis/lower_bound.h), SAR's mean max effective
 EFI before and after, the mean gap after (value / bound - 1), the mean all-pairs max EFI ratio
 SAR / DFSSSP, and SAR's median routing time.
 

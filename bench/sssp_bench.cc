@@ -1,5 +1,6 @@
 // The SSSP engines (sar, dfsssp) at scale (issue 16 item 3): one engine run on a generated PGFT
-// with a synthetic job mix (sar/job_mix.h, the same as `sar-route jobmix` with its defaults and
+// with a synthetic job mix (sar/study/job_mix.h, the same as `sar-route jobmix` with its defaults
+// and
 // --seed), timed as the engine reports it (paths_ms: shortest paths and SAR's refinement;
 // layers_ms: virtual layers), without the validation and the table dump that `sar-route route`
 // adds. Not a test: it prints figures (docs/benchmarks.md) and a hash of the tables and layers,
@@ -20,12 +21,12 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "sar/engine.h"
-#include "sar/failures.h"
-#include "sar/generate.h"
-#include "sar/job_mix.h"
-#include "sar/jobs.h"
-#include "sar/lids.h"
+#include "sar/engines/engine.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/jobs.h"
+#include "sar/model/lids.h"
+#include "sar/study/job_mix.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include "instance_lock.h"
 #include "job_set_diff.h"
 #include "log_file.h"
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 #include "server/control_socket.h"

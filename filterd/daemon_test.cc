@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "actions/recording_action.h"
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 #include "sources/replay_source.h"

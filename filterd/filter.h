@@ -14,7 +14,7 @@ namespace sar::filterd {
 
 struct FilterOptions {
   int min_leaves = 2;  // a job's traffic must span at least this many leaf switches
-  /// Which HCA ports of a job's hosts talk (sar/jobs.h): the span is TrafficLeafSpan's, the
+  /// Which HCA ports of a job's hosts talk (sar/model/jobs.h): the span is TrafficLeafSpan's, the
   /// router's rule (a one-host job never spans; rail-aligned traffic spans where rails cross).
   JobHcaPairs hca_pairs = JobHcaPairs::kRails;
   int64_t min_time_limit_min = 0;  // skip jobs whose time limit is below this (0 = keep all)

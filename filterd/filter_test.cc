@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "job_set_diff.h"
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 #include "test_fabrics.h"
 
 namespace sar::filterd {

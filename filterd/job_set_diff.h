@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "filter.h"
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 
 namespace sar::filterd {
 

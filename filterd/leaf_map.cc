@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "sar/io/file_util.h"
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 #include "sources/hostlist.h"
 
 namespace sar::filterd {

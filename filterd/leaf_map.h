@@ -1,5 +1,5 @@
 // Host -> leaf switches: which switch each of a SLURM host's HCA ports is cabled to, and the
-// port's rail (sar/jobs.h RailsOfPorts, the router's rule). Built from the fabric (an
+// port's rail (sar/model/jobs.h RailsOfPorts, the router's rule). Built from the fabric (an
 // ibnetdiscover/ibsim topology file; host = first word of the HCA's node description, or a name
 // from a node-name-map file), from OpenSM's subnet dump, or from SLURM's topology.conf (leaf = a
 // switch with Nodes=; it names no HCAs, so a host's ports there are on every rail).
@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sar/fabric.h"
+#include "sar/model/fabric.h"
 #include "sar/status.h"
 
 namespace sar::filterd {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "filter.h"
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 #include "sar/status.h"
 
 namespace sar::filterd {

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "sar/fabric.h"
+#include "sar/model/fabric.h"
 
 namespace sar::filterd {
 

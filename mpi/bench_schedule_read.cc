@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../bench/bench_util.h"
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 #include "sarfors_schedule.h"
 
 int main(int argc, char** argv) {

@@ -33,7 +33,7 @@
 #include "osmsar_config.h"
 #include "osmsar_subnet.h"
 #include "sar/c.h"
-#include "sar/migration_wire.h"
+#include "sar/migration/migration_wire.h"
 
 #define OSMSAR_ENGINE_NAME "sar"
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "sar/engine.h"
+#include "sar/engines/engine.h"
 #include "sar/io/file_util.h"
 #include "sar/io/line_reader.h"
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 #include "sar/status.h"
 
 namespace {

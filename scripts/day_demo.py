@@ -517,7 +517,7 @@ def _json_script(obj):
 
 def _chart(title, unit, rows, key, engines=("sar", "minhop")):
     """A line chart of one figure per event as a Vega-Lite specification (drawn by the page's
-    inlined Vega, as sar-route's reports are: router/include/sar/report_html.h): rows {n: event,
+    inlined Vega, as sar-route's reports are: router/include/sar/report/report_html.h): rows {n: event,
     v, s: series}; engines equal at every event are one series "sar = minhop", and the subtitle
     says so (one line would hide the other)."""
     series = {e: [float(key(r, e)) for r in rows] for e in engines}

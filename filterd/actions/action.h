@@ -21,7 +21,7 @@
 #include "actions/sm_process.h"
 #include "config.h"
 #include "filter.h"
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 #include "sar/status.h"
 
 namespace sar::filterd {

@@ -1,6 +1,6 @@
 #include "actions/route_planner.h"
 
-#include "sar/metrics.h"
+#include "sar/analysis/metrics.h"
 
 namespace sar::filterd {
 

@@ -13,11 +13,11 @@
 
 #include "filter.h"
 #include "job_set_diff.h"
-#include "sar/engine.h"
-#include "sar/fabric.h"
-#include "sar/fors_job.h"
-#include "sar/lft.h"
-#include "sar/routing_pass.h"
+#include "sar/engines/engine.h"
+#include "sar/fors/fors_job.h"
+#include "sar/model/fabric.h"
+#include "sar/model/lft.h"
+#include "sar/pass/routing_pass.h"
 #include "sar/status.h"
 
 namespace sar::filterd {
@@ -33,7 +33,7 @@ struct PlannerOptions {
 };
 
 /// The FORS outcome of a plan: what file mode publishes beside the mapping once OpenSM has the
-/// tables (sar/fors_job.h PublishForsSchedules).
+/// tables (sar/fors/fors_job.h PublishForsSchedules).
 struct PlannedFors {
   std::vector<ForsJobPlan> plans;
   std::vector<std::string> rows;  // FormatForsScheduleRows per plan

@@ -12,10 +12,10 @@
 #include "daemon.h"
 #include "engines/engine_test_util.h"
 #include "invalid_tables_test_util.h"
-#include "sar/engine.h"
-#include "sar/fors_job.h"
-#include "sar/generate.h"
+#include "sar/engines/engine.h"
+#include "sar/fors/fors_job.h"
 #include "sar/io/lft_dump.h"
+#include "sar/model/generate.h"
 #include "sources/replay_source.h"
 #include "test_util.h"
 

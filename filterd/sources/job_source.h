@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 #include "sar/status.h"
 
 namespace sar::filterd {

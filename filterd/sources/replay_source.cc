@@ -1,7 +1,7 @@
 #include "sources/replay_source.h"
 
 #include "sar/io/file_util.h"
-#include "sar/job_history.h"
+#include "sar/study/job_history.h"
 
 namespace sar::filterd {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 #include "sar/io/topology.h"
-#include "sar/lids.h"
-#include "sar/routing_pass.h"
+#include "sar/model/lids.h"
+#include "sar/pass/routing_pass.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

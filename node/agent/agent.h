@@ -5,7 +5,7 @@
 // are sends on the MadTransport and orders to the ConsumerControl, both non-blocking. Time comes
 // in as an argument, so the tests drive it with a fake clock.
 //
-// Phases as seen from a node (sar/migration_wire.h): UNPATH(epoch E, phase 1) -> tell the
+// Phases as seen from a node (sar/migration/migration_wire.h): UNPATH(epoch E, phase 1) -> tell the
 // consumers "move to high" -> when they all answered (or their deadline passed) ack phase 2,
 // resent with a new seq every ack_resend until RePath(E) arrives -> tell them "move back" ->
 // ack phase 4 (resent a few times, stopped by OpenSM's TrapRepress). Duplicates (same TID, same

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sar/migration_wire.h"
+#include "sar/migration/migration_wire.h"
 
 namespace sarmig {
 

@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <string>
 
-#include "sar/fabric_order.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
-#include "sar/lids.h"
+#include "sar/model/fabric_order.h"
+#include "sar/model/lids.h"
 
 namespace sarcli {
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "sar/engine.h"
-#include "sar/fabric.h"
-#include "sar/jobs.h"
-#include "sar/lft.h"
-#include "sar/routing_pass.h"
+#include "sar/engines/engine.h"
+#include "sar/model/fabric.h"
+#include "sar/model/jobs.h"
+#include "sar/model/lft.h"
+#include "sar/pass/routing_pass.h"
 #include "sar/status.h"
 
 namespace sarcli {
@@ -132,7 +132,7 @@ struct RoutingArgs {
   SarKnobs sar;
   sar::JobHcaPairs hca_pairs = sar::JobHcaPairs::kRails;
 };
-/// The one mapping from the command line to the routing pass's options (sar/routing_pass.h).
+/// The one mapping from the command line to the routing pass's options (sar/pass/routing_pass.h).
 sar::RoutingOptions RoutingOptionsFrom(const RoutingArgs& args, const std::string& engine);
 
 /// Reads the topology and settles its LIDs: a guid2lid file wins, then LIDs carried by the
@@ -143,7 +143,7 @@ sar::Status LoadFabric(const FabricArgs& args, sar::Fabric* fabric);
 sar::Status LoadFabricAndLfts(const FabricArgs& args, const std::vector<std::string>& lft_paths,
                               sar::Fabric* fabric, std::vector<sar::LftSet>* lfts);
 
-/// --job-hca-pairs rails|all (sar/jobs.h JobHcaPairs): which HCA ports of a job's hosts talk.
+/// --job-hca-pairs rails|all (sar/model/jobs.h JobHcaPairs): which HCA ports of a job's hosts talk.
 void AddJobHcaPairsOption(CLI::App* cmd, sar::JobHcaPairs* pairs);
 
 /// Reads the job mapping file at `path` (none if empty) and ties its hosts to the fabric's

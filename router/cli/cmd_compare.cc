@@ -21,18 +21,18 @@
 
 #include "cli_common.h"
 #include "flows_report.h"
-#include "sar/engine.h"
+#include "sar/analysis/lower_bound.h"
+#include "sar/analysis/metrics.h"
+#include "sar/analysis/oblivious.h"
+#include "sar/engines/engine.h"
 #include "sar/io/file_util.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/job_file.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
-#include "sar/jobs.h"
-#include "sar/lower_bound.h"
-#include "sar/metrics.h"
-#include "sar/oblivious.h"
-#include "sar/report_html.h"
-#include "sar/routing_pass.h"
+#include "sar/model/jobs.h"
+#include "sar/pass/routing_pass.h"
+#include "sar/report/report_html.h"
 
 extern char** environ;
 

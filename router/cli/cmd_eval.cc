@@ -11,15 +11,15 @@
 
 #include "cli_common.h"
 #include "flows_report.h"
-#include "sar/analysis.h"
-#include "sar/engine.h"
-#include "sar/fabric_order.h"
+#include "sar/analysis/analysis.h"
+#include "sar/analysis/lower_bound.h"
+#include "sar/analysis/oblivious.h"
+#include "sar/engines/engine.h"
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
-#include "sar/jobs.h"
-#include "sar/lower_bound.h"
-#include "sar/oblivious.h"
-#include "sar/routing_pass.h"
+#include "sar/model/fabric_order.h"
+#include "sar/model/jobs.h"
+#include "sar/pass/routing_pass.h"
 
 namespace sarcli {
 namespace {
@@ -43,7 +43,7 @@ struct EvalArgs {
   bool per_channel = false;
   std::vector<std::string> traffic;
   std::string source_lids;    // engine whose per-source LID choice the metrics follow
-  bool flows = true;          // per-job max-min fair throughput (sar/flows.h)
+  bool flows = true;          // per-job max-min fair throughput (sar/analysis/flows.h)
   bool schedules = false;     // alltoall jobs exchange in their published FORS phases
   std::string schedules_of;   // ... published beside this mapping instead of --jobs
   std::string baseline_lfts;  // per-job comparison against these tables

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/fors.h"
-#include "sar/fors_model.h"
-#include "sar/fors_tables.h"
+#include "sar/fors/fors.h"
+#include "sar/fors/fors_model.h"
+#include "sar/fors/fors_tables.h"
 #include "sar/io/file_util.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/lft_dump.h"

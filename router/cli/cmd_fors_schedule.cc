@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 
 namespace sarcli {
 namespace {

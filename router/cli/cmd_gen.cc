@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/failures.h"
-#include "sar/generate.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/topology.h"
-#include "sar/lids.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 
 namespace sarcli {
 namespace {

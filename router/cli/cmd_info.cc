@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/failures.h"
-#include "sar/node_classes.h"
+#include "sar/model/failures.h"
+#include "sar/model/node_classes.h"
 
 namespace sarcli {
 namespace {

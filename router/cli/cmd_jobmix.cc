@@ -1,5 +1,5 @@
-// sar-route jobmix: a synthetic job mix of a busy machine (see sar/job_mix.h) as a job mapping
-// file, for compare, eval and the quality benchmark.
+// sar-route jobmix: a synthetic job mix of a busy machine (see sar/study/job_mix.h) as a job
+// mapping file, for compare, eval and the quality benchmark.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -7,8 +7,8 @@
 
 #include "cli_common.h"
 #include "sar/io/job_file.h"
-#include "sar/job_mix.h"
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
+#include "sar/study/job_mix.h"
 
 namespace sarcli {
 namespace {

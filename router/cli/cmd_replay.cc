@@ -1,5 +1,5 @@
 // sar-route replay: a job history played on a fabric, rerouted by each engine at every change of
-// the multi-leaf job set (sar/replay.h does the work; this file reads options and prints).
+// the multi-leaf job set (sar/study/replay.h does the work; this file reads options and prints).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -17,12 +17,12 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/engine.h"
+#include "sar/engines/engine.h"
 #include "sar/io/file_util.h"
-#include "sar/job_history.h"
-#include "sar/replay.h"
-#include "sar/report_html.h"
-#include "sar/shards.h"
+#include "sar/report/report_html.h"
+#include "sar/study/job_history.h"
+#include "sar/study/replay.h"
+#include "sar/study/shards.h"
 #include "shard_run.h"
 
 namespace sarcli {

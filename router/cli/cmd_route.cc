@@ -1,7 +1,7 @@
 // sar-route route: run one routing engine on a fabric, check the result, write its tables.
 //
-// Inputs and checks are libsar's routing pass (sar/routing_pass.h), as in the OpenSM plugin and
-// sar-filterd: nothing is written unless ValidateRouting accepts the tables (every route
+// Inputs and checks are libsar's routing pass (sar/pass/routing_pass.h), as in the OpenSM plugin
+// and sar-filterd: nothing is written unless ValidateRouting accepts the tables (every route
 // delivered unless --allow-disconnected, no loops, at most --vls layers, each layer's channel
 // dependencies acyclic). Engine "sar" without jobs routes as plain dfsssp (noted; the JSON's
 // "engine" says which engine made the tables).
@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "cli_common.h"
-#include "sar/engine.h"
-#include "sar/fors_job.h"
+#include "sar/engines/engine.h"
+#include "sar/fors/fors_job.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
 #include "sar/io/layers_file.h"
 #include "sar/io/lft_dump.h"
-#include "sar/jobs.h"
-#include "sar/routing_pass.h"
+#include "sar/model/jobs.h"
+#include "sar/pass/routing_pass.h"
 
 namespace sarcli {
 namespace {

@@ -1,5 +1,5 @@
-// sar-route study: the fail-in-place study (sar/study.h does the work; this file reads options,
-// draws the steps from annual failure rates if asked, and prints).
+// sar-route study: the fail-in-place study (sar/study/study.h does the work; this file reads
+// options, draws the steps from annual failure rates if asked, and prints).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -15,10 +15,11 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "sar/engine.h"
+#include "sar/engines/engine.h"
 #include "sar/io/file_util.h"
-#include "sar/shards.h"
-#include "sar/study.h"
+#include "sar/report/report_html.h"
+#include "sar/study/shards.h"
+#include "sar/study/study.h"
 #include "shard_run.h"
 
 namespace sarcli {

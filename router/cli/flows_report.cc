@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 
 namespace sarcli {
 

@@ -1,5 +1,5 @@
-// The per-job max-min fair throughput (sar/flows.h) as sar-route's commands show it: the jobs'
-// traffic (all-to-all, or a published FORS schedule's phases), one JSON shape and one text
+// The per-job max-min fair throughput (sar/analysis/flows.h) as sar-route's commands show it: the
+// jobs' traffic (all-to-all, or a published FORS schedule's phases), one JSON shape and one text
 // table for eval, compare and replay.
 #pragma once
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "sar/fabric.h"
-#include "sar/flows.h"
-#include "sar/jobs.h"
+#include "sar/analysis/flows.h"
+#include "sar/model/fabric.h"
+#include "sar/model/jobs.h"
 #include "sar/status.h"
 
 namespace sarcli {

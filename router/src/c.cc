@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "sar/engine.h"
-#include "sar/fabric.h"
-#include "sar/fabric_order.h"
-#include "sar/fors_job.h"
+#include "sar/engines/engine.h"
+#include "sar/fors/fors_job.h"
 #include "sar/io/file_util.h"
-#include "sar/lft.h"
-#include "sar/migration_coordinator.h"
-#include "sar/migration_wire.h"
-#include "sar/routing_pass.h"
+#include "sar/migration/migration_coordinator.h"
+#include "sar/migration/migration_wire.h"
+#include "sar/model/fabric.h"
+#include "sar/model/fabric_order.h"
+#include "sar/model/lft.h"
+#include "sar/pass/routing_pass.h"
 #include "sar/status.h"
 
 struct sar_fabric_t {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sar/fabric.h"
-#include "sar/lft.h"
+#include "sar/model/fabric.h"
+#include "sar/model/lft.h"
 #include "test_fabrics.h"
 
 namespace sar::invalidtables {

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "sar/fabric.h"
-#include "sar/lft.h"
-#include "sar/trace.h"
+#include "sar/analysis/trace.h"
+#include "sar/model/fabric.h"
+#include "sar/model/lft.h"
 
 namespace sar::testfab {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 
 namespace {
 

@@ -15,12 +15,12 @@
 
 #include "command_test_util.h"
 #include "invalid_tables_test_util.h"
-#include "sar/failures.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/layers_file.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
-#include "sar/routing_pass.h"
+#include "sar/model/failures.h"
+#include "sar/pass/routing_pass.h"
 #include "test_fabrics.h"
 
 namespace sar {

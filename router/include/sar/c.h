@@ -1,4 +1,5 @@
-/* libsar's C API: the routing pass (sar/routing_pass.h) for C callers such as the OpenSM plugin.
+/* libsar's C API: the routing pass (sar/pass/routing_pass.h) for C callers such as the OpenSM
+ * plugin.
  *
  * In the style of LevelDB's c.h:
  *  - opaque handles made by *_create and freed by *_destroy;
@@ -170,7 +171,7 @@ const char* sar_result_note(const sar_result_t* result, int i); /* NULL if out o
 
 /* --- FORS schedules of alltoall jobs (docs/fors.md, docs/formats.md) ----------------------- */
 
-/* Alltoall jobs the pass gave FORS routes (sar/fors_job.h). */
+/* Alltoall jobs the pass gave FORS routes (sar/fors/fors_job.h). */
 int sar_result_num_fors_jobs(const sar_result_t* result);
 /* Alltoall jobs the pass gave none, and why (one line from the routing pass: e.g. the fabric is
  * not a 2-level fat-tree): worth a WARN line each. NULL if i is out of range. */
@@ -182,7 +183,7 @@ const char* sar_result_fors_none_reason(const sar_result_t* result, int i);
  * (docs/formats.md), leaves a file that already holds exactly this as it is, and removes the
  * files of jobs that are no longer alltoall jobs. `epoch` is recorded in the files it
  * writes. Never blocks on what it finds at a schedule's path (a FIFO is refused, a symbolic link
- * replaced; sar/fors_job.h). Call once the tables are in the switches (the plugin: at OpenSM's
+ * replaced; sar/fors/fors_job.h). Call once the tables are in the switches (the plugin: at OpenSM's
  * routing-done; in migration mode when the epoch that pushed them ended). A job whose file cannot
  * be written does not stop the others. Returns the number of schedules now current (0 without a
  * mapping file), -1 on error (*errptr: the first one). */
@@ -212,7 +213,8 @@ int sar_check_tables(const sar_fabric_t* fabric, const sar_options_t* options, u
 int sar_changed_ports(const sar_fabric_t* fabric, const sar_result_t* before,
                       const sar_result_t* after, uint64_t* port_guids, int max, char** errptr);
 
-/* --- The migration coordinator (sar/migration_coordinator.h) --------------------------------
+/* --- The migration coordinator (sar/migration/migration_coordinator.h)
+ * --------------------------------
  *
  * The baseLID/highLID protocol's state machine for the plugin's own thread: feed it events with
  * a monotonic time in milliseconds, pop and carry out its actions, write its status. It does no

@@ -24,9 +24,9 @@
 #include <tuple>
 #include <vector>
 
+#include "analysis/trace_parallel.h"
 #include "engines/switch_graph.h"
-#include "sar/lft.h"
-#include "trace_parallel.h"
+#include "sar/model/lft.h"
 
 namespace sar::internal {
 

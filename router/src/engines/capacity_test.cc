@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "engines/sssp_test_util.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 
 namespace sar {
 namespace {

@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "engines/switch_graph.h"
-#include "sar/fabric.h"
-#include "sar/jobs.h"
-#include "sar/lft.h"
+#include "sar/model/fabric.h"
+#include "sar/model/jobs.h"
+#include "sar/model/lft.h"
 
 namespace sar::internal {
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "engines/sssp_test_util.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
-#include "sar/routing_pass.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
+#include "sar/pass/routing_pass.h"
 #include "test_fabrics.h"
 
 namespace sar {

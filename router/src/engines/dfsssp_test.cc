@@ -2,9 +2,9 @@
 
 #include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
-#include "sar/failures.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 #include "test_fabrics.h"
 
 namespace sar {

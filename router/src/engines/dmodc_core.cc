@@ -9,7 +9,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "trace_parallel.h"
+#include "analysis/trace_parallel.h"
 
 namespace sar::internal {
 namespace {

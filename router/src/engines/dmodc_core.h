@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "engines/switch_graph.h"
-#include "sar/engine.h"
-#include "sar/lft.h"
+#include "sar/engines/engine.h"
+#include "sar/model/lft.h"
 #include "sar/status.h"
 
 namespace sar::internal {
@@ -144,7 +144,7 @@ void DmodcPullMin(uint8_t* dst, const uint8_t* src, int n);
 
 inline constexpr uint64_t kDmodcDividerCap = uint64_t{1} << 40;
 
-/// Everything one dmodc pass computed, kept by DmodcRouter (sar/dmodc.h) for the next one.
+/// Everything one dmodc pass computed, kept by DmodcRouter (sar/engines/dmodc.h) for the next one.
 struct DmodcRun {
   SwitchGraph g;
   DmodcPlan plan;

@@ -1,5 +1,5 @@
-// DmodcRouter (sar/dmodc.h): dmodc's full pass, and a reroute that recomputes only what changed
-// switch-to-switch cables can reach.
+// DmodcRouter (sar/engines/dmodc.h): dmodc's full pass, and a reroute that recomputes only what
+// changed switch-to-switch cables can reach.
 //
 // Why the incremental pass gives the full pass's tables (docs/engines.md, "Incremental reroute"):
 //  - Procedure 1 (costs, down costs, dividers) is recomputed row by row in the full pass's order
@@ -23,7 +23,7 @@
 
 #include "engines/dmodc_core.h"
 #include "engines/engines.h"
-#include "sar/dmodc.h"
+#include "sar/engines/dmodc.h"
 
 namespace sar {
 

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "engines/engine_test_util.h"
-#include "sar/dmodc.h"
-#include "sar/failures.h"
+#include "sar/engines/dmodc.h"
+#include "sar/model/failures.h"
 
 namespace sar {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
-#include "sar/routing_pass.h"
+#include "sar/pass/routing_pass.h"
 #include "test_fabrics.h"
 
 namespace sar {

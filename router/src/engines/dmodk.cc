@@ -9,9 +9,9 @@
 #include <atomic>
 #include <string>
 
+#include "analysis/trace_parallel.h"
 #include "engines/dmodc_core.h"
 #include "engines/engines.h"
-#include "trace_parallel.h"
 
 namespace sar::internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "sar/engine.h"
+#include "sar/engines/engine.h"
 
 #include <algorithm>
 #include <chrono>
@@ -41,8 +41,8 @@ std::string PortName(const Fabric& f, PortRef p) {
 
 // Job endpoints must be cabled HCA ports of this fabric (anything else would index the engines'
 // arrays out of range or route a LID nobody owns), host_of/rail_of must be empty or one per
-// endpoint, and num_leaf_switches must be JobLeafSpan (sar/jobs.h): SAR skips jobs below two, so
-// a wrong count silently drops or adds a job.
+// endpoint, and num_leaf_switches must be JobLeafSpan (sar/model/jobs.h): SAR skips jobs below two,
+// so a wrong count silently drops or adds a job.
 Status CheckJobs(const Fabric& f, const std::vector<ResolvedJob>& jobs) {
   for (const ResolvedJob& job : jobs) {
     for (const PortRef& p : job.endpoints) {

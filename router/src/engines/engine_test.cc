@@ -1,7 +1,7 @@
 // RoutingEngine::Route: the checks, timing and error contract every engine shares. Each bad input
 // is run through every engine MakeRoutingEngine knows and must fail the same way; a few fake
 // engines (test-only subclasses) show what Route does around DoRoute.
-#include "sar/engine.h"
+#include "sar/engines/engine.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engines/engine_test_util.h"
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 #include "test_fabrics.h"
 
 namespace sar {

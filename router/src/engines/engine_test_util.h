@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "sar/deadlock.h"
-#include "sar/engine.h"
-#include "sar/failures.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
-#include "sar/trace.h"
+#include "sar/analysis/deadlock.h"
+#include "sar/analysis/trace.h"
+#include "sar/engines/engine.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 
 namespace sar::enginetest {
 

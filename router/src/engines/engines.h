@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sar/engine.h"
+#include "sar/engines/engine.h"
 
 namespace sar::internal {
 
@@ -20,7 +20,7 @@ std::unique_ptr<RoutingEngine> NewOsrm2Engine();     // osrm2.cc
 std::unique_ptr<RoutingEngine> NewOsrm3Engine();     // osrm3.cc
 
 /// RoutingEngine::Route's input checks (engine.cc), for a pass run outside an engine object
-/// (DmodcRouter, sar/dmodc.h).
+/// (DmodcRouter, sar/engines/dmodc.h).
 Status CheckRoutingInput(const RoutingInput& in, std::vector<std::string>* notes);
 /// The same without the cable-connectivity check (DmodcRouter's incremental pass, whose own
 /// checks fall back to the full pass wherever connectivity could have changed).

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "engines/switch_graph.h"
-#include "sar/engine.h"
+#include "sar/engines/engine.h"
 
 namespace sar::internal {
 

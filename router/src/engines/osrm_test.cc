@@ -7,8 +7,8 @@
 
 #include "engines/engine_test_util.h"
 #include "gtest/gtest.h"
-#include "sar/oblivious.h"
-#include "sar/routing_pass.h"
+#include "sar/analysis/oblivious.h"
+#include "sar/pass/routing_pass.h"
 
 namespace sar {
 namespace {

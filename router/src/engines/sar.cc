@@ -19,9 +19,9 @@
 #include "engines/engines.h"
 #include "engines/sar_refine.h"
 #include "engines/sssp_core.h"
-#include "sar/flows.h"
-#include "sar/lower_bound.h"
-#include "sar/study.h"
+#include "sar/analysis/flows.h"
+#include "sar/analysis/lower_bound.h"
+#include "sar/study/study.h"
 
 namespace sar::internal {
 namespace {
@@ -109,9 +109,9 @@ std::string RefineNote(const RefineStats& st) {
 }
 
 // No job regrets SAR (RoutingInput::sar_no_regret): a multi-switch job whose exchange time
-// (sar/flows.h: its slowest flow, every such job all-to-all at once) would be longer on `lfts`
-// than on dfsssp's paths for the same fabric gets dfsssp's entries for its members' base LIDs,
-// the LIDs its own traffic uses. Taking a job's routes back changes what the others share, so
+// (sar/analysis/flows.h: its slowest flow, every such job all-to-all at once) would be longer on
+// `lfts` than on dfsssp's paths for the same fabric gets dfsssp's entries for its members' base
+// LIDs, the LIDs its own traffic uses. Taking a job's routes back changes what the others share, so
 // it repeats until no job is slower; a job once taken back stays so. A job taken back that is
 // still slower is held back by other jobs' routes: every job sharing a channel with it comes
 // back too (every job, if those all are). With every job taken back, every intra-job route is

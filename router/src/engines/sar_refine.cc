@@ -10,8 +10,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "analysis/trace_parallel.h"
 #include "big_array.h"
-#include "trace_parallel.h"
 #include "work_pool.h"
 
 namespace sar::internal {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "engines/switch_graph.h"
-#include "sar/lft.h"
+#include "sar/model/lft.h"
 
 namespace sar::internal {
 

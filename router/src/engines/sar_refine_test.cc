@@ -11,10 +11,10 @@
 #include <string>
 
 #include "engines/sssp_test_util.h"
-#include "sar/engine.h"
-#include "sar/failures.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
+#include "sar/engines/engine.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 
 namespace sar::internal {
 namespace {

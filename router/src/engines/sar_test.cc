@@ -5,12 +5,12 @@
 
 #include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
-#include "sar/failures.h"
-#include "sar/flows.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
-#include "sar/lower_bound.h"
-#include "sar/metrics.h"
+#include "sar/analysis/flows.h"
+#include "sar/analysis/lower_bound.h"
+#include "sar/analysis/metrics.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 #include "test_fabrics.h"
 
 namespace sar {
@@ -125,10 +125,10 @@ TEST(Sar, DegradedTreeWithJobsAndLmc) {
 }
 
 // No job regrets SAR (RoutingInput::sar_no_regret): on degraded 2- and 3-level trees with
-// random job mixes, no multi-switch job's exchange time (sar/flows.h, every such job all-to-all
-// at once) is longer under SAR than under dfsssp, the tables stay valid, the all-pairs maximum
-// stays at SAR's or dfsssp's and the max effective EFI at most dfsssp's. Without the stage some
-// job is slower on these cases (else the property would say nothing).
+// random job mixes, no multi-switch job's exchange time (sar/analysis/flows.h, every such job
+// all-to-all at once) is longer under SAR than under dfsssp, the tables stay valid, the all-pairs
+// maximum stays at SAR's or dfsssp's and the max effective EFI at most dfsssp's. Without the stage
+// some job is slower on these cases (else the property would say nothing).
 TEST(SarNoRegret, NoJobSlowerThanUnderDfssspOnDegradedTrees) {
   int regrets_without = 0;
   for (const char* text : {"pgft:2;8,6;1,6;1,1", "pgft:3;4,4,3;1,4,4;1,1,1"}) {

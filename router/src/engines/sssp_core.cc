@@ -6,7 +6,7 @@
 #include <string>
 
 #include "engines/delta_keep.h"
-#include "sar/virtual_layers.h"
+#include "sar/engines/virtual_layers.h"
 
 namespace sar::internal {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "engines/switch_graph.h"
-#include "sar/engine.h"
-#include "sar/lft.h"
+#include "sar/engines/engine.h"
+#include "sar/model/lft.h"
 
 namespace sar::internal {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engines/engine_test_util.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 #include "test_fabrics.h"
 
 namespace sar::internal {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "sar/deadlock.h"
-#include "sar/engine.h"
-#include "sar/jobs.h"
-#include "sar/metrics.h"
-#include "sar/trace.h"
+#include "sar/analysis/deadlock.h"
+#include "sar/analysis/metrics.h"
+#include "sar/analysis/trace.h"
+#include "sar/engines/engine.h"
+#include "sar/model/jobs.h"
 
 namespace sar::sssptest {
 

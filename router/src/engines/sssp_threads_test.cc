@@ -12,8 +12,8 @@
 
 #include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 
 namespace sar {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sar/fabric.h"
+#include "sar/model/fabric.h"
 #include "sar/status.h"
 
 namespace sar::internal {

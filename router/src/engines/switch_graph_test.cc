@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engines/engine_test_util.h"
-#include "sar/generate.h"
+#include "sar/model/generate.h"
 #include "test_fabrics.h"
 
 namespace sar::internal {

@@ -32,10 +32,10 @@
 #include <numeric>
 #include <vector>
 
+#include "analysis/trace_parallel.h"
 #include "engines/balanced_fill.h"
 #include "engines/engines.h"
 #include "engines/switch_graph.h"
-#include "trace_parallel.h"
 
 namespace sar::internal {
 namespace {

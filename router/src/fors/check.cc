@@ -2,7 +2,7 @@
 // planner so that a bug there cannot hide itself here.
 #include <string>
 
-#include "sar/fors.h"
+#include "sar/fors/fors.h"
 
 namespace sar {
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "sar/fors.h"
+#include "sar/fors/fors.h"
 #include "sar/io/file_util.h"
 
 namespace sar {

@@ -1,5 +1,5 @@
 // FORS schedule and routing, checked against the paper's lemmas and by an independent counter.
-#include "sar/fors.h"
+#include "sar/fors/fors.h"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 #include <array>
 #include <string>
 
-#include "sar/fors_job.h"
-#include "sar/trace.h"
+#include "sar/analysis/trace.h"
+#include "sar/fors/fors_job.h"
 
 namespace sar {
 namespace {

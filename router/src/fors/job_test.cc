@@ -11,12 +11,12 @@
 #include <future>
 #include <random>
 
-#include "sar/engine.h"
-#include "sar/flows.h"
-#include "sar/fors_job.h"
+#include "sar/analysis/flows.h"
+#include "sar/analysis/metrics.h"
+#include "sar/engines/engine.h"
+#include "sar/fors/fors_job.h"
 #include "sar/io/file_util.h"
-#include "sar/metrics.h"
-#include "sar/routing_pass.h"
+#include "sar/pass/routing_pass.h"
 #include "test_fabrics.h"
 
 namespace sar {

@@ -2,8 +2,8 @@
 // the job's routes all at once without FORS (docs/fors.md, "Only where it helps").
 #include <algorithm>
 
-#include "sar/flows.h"
-#include "sar/fors_job.h"
+#include "sar/analysis/flows.h"
+#include "sar/fors/fors_job.h"
 
 namespace sar {
 

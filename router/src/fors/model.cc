@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "sar/fors_model.h"
+#include "sar/fors/fors_model.h"
 
 namespace sar {
 namespace {

@@ -2,8 +2,8 @@
 // premise), failures make the baselines congest, and FORS's time is its phase count.
 #include <gtest/gtest.h>
 
-#include "sar/fors.h"
-#include "sar/fors_model.h"
+#include "sar/fors/fors.h"
+#include "sar/fors/fors_model.h"
 
 namespace sar {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fors/list_edge_colouring.h"
-#include "sar/fors.h"
+#include "sar/fors/fors.h"
 
 namespace sar {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "sar/fors.h"
+#include "sar/fors/fors.h"
 
 namespace sar {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 #include "sar/io/file_util.h"
 
 namespace sar {

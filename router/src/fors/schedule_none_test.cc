@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "sar/fors_job.h"
-#include "sar/routing_pass.h"
+#include "sar/fors/fors_job.h"
+#include "sar/pass/routing_pass.h"
 #include "test_fabrics.h"
 
 namespace sar {

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "sar/fors_job.h"
+#include "sar/fors/fors_job.h"
 
 namespace sar {
 namespace {

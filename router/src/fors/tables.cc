@@ -3,11 +3,11 @@
 #include <deque>
 #include <string>
 
-#include "sar/failures.h"
-#include "sar/fors_tables.h"
-#include "sar/generate.h"
-#include "sar/lids.h"
-#include "sar/trace.h"
+#include "sar/analysis/trace.h"
+#include "sar/fors/fors_tables.h"
+#include "sar/model/failures.h"
+#include "sar/model/generate.h"
+#include "sar/model/lids.h"
 
 namespace sar {
 namespace {

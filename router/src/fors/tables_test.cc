@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "sar/fors.h"
-#include "sar/fors_tables.h"
-#include "sar/trace.h"
+#include "sar/analysis/trace.h"
+#include "sar/fors/fors.h"
+#include "sar/fors/fors_tables.h"
 
 namespace sar {
 namespace {

@@ -17,7 +17,7 @@
 #include "io/test_util.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
-#include "sar/node_classes.h"
+#include "sar/model/node_classes.h"
 
 namespace sar {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "sar/fabric.h"
+#include "sar/model/fabric.h"
 
 namespace sar::io::testing {
 

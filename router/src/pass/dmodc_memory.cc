@@ -1,7 +1,7 @@
 // The dmodc memory as an engine wrapper (RoutingInputs::memory): a caller that routes one
 // fabric again and again (the OpenSM plugin) gives the pass a RoutingMemory, and with engine
-// "dmodc" outside migration mode the pass routes through its DmodcRouter (sar/dmodc.h), whose
-// Reroute gives the engine's tables entry for entry, recomputing only what changed
+// "dmodc" outside migration mode the pass routes through its DmodcRouter (sar/engines/dmodc.h),
+// whose Reroute gives the engine's tables entry for entry, recomputing only what changed
 // switch-to-switch cables reach; the notes say "incremental reroute: <what was recomputed>" or
 // "full pass (<why>)". Validation is the same as always.
 #include <algorithm>

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "pass/stages.h"
-#include "sar/virtual_layers.h"
+#include "sar/engines/virtual_layers.h"
 
 namespace sar::pass {
 

@@ -1,4 +1,5 @@
-// The routing pass's stages (sar/routing_pass.h), one file each, in the order pass.cc runs them:
+// The routing pass's stages (sar/pass/routing_pass.h), one file each, in the order pass.cc runs
+// them:
 //
 //   inputs.cc        fabric + options -> RoutingInputs (jobs, classes, roots, the empty-mapping
 //                    rule); the engine's RoutingInput
@@ -13,16 +14,16 @@
 //   layer_guard.cc   an engine without layers that is cyclic only through switch-LID routes
 //                    gets virtual layers from its tables
 //
-// Internal to libsar: callers use sar/routing_pass.h.
+// Internal to libsar: callers use sar/pass/routing_pass.h.
 #pragma once
 
 #include <chrono>
 #include <string>
 #include <vector>
 
-#include "sar/engine.h"
-#include "sar/fors_job.h"
-#include "sar/routing_pass.h"
+#include "sar/engines/engine.h"
+#include "sar/fors/fors_job.h"
+#include "sar/pass/routing_pass.h"
 
 namespace sar::pass {
 

@@ -1,4 +1,5 @@
-// The validation stage: the one definition of valid tables (ValidateRouting, sar/routing_pass.h).
+// The validation stage: the one definition of valid tables (ValidateRouting,
+// sar/pass/routing_pass.h).
 //
 // The switch-LID rule (RoutingOptions::switch_lids):
 // Deadlock freedom as OpenSM's dfsssp promises it: switch port-0 LIDs (and so management

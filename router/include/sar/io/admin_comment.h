@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 
 namespace sar {
 

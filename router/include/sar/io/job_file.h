@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "sar/jobs.h"
+#include "sar/model/jobs.h"
 #include "sar/status.h"
 
 namespace sar {

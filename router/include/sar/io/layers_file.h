@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "sar/lft.h"
+#include "sar/model/lft.h"
 #include "sar/status.h"
 
 namespace sar {

@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "sar/fabric.h"
-#include "sar/lft.h"
+#include "sar/model/fabric.h"
+#include "sar/model/lft.h"
 #include "sar/status.h"
 
 namespace sar {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sar/fabric.h"
+#include "sar/model/fabric.h"
 #include "sar/status.h"
 
 namespace sar {

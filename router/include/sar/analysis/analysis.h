@@ -1,0 +1,67 @@
+// Several analyses of one routing in one sweep over the destinations.
+//
+// Tracing, the deadlock check, the metrics and the link loads all look at the same thing: the
+// tree of routes the LFTs define towards each destination LID. AnalyseRouting builds each tree
+// once (in parallel over destinations) and lets every requested analysis read it, instead of
+// each analysis building all trees again. The results are exactly those of TraceAll,
+// CheckDeadlock, ComputeMetrics and ComputeLinkLoad (which are this function with one analysis
+// requested).
+#pragma once
+
+#include <vector>
+
+#include "sar/analysis/deadlock.h"
+#include "sar/analysis/metrics.h"
+#include "sar/analysis/trace.h"
+#include "sar/analysis/traffic.h"
+#include "sar/model/fabric.h"
+#include "sar/model/jobs.h"
+#include "sar/model/lft.h"
+#include "sar/status.h"
+
+namespace sar {
+
+/// What to compute (bit set).
+enum AnalysisKind : unsigned {
+  kAnalyseTrace = 1u << 0,                // AnalysisResult::trace (TraceAll)
+  kAnalyseDeadlock = 1u << 1,             // ::deadlock: CheckDeadlock with options.layers
+  kAnalyseSingleLayerDeadlock = 1u << 2,  // ::single_layer: CheckDeadlock with no layers
+  kAnalyseMetrics = 1u << 3,              // ::metrics (ComputeMetrics with options.jobs)
+  // Link loads are computed for each of options.traffic (ComputeLinkLoad), no flag needed.
+};
+
+struct AnalysisOptions {
+  unsigned what = 0;   // AnalysisKind bits
+  TraceOptions trace;  // its `threads` is not used: `threads` below is
+  /// kAnalyseDeadlock: the virtual layer of each route; nullptr = every route in layer 0.
+  const VirtualLayers* layers = nullptr;
+  /// Deadlock checks: switch port-0 LIDs are sources and destinations too (CheckDeadlock).
+  /// False: routes between endpoints only (the check before issue 33, for comparison).
+  bool deadlock_switch_lids = true;
+  /// kAnalyseMetrics: the jobs whose effective EFI is wanted; nullptr = none.
+  const std::vector<ResolvedJob>* jobs = nullptr;
+  std::vector<TrafficSpec> traffic;  // one LinkLoad each
+  int threads = 0;                   // 0 = hardware concurrency
+  /// Per endpoint (Fabric::Endpoints() order): which LID of each destination the source sends
+  /// to (RoutingOutput::source_lid_offset, SourceLid in sar/model/lids.h; osrm2/osrm3 route per
+  /// source group). Null or empty = base LIDs. Every analysis follows it: the metrics, link loads
+  /// and the trace (without trace.all_lids) count each source's route to the LID it uses. Its size
+  /// must be the number of endpoints.
+  const std::vector<uint8_t>* source_lid_offset = nullptr;
+};
+
+struct AnalysisResult {
+  TraceReport trace;
+  DeadlockReport deadlock;
+  DeadlockReport single_layer;
+  Metrics metrics;
+  std::vector<LinkLoad> traffic;  // per options.traffic
+};
+
+/// Fills the parts of *out that options.what (and options.traffic) ask for; the others are left
+/// default. Fails, computing nothing, when the tables do not fit the fabric or a traffic spec is
+/// invalid.
+Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOptions& options,
+                      AnalysisResult* out);
+
+}  // namespace sar

@@ -1,0 +1,31 @@
+// Deadlock check: the channel dependency graph (CDG) of each virtual layer must be acyclic
+// (Dally & Seitz). A dependency c1 -> c2 exists in layer L if some route of layer L crosses
+// switch-to-switch channel c1 and then c2. Routes are read from the LFTs.
+#pragma once
+
+#include <vector>
+
+#include "sar/model/fabric.h"
+#include "sar/model/lft.h"
+#include "sar/status.h"
+
+namespace sar {
+
+struct DeadlockReport {
+  bool deadlock_free = true;
+  int layers = 1;
+  int cyclic_layer = -1;      // first layer with a cycle
+  std::vector<PortId> cycle;  // its channels, in order (cycle.front() follows cycle.back())
+  uint64_t dependencies = 0;  // edges in all CDGs
+  bool switch_lids = true;    // switch port-0 LIDs were sources and destinations
+};
+
+/// With layers == nullptr every route is in layer 0. Routes between terminals count: endpoints
+/// (base and LMC LIDs) and, with `switch_lids` (the default, as OpenSM's dfsssp counts them),
+/// every switch's port 0 with a LID, whose routes start at the switch itself. A route's layer is
+/// layers->get(source LID, destination LID) for each LID of the source. Looping routes add the
+/// dependencies of their loop. Runs on all hardware threads.
+Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                     DeadlockReport* out, bool switch_lids = true);
+
+}  // namespace sar

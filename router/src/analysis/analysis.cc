@@ -1,0 +1,61 @@
+#include "sar/analysis/analysis.h"
+
+#include <memory>
+
+#include "analysis/destination_sweep.h"
+#include "analysis/sweep_visitors.h"
+
+namespace sar {
+
+Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOptions& options,
+                      AnalysisResult* out) {
+  SAR_RETURN_IF_ERROR(lfts.CheckFits(fabric));
+  const std::vector<uint8_t>* offsets = options.source_lid_offset;
+  if (offsets != nullptr && !offsets->empty()) {
+    const size_t n = fabric.Endpoints().size();
+    if (offsets->size() != n) {
+      return Status::InvalidArgument(std::to_string(offsets->size()) + " source LID offsets for " +
+                                     std::to_string(n) + " endpoints");
+    }
+  }
+  const bool trace = options.what & kAnalyseTrace;
+  const bool deadlock = options.what & (kAnalyseDeadlock | kAnalyseSingleLayerDeadlock);
+  const bool jobs = (options.what & kAnalyseMetrics) && options.jobs && !options.jobs->empty();
+  const internal::SweepContext ctx(fabric, lfts, jobs ? options.jobs : nullptr, offsets);
+
+  AnalysisResult result;
+  std::vector<std::unique_ptr<internal::SweepVisitor>> owned;
+  result.traffic.resize(options.traffic.size());
+  for (size_t i = 0; i < options.traffic.size(); ++i) {
+    owned.emplace_back();
+    SAR_RETURN_IF_ERROR(
+        internal::NewLinkLoadVisitor(ctx, options.traffic[i], &result.traffic[i], &owned.back()));
+  }
+  if (trace) owned.push_back(internal::NewTraceVisitor(ctx, options.trace, &result.trace));
+  if (options.what & kAnalyseDeadlock) {
+    owned.push_back(internal::NewDeadlockVisitor(ctx, options.layers, options.deadlock_switch_lids,
+                                                 &result.deadlock));
+  }
+  if (options.what & kAnalyseSingleLayerDeadlock) {
+    owned.push_back(internal::NewDeadlockVisitor(ctx, nullptr, options.deadlock_switch_lids,
+                                                 &result.single_layer));
+  }
+  const std::vector<ResolvedJob> no_jobs;
+  if (options.what & kAnalyseMetrics) {
+    owned.push_back(
+        internal::NewMetricsVisitor(ctx, jobs ? *options.jobs : no_jobs, &result.metrics));
+  }
+
+  internal::SweepOptions sweep;
+  sweep.lmc_lids = deadlock || (trace && options.trace.all_lids);
+  sweep.job_phases = jobs;
+  sweep.from_all_switches = deadlock && options.deadlock_switch_lids;
+  sweep.threads = options.threads;
+  std::vector<internal::SweepVisitor*> visitors;
+  for (const auto& v : owned) visitors.push_back(v.get());
+  internal::RunSweep(ctx, sweep, visitors);
+  *out = std::move(result);
+  return Status::OK();
+}
+
+}  // namespace sar

@@ -1,0 +1,37 @@
+// The analyses as visitors of the destination sweep (private to libsar). Each writes its result
+// to `out` in Finish(); AnalyseRouting (analysis.cc) runs any set of them in one sweep.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "analysis/destination_sweep.h"
+#include "sar/analysis/deadlock.h"
+#include "sar/analysis/metrics.h"
+#include "sar/analysis/trace.h"
+#include "sar/analysis/traffic.h"
+#include "sar/model/jobs.h"
+#include "sar/status.h"
+
+namespace sar::internal {
+
+/// trace.cc. Needs the sweep's lmc_lids when options.all_lids.
+std::unique_ptr<SweepVisitor> NewTraceVisitor(const SweepContext& ctx, const TraceOptions& options,
+                                              TraceReport* out);
+
+/// deadlock.cc. Needs lmc_lids.
+/// `switch_lids`: switch port-0 LIDs are sources and destinations too (the sweep must then trace
+/// from every switch: SweepOptions::from_all_switches).
+std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
+                                                 const VirtualLayers* layers, bool switch_lids,
+                                                 DeadlockReport* out);
+
+/// metrics.cc. Needs job_phases when there are jobs (ctx made with `jobs`).
+std::unique_ptr<SweepVisitor> NewMetricsVisitor(const SweepContext& ctx,
+                                                const std::vector<ResolvedJob>& jobs, Metrics* out);
+
+/// traffic.cc. Fails on an invalid spec.
+Status NewLinkLoadVisitor(const SweepContext& ctx, const TrafficSpec& spec, LinkLoad* out,
+                          std::unique_ptr<SweepVisitor>* visitor);
+
+}  // namespace sar::internal
