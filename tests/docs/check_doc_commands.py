@@ -11,6 +11,8 @@ inline `code span` in the prose that starts with one of them. For each it checks
   - sar-filterd: every option is one of its options;
   - sar-notify: every option and the command word (job-start, status, ...) are in its usage.
 Synopsis notation is read as such: `[--json]`, `(--swf H | --trace H)`, `...` and `<placeholder>`.
+The repository's own Python scripts named with options (`bench/*.py`, `scripts/*.py`, in blocks
+or prose) are checked the same way against their argparse --help.
 
 Then it runs, in the docs' order, the sar-route commands of the fenced blocks that need only
 files this test can make: placeholders (T, G, J, IN, A, B, fabric.topo, guid2lid, jobs.map,
@@ -322,6 +324,40 @@ def run_commands(sar_route, cmds, work):
     return ran
 
 
+SCRIPT_RE = re.compile(r"(?<![\w/.-])((?:bench|scripts)/\w+\.py)((?:[ \t]+[^`|;#]*)?)")
+
+
+def check_scripts(repo, files):
+    """The repository's Python scripts (bench/, scripts/) named in the docs with options: each
+    option is one its argparse --help lists (of the subcommand, where one follows). Returns how
+    many were checked."""
+    helps, n = {}, 0
+    for path in files:
+        rel = os.path.relpath(path, repo)
+        for number, line in enumerate(open(path, encoding="utf-8"), 1):
+            for m in SCRIPT_RE.finditer(line):
+                script, rest = m.group(1), m.group(2) or ""
+                if not os.path.exists(os.path.join(repo, script)):
+                    check(False, f"{rel}:{number}: {script} does not exist")
+                    continue
+                used = re.findall(r"(?<![\w-])(--[\w-]+)", rest)
+                if not used:
+                    continue
+                words = rest.split()
+                sub = [words[0]] if words and re.match(r"^[a-z][\w-]*$", words[0]) else []
+                key = (script, tuple(sub))
+                if key not in helps:
+                    r = subprocess.run([sys.executable, os.path.join(repo, script)] + sub
+                                       + ["--help"], capture_output=True, text=True, timeout=30)
+                    helps[key] = set(re.findall(r"(?<![\w-])(--[\w-]+)", r.stdout))
+                bad = [o for o in used if o not in helps[key]]
+                check(helps[key] and not bad,
+                      f"{rel}:{number}: {script} {' '.join(sub)} options {sorted(set(used))} exist"
+                      + (f" (unknown: {bad})" if bad else ""))
+                n += 1
+    return n
+
+
 def main():
     if len(sys.argv) != 6:
         print(__doc__)
@@ -340,6 +376,8 @@ def main():
             (fenced if is_fenced else spans).append((f"{rel}:{line}", cmd))
     for where, cmd in fenced + spans:
         check_command(where, cmd, route, filterd, notify)
+    scripts = check_scripts(repo, doc_files(repo))
+    check(scripts >= 20, f"{scripts} bench/ and scripts/ commands with options (at least 20)")
     # Floors: the extraction finding far fewer than the pages hold means it broke.
     check(len(fenced) >= 40, f"{len(fenced)} commands in fenced blocks (at least 40)")
     check(len(spans) >= 50, f"{len(spans)} commands in inline code spans (at least 50)")
