@@ -21,8 +21,9 @@ paths under /tmp are moved into the work directory, and optional `[...]` parts a
 must exit 0 (`diff-lfts`: 0 or 1, "identical" or "differ", never a usage error). Commands that need a live OpenSM (`compare --opensm`) or SLURM
 (`--slurm-array`, `merge --resume`), a job history file, a running sar-filterd, or system paths
 (/etc, /var) are checked for their subcommand and options only; the output says why for each.
-sar-filterd and sar-notify commands are all of that kind (a live daemon and socket):
-docs/operations.md's walk (integration.operations_walk) runs those on the test beds.
+sar-filterd and sar-notify commands are of that kind (a live daemon and socket; only their
+`--version`/`--help` run here): docs/operations.md's walk (integration.operations_walk) runs
+those on the test beds.
 
 Fails on an unknown subcommand or option, on a run that fails, and if fewer commands than a
 floor are found (the extraction itself broken). Usage:
@@ -146,7 +147,7 @@ def program_start(words):
 def commands_in(path):
     """(line number, command text, fenced) of every command of ours in a page."""
     lines = open(path, encoding="utf-8").read().split("\n")
-    found, fence, i = [], None, 0
+    found, prose, fence, i = [], [], None, 0
     while i < len(lines):
         line = lines[i]
         m = re.match(r"^\s*```(\S*)", line)
@@ -169,14 +170,29 @@ def commands_in(path):
                 if k is not None:
                     found.append((start + 1, " ".join(words[k:]), True))
         elif fence is None:
-            for span in re.findall(r"`([^`]+)`", line):
-                words = span.split()
-                # `sar-route eval: [ 12.3 s] ...` quotes a log line, not a command
-                if words and words[0] in PROGRAMS and len(words) > 1 \
-                        and not words[1].endswith(":"):
-                    found.append((start + 1, span, False))
+            prose.append((i + 1, line))
         i += 1
-    return found
+    # Inline spans may run over a line break (a synopsis in prose): read each stretch of prose
+    # between fences as one text.
+    for stretch in stretches(prose):
+        first, text = stretch[0][0], "\n".join(l for _, l in stretch)
+        for m in re.finditer(r"`([^`]+)`", text):
+            words = m.group(1).split()
+            # `sar-route eval: [ 12.3 s] ...` quotes a log line, not a command
+            if words and words[0] in PROGRAMS and len(words) > 1 and not words[1].endswith(":"):
+                found.append((first + text.count("\n", 0, m.start()), " ".join(words), False))
+    return sorted(found, key=lambda f: f[0])
+
+
+def stretches(numbered):
+    """Runs of consecutive (line number, text) pairs."""
+    runs = []
+    for n, line in numbered:
+        if runs and runs[-1][-1][0] == n - 1:
+            runs[-1].append((n, line))
+        else:
+            runs.append([(n, line)])
+    return runs
 
 
 def flags_and_words(cmd):
@@ -304,10 +320,16 @@ def runnable_argv(cmd, work):
     return argv, None
 
 
-def run_commands(sar_route, cmds, work):
+def run_commands(sar_route, cmds, work, programs):
     ran = 0
     for where, cmd in cmds:
         if os.path.basename(cmd.split()[0]) != "sar-route":
+            opts, words = flags_and_words(cmd)
+            if opts and set(opts) <= {"--version", "--help"} and not words:
+                r = subprocess.run([programs[os.path.basename(cmd.split()[0])]] + opts,
+                                   capture_output=True, text=True, timeout=30)
+                check(r.returncode == 0 and r.stdout, f"ran {where}: `{cmd}` -> exit {r.returncode}")
+                ran += 1
             continue
         argv, why = runnable_argv(cmd, work)
         if argv is None:
@@ -384,8 +406,9 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     prepare(sar_route, work)
-    ran = run_commands(sar_route, fenced, work)
-    check(ran >= 12, f"{ran} documented sar-route commands ran (at least 12)")
+    programs = {"sar-route": sar_route, "sar-filterd": sar_filterd, "sar-notify": sar_notify}
+    ran = run_commands(sar_route, fenced, work, programs)
+    check(ran >= 12, f"{ran} documented commands ran (at least 12)")
     print("FAILED: " + "; ".join(f.split("\n")[0] for f in failures) if failures else "all ok")
     return 1 if failures else 0
 
