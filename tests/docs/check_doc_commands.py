@@ -386,6 +386,9 @@ def main():
         return 2
     sar_route, sar_filterd, sar_notify, repo, work = sys.argv[1:]
     sar_notify = sar_notify[len("notify="):] if sar_notify.startswith("notify=") else sar_notify
+    sar_route, sar_filterd, repo, work = (os.path.abspath(p) for p in (sar_route, sar_filterd,
+                                                                          repo, work))
+    sar_notify = os.path.abspath(sar_notify) if sar_notify else ""
     route, filterd, notify = accepted(sar_route, sar_filterd, sar_notify)
     check(len(route) >= 10 and len(filterd) >= 5
           and (notify is None or notify[1] >= {"job-start", "status"}),
