@@ -16,11 +16,12 @@ or prose) are checked the same way against their argparse --help.
 
 Then it runs, in the docs' order, the sar-route commands of the fenced blocks that need only
 files this test can make: placeholders (T, G, J, IN, A, B, fabric.topo, guid2lid, jobs.map,
-opensm-lfts.dump, ...) are files generated first by the built sar-route on the README's FT(2;20,18),
+opensm-lfts.dump, ...) are files made first by the built sar-route on the README's FT(2;20,18),
 paths under /tmp are moved into the work directory, and optional `[...]` parts are kept. A run
-must exit 0 (`diff-lfts`: 0 or 1, "identical" or "differ", never a usage error). Commands that need a live OpenSM (`compare --opensm`) or SLURM
-(`--slurm-array`, `merge --resume`), a job history file, a running sar-filterd, or system paths
-(/etc, /var) are checked for their subcommand and options only; the output says why for each.
+must exit 0 (`diff-lfts`: 0 or 1, "identical" or "differ", never a usage error). Commands that
+need a live OpenSM (`compare --opensm`) or SLURM (`--slurm-array`, `merge --resume`), a job
+history file, a running sar-filterd, system paths (/etc, /var) or values only a reader can fill
+in (N, DIR, ...) are checked for their subcommand and options only; the output says why for each.
 sar-filterd and sar-notify commands are of that kind (a live daemon and socket; only their
 `--version`/`--help` run here): docs/operations.md's walk (integration.operations_walk) runs
 those on the test beds.
@@ -131,14 +132,18 @@ def split_top(line):
     return [p.strip() for p in parts if p.strip()]
 
 
+# Words that may come before the program: `sudo sar-filterd`, `DESTDIR=x cmake`, `setpriv
+# --reuid=u -- sar-filterd`.
+PREFIX_WORDS = {"sudo", "exec", "time", "--", "$", "setpriv"}
+
+
 def program_start(words):
     """Index of the program word when the segment runs one of ours, else None."""
+    setpriv = words[:1] == ["setpriv"]
     for i, w in enumerate(words):
-        base = os.path.basename(w)
-        if base in PROGRAMS:
+        if os.path.basename(w) in PROGRAMS:
             return i
-        if w in ("sudo", "exec", "time", "--", "$", "(cd") or re.match(r"^\(?[A-Z_]+=\S*$", w) \
-                or w.startswith("-") and i and words[0] == "setpriv" or w == "setpriv":
+        if w in PREFIX_WORDS or re.match(r"^[A-Z_]+=\S*$", w) or (setpriv and w.startswith("-")):
             continue
         return None
     return None
@@ -257,17 +262,22 @@ FLAGS_ONLY = [
     (r"--slurm-array|--resume|--slurm-opt", "needs a SLURM cluster (integration.split_slurm)"),
     (r"--swf|--sacct|--trace\b", "needs a job history file (check_replay_report runs replay)"),
     (r"switches\.lfts", "tables read back from the switches of a live fabric"),
-    (r"/etc/|/var/|(?<!/tmp)/run/", "system paths of a deployed host (integration.operations_walk)"),
+    (r"/etc/|/var/|(?<!/tmp)/run/",
+     "system paths of a deployed host (integration.operations_walk)"),
     (r"\bmerge\b|--shard\b", "needs a split run's work directory (sar_route_split_runs)"),
     (r"(?<![\w/.-])(?!(?:T|G|J|L|IN|OUT|A|B)\b)[A-Z][A-Z0-9]*(?:/[A-Z0-9]+)?(?![\w.-])",
      "synopsis: a placeholder in capitals (N, M0, F, ID, DIR, ...)"),
     (r"^\S*sar-(filterd|notify)\b", "talks to a running sar-filterd (integration.operations_walk)"),
-    (r"--spec|\bpgft:4|ft2:20,18.*--engine sar.*--threads", "large fabric"),
-    (r"OLD/", "a second build"),
 ]
-# Outputs the docs name: written, never read first.
+# Options whose value is a file the command writes (never read first).
 OUTPUT_OPTS = {"-o", "--out", "--sl-out", "--schedule-out", "--html", "--csv", "--guid2lid",
                "--work-dir", "--json-out", "--lft-out", "--layers-out"}
+
+
+# Options whose value is no file name even when it holds a '.' or '/' (`--fabric pgft:3;4,4`).
+VALUE_OPTS = {"--fabric", "--engines", "-e", "--engine", "--links", "--title"}
+# The capital placeholders the docs use for files; prepare() makes each.
+PLACEHOLDER_FILES = {"T", "G", "J", "L", "IN", "A", "B", "OUT"}
 
 
 def prepare(sar_route, work):
@@ -306,21 +316,18 @@ def runnable_argv(cmd, work):
     for w in words[1:]:
         if w.startswith("/tmp/"):
             w = os.path.join(work, "tmp_" + w[len("/tmp/"):].replace("/", "_"))
-        is_path = not w.startswith("-") and ("." in w or "/" in w or w in ("T", "G", "J", "L",
-                                                                             "IN", "A", "B",
-                                                                             "OUT"))
-        if is_path and prev not in OUTPUT_OPTS and not re.match(r"^[\d.,:;]+$", w) \
-                and not re.match(r"^\w+:[\d,;]+$", w) and not os.path.exists(os.path.join(work, w)):
-            if prev in ("--fabric", "--engines", "-e", "--engine", "--links"):
-                pass
-            else:
-                return None, f"reads '{w}', which this test does not make"
+        is_file = not w.startswith("-") and ("." in w or "/" in w or w in PLACEHOLDER_FILES)
+        is_value = prev in VALUE_OPTS or re.match(r"^[\d.,:;]+$", w)   # 0,2,4 / ft2:20,18 / sar,x
+        if is_file and not is_value and prev not in OUTPUT_OPTS \
+                and not os.path.exists(os.path.join(work, w)):
+            return None, f"reads '{w}', which this test does not make"
         argv.append(w)
         prev = w
     return argv, None
 
 
 def run_commands(sar_route, cmds, work, programs):
+    """Runs what can run (see the module's docstring); returns how many ran."""
     ran = 0
     for where, cmd in cmds:
         if os.path.basename(cmd.split()[0]) != "sar-route":
@@ -328,7 +335,8 @@ def run_commands(sar_route, cmds, work, programs):
             if opts and set(opts) <= {"--version", "--help"} and not words:
                 r = subprocess.run([programs[os.path.basename(cmd.split()[0])]] + opts,
                                    capture_output=True, text=True, timeout=30)
-                check(r.returncode == 0 and r.stdout, f"ran {where}: `{cmd}` -> exit {r.returncode}")
+                check(r.returncode == 0 and r.stdout,
+                      f"ran {where}: `{cmd}` -> exit {r.returncode}")
                 ran += 1
             continue
         argv, why = runnable_argv(cmd, work)
