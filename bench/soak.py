@@ -39,6 +39,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "scripts"))
 import day_bed  # noqa: E402
+import day_latency  # noqa: E402
 import sar_testbed  # noqa: E402
 from filterd_process import FilterdProcess  # noqa: E402
 from testbed_common import exit_on_signals  # noqa: E402
@@ -49,9 +50,7 @@ _SEEN = re.compile(r"\]   ([+-]) job (\S+) \(")
 
 
 def month_seconds_now(t=None):
-    lt = time.localtime(t if t is not None else time.time())
-    frac = (t if t is not None else time.time()) % 1.0
-    return ((lt.tm_mday * 24 + lt.tm_hour) * 60 + lt.tm_min) * 60 + lt.tm_sec + frac
+    return day_latency.month_seconds(time.time() if t is None else t)
 
 
 def rss_kb(pid):

@@ -265,11 +265,44 @@ def sm_setup(mode, bed, run_dir):
 
 
 def filterd_trigger(mode, bed):
-    """sar-filterd's action options for the mode (see config/sar-filterd.yaml)."""
+    """sar-filterd's action options for the mode (see config/sar-filterd.yaml); with a standby
+    OpenSM both pid files (docs/operations.md, "Standby subnet manager")."""
     if mode == "file":
         return dict(trigger="file", opensm_pid_file=bed.osm.pid_file, lft_file=bed.lft_file,
                     guid2lid=bed.guid2lid, engine="sar", num_vls=bed.num_vls)
+    if bed.standby_sm:
+        return dict(trigger="signal",
+                    opensm_pid_file=[bed.osm.pid_file, bed.standby_sm.pid_file])
     return dict(trigger="signal", opensm_pid_file=bed.osm.pid_file)
+
+
+# --- a master and a standby OpenSM (docs/operations.md, "Standby subnet manager") ------------
+
+MASTER_SM_PRIORITY = 14
+STANDBY_SM_PRIORITY = 1
+
+
+def sm_failover_conf(priority):
+    """opensm.conf lines of one of a master/standby pair. The standby notices a dead master after
+    polls_retry_number missed SMInfo polls (sminfo_polling_timeout ms apart): ~1.5 s here
+    instead of OpenSM's default 40 s."""
+    return [f"sm_priority {priority}", "sminfo_polling_timeout 500", "polls_retry_number 2"]
+
+
+def start_standby_sm(tb, engine, extra_conf, env_extra, guid2lid, cache_dir, host,
+                     name="standby"):
+    """Starts a standby OpenSM on the Testbed `tb` beside its master: on another HCA (`host`),
+    with its own LID cache seeded from `guid2lid` (the master's seed; not a copy of the
+    master's live cache dir: OpenSM writes temporary files there, guid2mkey.tmp, that vanish
+    mid-copy) and `extra_conf` plus the standby's priority; waits for `Entering STANDBY
+    state`. Returns the OpenSMDaemon."""
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    os.makedirs(cache_dir)
+    shutil.copyfile(guid2lid, os.path.join(cache_dir, "guid2lid"))
+    conf = [*extra_conf, *sm_failover_conf(STANDBY_SM_PRIORITY)]
+    return tb.start_opensm(engine, extra_conf=conf, name=name,
+                           env_extra=dict(env_extra, SIM_HOST=host, OSM_CACHE_DIR=cache_dir),
+                           ready=r"Entering STANDBY state")
 
 
 def hooks_available(bins):
@@ -316,8 +349,14 @@ class DayBed(StartStop):
     def __init__(self, workdir, fabric="ft2:16,16", sm=None, hooks=None, sar_route=None,
                  sar_filterd=None, build_dir=None, poll_interval_s=1.0, num_vls=8,
                  progress=None, migration=False, migration_agents=8, drain_ms=50,
-                 extra_env=None, bins=None, plugin_delta=None, fors_only_where_faster=False):
+                 extra_env=None, bins=None, plugin_delta=None, fors_only_where_faster=False,
+                 standby=False):
         self.workdir = os.path.abspath(workdir)
+        # A standby OpenSM beside the master (plugin mode; bench/sm_failover_day.py): the
+        # master runs with sm_priority 14, the standby (standby_sm) with 1 on the second leaf's
+        # first host, and sar-filterd signals both.
+        self.standby = standby
+        self.standby_sm = None
         # The plugin's `fors_only_where_faster` (docs/fors.md), and sar-route's for the checks.
         self.fors_only_where_faster = fors_only_where_faster
         # The plugin's `delta`: None keeps the shipped config's (true).
@@ -480,14 +519,36 @@ class DayBed(StartStop):
         self.pids.append(self.tb.ibsim_pid)
         self.sm_setup = sm_setup(self.sm, self, self.tb.workdir)
         self.restart_sm()
+        standby = ""
+        if self.standby:
+            self.start_standby()
+            standby = f", standby OpenSM pid {self.standby_sm.pid} on {self.standby_host()}"
         self.current_lfts = self.readback("start")
-        return f"OpenSM pid {self.osm.pid}, mode '{self.sm}', engine '{self.sm_setup['engine']}'"
+        return (f"OpenSM pid {self.osm.pid}, mode '{self.sm}', engine "
+                f"'{self.sm_setup['engine']}'{standby}")
+
+    def standby_host(self):
+        return self.hosts[self.per_leaf]  # the second leaf's first host
+
+    def start_standby(self):
+        """Starts the standby OpenSM (again: same run directory, a new pid file at the same
+        path; the one that ran there must be gone) beside the running master."""
+        if self.sm != "plugin":
+            raise DayError("a standby OpenSM needs the plugin (--sm plugin)")
+        setup = self.sm_setup
+        self.standby_sm = start_standby_sm(
+            self.tb, setup["engine"], setup["extra_conf"],
+            dict(setup["env_extra"], **self.extra_env), self.sm_guid2lid,
+            os.path.join(self.tb.workdir, "standby-cache"), self.standby_host())
+        self.pids.append(self.standby_sm.pid)
+        return self.standby_sm
 
     def restart_sm(self):
         """Starts the long-running OpenSM (again, after a crash or a stop: same config, same run
         directory, a new pid file at the same path) and waits for its first SUBNET UP."""
         setup = self.sm_setup
-        self.osm = self.tb.start_opensm(setup["engine"], extra_conf=setup["extra_conf"],
+        master = sm_failover_conf(MASTER_SM_PRIORITY) if self.standby else []
+        self.osm = self.tb.start_opensm(setup["engine"], extra_conf=setup["extra_conf"] + master,
                                         env_extra=dict(setup["env_extra"], **self.extra_env),
                                         lfts_file=setup["lfts_file"], name="opensm")
         self.pids.append(self.osm.pid)

@@ -25,6 +25,7 @@ reports routing done, once every switch acknowledged its changed blocks.
 """
 
 import re
+import time
 
 import sar_testbed
 
@@ -34,6 +35,13 @@ _CYCLE = re.compile(r"\] cycle: .*\(poll ([\d.]+) ms, cycle ([\d.]+) ms\)")
 _FILE_MODE = re.compile(r"file mode: new tables .*\(routing and checks ([\d.]+) ms, write "
                         r"([\d.]+) ms\)(?:; SIGHUP sent \(([\d.]+) ms\))?")
 _REROUTE = re.compile(r"reroute: wrote .*?(?:\(mapping write ([\d.]+) ms, trigger ([\d.]+) ms\))?$")
+
+
+def month_seconds(t):
+    """A time.time() value on the scale of the logs' times here (seconds within the month, local
+    time; sar_testbed.log_time's for OpenSM)."""
+    lt = time.localtime(t)
+    return ((lt.tm_mday * 24 + lt.tm_hour) * 60 + lt.tm_min) * 60 + lt.tm_sec + t % 1.0
 
 
 def _month_seconds(m):

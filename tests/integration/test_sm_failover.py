@@ -12,10 +12,10 @@ sar-filterd (replay source) lists both pid files in `opensm_pid_file` and signal
      takes over (MASTER) and pushes the tables offline routing gives for the current mapping
   3. the first job ends: sar-filterd signals, the new master reroutes, tables equal offline
      routing again
-Both run the shipped config/osmsar.conf (`delta true`: a pass starts from the tables the switches
-hold and the plugin's last job set), so "the tables offline routing gives" is `sar-route route
---previous <the tables read back before> --previous-jobs <their mapping>`, for the new master's
-first passes also a full recompute (it routes from no tables of its own).
+Both run the shipped config/osmsar.conf (`delta true`), so "the tables offline routing gives" is
+`sar-route route --previous <the tables read back before> --previous-jobs <their mapping>`, for
+the new master's first passes a full recompute (failover_it.py, shared with
+bench/sm_failover_day.py, which runs these steps with a real SLURM on the day demo's fabric).
 After each step the tables read back from the switches also pass the independent checks
 (sar_it: every route arrives, no channel dependency cycle). Every process started here is gone
 at the end. ibsim clients: 2 OpenSMs and one dump_fts at a time.
@@ -26,6 +26,7 @@ import shutil
 import signal
 import time
 
+import failover_it
 import sar_it
 from sar_it import check, sar_testbed
 
@@ -34,12 +35,6 @@ from filterd_process import FilterdProcess
 from testbed_common import socket_path, wait_gone
 
 POLL_S = 0.2
-
-
-def sm_conf(priority):
-    # The standby notices a dead master after polls_retry_number missed SMInfo polls
-    # (sminfo_polling_timeout ms apart): ~1.5 s here instead of OpenSM's default 40 s.
-    return [f"sm_priority {priority}", "sminfo_polling_timeout 500", "polls_retry_number 2"]
 
 
 class Bed:
@@ -62,25 +57,17 @@ class Bed:
         self.runs = 0
         self.checks = 0
 
-    def plugin_conf(self, priority):
-        return ["event_plugin_name osmsar", f"event_plugin_options {self.osmsar_conf}",
-                "qos TRUE", "qos_max_vls 8", *sm_conf(priority)]
-
     def start_sms(self):
         env = {"LD_LIBRARY_PATH": os.path.abspath(self.args.plugin_dir)}
-        self.master = self.tb.start_opensm("sar", extra_conf=self.plugin_conf(14), env_extra=env,
-                                           name="master")
+        conf = ["event_plugin_name osmsar", f"event_plugin_options {self.osmsar_conf}",
+                "qos TRUE", "qos_max_vls 8"]
+        self.master = self.tb.start_opensm(
+            "sar", extra_conf=conf + day_bed.sm_failover_conf(day_bed.MASTER_SM_PRIORITY),
+            env_extra=env, name="master")
         self.pids.append(self.master.pid)
         # The standby: another HCA (another leaf), its own LID cache seeded with the same LIDs.
-        # Seeded from the same guid2lid as the master's, not by copying the master's live cache
-        # dir: OpenSM writes temporary files there (guid2mkey.tmp) that vanish mid-copy.
-        cache = os.path.join(self.w, "standby-cache")
-        os.makedirs(cache)
-        shutil.copyfile(self.lids, os.path.join(cache, "guid2lid"))
-        self.standby = self.tb.start_opensm(
-            "sar", extra_conf=self.plugin_conf(1), name="standby",
-            env_extra=dict(env, SIM_HOST="h00005", OSM_CACHE_DIR=cache),
-            ready=r"Entering STANDBY state")
+        self.standby = day_bed.start_standby_sm(self.tb, "sar", conf, env, self.lids,
+                                                os.path.join(self.w, "standby-cache"), "h00005")
         self.pids.append(self.standby.pid)
 
     def start_filterd(self, trace_lines):
@@ -124,7 +111,7 @@ class Bed:
         sar_it.run([self.args.sar_route, "route", "--engine", "sar", "--topology", self.topo,
                     "--lids", self.lids, "--jobs", mapping, "--vls", 8, "-o", out, *prev],
                    expect=0)
-        return sar_it.parse_lfts(out)
+        return out
 
     def read_held(self, sm, tag):
         """The switches' tables now (and the mapping on disk) as where the next pass starts."""
@@ -135,27 +122,16 @@ class Bed:
         return got, mapping
 
     def check_tables(self, sm, what, new_master=False):
-        """Switch tables == `sar-route route` for the mapping on disk given the tables held
-        before and their mapping (the shipped `delta true`); for a new master's first passes
-        (`new_master`) a full recompute, or a pass from that, is right too. Independently
-        valid."""
+        """Switch tables == `sar-route route` for the mapping on disk as the pass ran it
+        (failover_it: from the tables held before, or for a new master a full recompute);
+        independently valid. Returns the mapping's job names."""
         self.checks += 1
         tag = f"check{self.checks}"
         before = self.held
         got, mapping = self.read_held(sm, tag)
-        switches = sar_it.parse_lfts(got)
-        wants = {"delta": self.offline(f"{tag}.delta", mapping, *before)}
-        if new_master:
-            wants["full"] = self.offline(f"{tag}.full", mapping)
-            full_file = os.path.join(self.w, f"{tag}.full.offline.lfts")
-            wants["full, then delta"] = self.offline(f"{tag}.full2", mapping, full_file, mapping)
-        diffs = {k: sar_it.diff_tables(t, switches) for k, t in wants.items()}
-        same = [k for k, d in diffs.items() if not d]
-        diff = min(diffs.values(), key=len)
-        check(same, f"{what}: switches differ from sar-route route ({', '.join(wants)}) in "
-                    f"{len(diff)} entries or more, e.g. {diff[:5]}")
-        print(f"{what}: the switches hold sar-route route's tables ({same[0]})")
-        sar_it.check_tables_valid(self.topo, self.lids, got, what)
+        how = failover_it.check_switches(self.offline, self.topo, self.lids, got, mapping,
+                                         before, new_master, what, tag)
+        print(f"{what}: the switches hold sar-route route's tables ({how})")
         with open(mapping) as f:
             return {line.split()[1] for line in f if line.strip() and not line.startswith("#")}
 
