@@ -196,6 +196,11 @@ sar::Status Route(const sar_fabric_t& fabric, const sar_options_t& c_options, sa
 
 }  // namespace
 
+// Outside the extern "C" block: a C++ return type under C linkage is an error for clang.
+namespace {
+sar::PortGid Gid(sar_mig_gid_t g) { return {g.prefix, g.guid}; }
+}  // namespace
+
 extern "C" {
 
 sar_fabric_t* sar_fabric_create(const sar_node_t* nodes, int num_nodes, const sar_port_t* ports,
@@ -427,10 +432,6 @@ int sar_changed_ports(const sar_fabric_t* fabric, const sar_result_t* before,
 // --- The migration coordinator ----------------------------------------------------------------
 // Each call is guarded: a bad_alloc inside the state machine becomes a lost event (logged by
 // nobody), never an exception in OpenSM's thread.
-
-namespace {
-sar::PortGid Gid(sar_mig_gid_t g) { return {g.prefix, g.guid}; }
-}  // namespace
 
 sar_mig_t* sar_mig_create(const sar_mig_config_t* config, char** errptr) {
   sar_mig_t* result = nullptr;
