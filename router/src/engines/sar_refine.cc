@@ -100,7 +100,7 @@ class Refiner {
     }
     const size_t count = cand.size();
     const size_t kept = count <= max_trees ? count : KeepWholeJobs(&cand, max_trees);
-    if (kept == 0) return false;
+    if (kept == 0 && count > 0) return false;
     trees_partial_ = kept < count;
     // Per switch and port, the offset of its arc among the switch's arcs (kNoArc: no arc, and
     // ports 0 and kNoRoute, which are no next hop).
