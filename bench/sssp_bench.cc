@@ -9,11 +9,13 @@
 //   build/bench/sssp_bench [--engine sar] [--spec pgft:3;32,16,20;1,16,20;1,1,1] [--seed 1]
 //                          [--runs 3] [--threads 2] [--no-refine] [--refine-work N] [--run-length
 //                          N]
-//                          [--fail-links N] [--fail-switches N] [--hca-pairs-only]
+//                          [--fail-links N] [--fail-switches N] [--hca-pairs-only] [--efi]
 // --run-length N: the fragmented mix (JobMixOptions::run_length); --fail-links N: N random
 // switch-to-switch cables cut (seed --seed, HCAs kept connected), a degraded fabric;
 // --fail-switches N: N random switches removed too (never one with HCAs). --hca-pairs-only:
-// layers for routes between HCAs only, as before issue 33 (default: switch LIDs too).
+// layers for routes between HCAs only, as before issue 33 (default: switch LIDs too). --efi:
+// after the timed runs (and the peak RSS reading), the max effective EFI and max EFI of the
+// tables (sar/analysis/metrics.h, every job pair traced) and the effective EFI lower bound.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +23,8 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "sar/analysis/lower_bound.h"
+#include "sar/analysis/metrics.h"
 #include "sar/engines/engine.h"
 #include "sar/model/failures.h"
 #include "sar/model/generate.h"
@@ -42,6 +46,7 @@ int main(int argc, char** argv) {
   int runs = 3, threads = 2, run_length = 0, fail_links = 0, fail_switches = 0;
   uint64_t seed = 1;
   bool refine = true;
+  bool efi = false;
   bool switch_lids = true;  // --hca-pairs-only: layers for HCA pairs only (before issue 33)
   uint64_t refine_work = sar::kDefaultSarRefineWork;
   for (int i = 1; i < argc; ++i) {
@@ -65,6 +70,8 @@ int main(int argc, char** argv) {
       fail_switches = std::atoi(argv[++i]);
     } else if (a == "--no-refine") {
       refine = false;
+    } else if (a == "--efi") {
+      efi = true;
     } else if (a == "--hca-pairs-only") {
       switch_lids = false;
     } else if (a == "--refine-work" && has) {
@@ -117,6 +124,7 @@ int main(int argc, char** argv) {
   in.sar_refine_work = refine_work;
   std::vector<double> paths, layers, cpu;
   uint64_t hash = 14695981039346656037ull;
+  sar::LftSet first;  // the first run's tables, for --efi
   for (int r = 0; r < runs; ++r) {
     sar::RoutingOutput out;
     const double cpu_start = sar::bench::CpuMs();
@@ -139,6 +147,7 @@ int main(int argc, char** argv) {
         const uint32_t v[3] = {e.src, e.dst, static_cast<uint32_t>(e.layer)};
         hash = Fnv(hash, reinterpret_cast<const uint8_t*>(v), sizeof(v));
       });
+      if (efi) first = std::move(out.lfts);
     }
   }
   std::printf(
@@ -147,5 +156,17 @@ int main(int argc, char** argv) {
       engine_name.c_str(), spec_text.c_str(), f.num_switches(), f.Endpoints().size(), jobs.size(),
       threads, sar::bench::Median(paths), sar::bench::Median(layers), runs, sar::bench::Median(cpu),
       sar::bench::PeakRssMb(), static_cast<unsigned long long>(hash));
+  if (efi) {
+    sar::MetricsOptions mo;
+    mo.threads = threads;
+    sar::Metrics m;
+    if (!sar::ComputeMetrics(f, first, jobs, mo, &m).ok()) return 1;
+    const sar::EffectiveEfiBound bound = sar::EffectiveEfiLowerBound(f, jobs);
+    std::printf("max effective EFI %llu, lower bound %llu (%+.1f%%), max EFI %llu\n",
+                static_cast<unsigned long long>(m.effective_efi.max),
+                static_cast<unsigned long long>(bound.value),
+                100.0 * sar::BoundGap(m.effective_efi.max, bound.value),
+                static_cast<unsigned long long>(m.efi.max));
+  }
   return 0;
 }

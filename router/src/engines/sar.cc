@@ -99,12 +99,16 @@ uint64_t AllPairsCap(const RoutingInput& in) {
 }
 
 std::string RefineNote(const RefineStats& st) {
-  if (st.skipped) return "refinement skipped: too many job destinations x switches";
-  return "refinement: " + std::to_string(st.moves) + " moves, max effective load " +
-         std::to_string(st.effective_before) + " -> " + std::to_string(st.effective_after) +
-         ", max all-pairs load " + std::to_string(st.all_before) + " -> " +
-         std::to_string(st.all_after) + ", per-job phase " + std::to_string(st.job_moves) +
-         " moves lowering " + std::to_string(st.jobs_lowered) + " jobs' bottlenecks" +
+  if (st.skipped) return "refinement skipped: not one job's trees fit its memory cap";
+  return "refinement: " + std::to_string(st.moves) + " moves" +
+         (st.trees_partial
+              ? " in " + std::to_string(st.trees_kept) + " job destinations' trees (memory cap)"
+              : std::string()) +
+         ", max effective load " + std::to_string(st.effective_before) + " -> " +
+         std::to_string(st.effective_after) + ", max all-pairs load " +
+         std::to_string(st.all_before) + " -> " + std::to_string(st.all_after) +
+         ", per-job phase " + std::to_string(st.job_moves) + " moves lowering " +
+         std::to_string(st.jobs_lowered) + " jobs' bottlenecks" +
          (st.work_limited ? " (stopped at the work limit)" : "");
 }
 
@@ -317,31 +321,30 @@ class SarEngine : public RoutingEngine {
                          KeepNoJobSlower(in, router.graph(), pinned, nullptr, lfts, notes);
                        });
     }
-    return RouteSssp(
-        in, PlanSar, out,
-        [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
-              const std::vector<uint8_t>* pinned) {
-          RefineOptions options;
-          // Only when the search runs (the bound takes ~0.3 s at 45k hosts).
-          if (!router.job_members().empty() && !RefineTooLarge(router.graph(), options)) {
-            options.all_pairs_cap = AllPairsCap(in);
-          }
-          options.pinned = pinned;
-          options.threads = in.threads;
-          options.max_work = std::max<uint64_t>(1, in.sar_refine_work);
-          RefineStats st;
-          RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), options, lfts,
-                          &st);
-          notes->push_back(RefineNote(st));
-          const RefineAround refine = [&](const std::vector<uint8_t>* held) {
-            RefineOptions around = options;
-            around.pinned = held;
-            RefineStats again;
-            RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(), around, lfts,
-                            &again);
-          };
-          KeepNoJobSlower(in, router.graph(), pinned, refine, lfts, notes);
-        });
+    return RouteSssp(in, PlanSar, out,
+                     [&in](const SsspRouter& router, LftSet* lfts, std::vector<std::string>* notes,
+                           const std::vector<uint8_t>* pinned) {
+                       RefineOptions options;
+                       // Only when the search runs (the bound takes ~0.3 s at 45k hosts).
+                       if (!router.job_members().empty()) {
+                         options.all_pairs_cap = AllPairsCap(in);
+                       }
+                       options.pinned = pinned;
+                       options.threads = in.threads;
+                       options.max_work = std::max<uint64_t>(1, in.sar_refine_work);
+                       RefineStats st;
+                       RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(),
+                                       options, lfts, &st);
+                       notes->push_back(RefineNote(st));
+                       const RefineAround refine = [&](const std::vector<uint8_t>* held) {
+                         RefineOptions around = options;
+                         around.pinned = held;
+                         RefineStats again;
+                         RefineJobRoutes(router.graph(), router.job_members(), router.arc_units(),
+                                         around, lfts, &again);
+                       };
+                       KeepNoJobSlower(in, router.graph(), pinned, refine, lfts, notes);
+                     });
   }
 };
 

@@ -83,16 +83,25 @@ class Refiner {
   // on `threads` workers, each summing flows per arc into its own array, merged at the end
   // (sums: the result does not depend on which worker did what, and unit x sum of flows is the
   // sum of unit x flow, mod 2^64); the trees stay in destination order.
-  void Load(int threads) {
+  //
+  // At most `max_trees` trees are kept (RefineOptions::max_state): when the tables route more
+  // destinations, only whole jobs' destinations are kept (KeepWholeJobs); the others' routes
+  // are still read and their loads counted, in a worker's scratch, so every load stays exact and
+  // only the moves are fewer. Returns false when not one job fits.
+  bool Load(int threads, size_t max_trees) {
     const int n = g_.num_switches;
     const size_t ns = static_cast<size_t>(n);
-    std::vector<int> cand;  // endpoint destinations the tables route
+    std::vector<int> cand;  // endpoint destinations the tables route; the kept ones first
     for (int e = 0; e < g_.num_endpoint_dests; ++e) {
       const Destination& d = g_.dests[e];
       if (d.sw < 0 || d.base_lid == 0 || d.base_lid > lfts_->max_lid()) continue;
       cand.push_back(e);
       Hops(d.sw);  // now: the workers only read them
     }
+    const size_t count = cand.size();
+    const size_t kept = count <= max_trees ? count : KeepWholeJobs(&cand, max_trees);
+    if (kept == 0 && count > 0) return false;
+    trees_partial_ = kept < count;
     // Per switch and port, the offset of its arc among the switch's arcs (kNoArc: no arc, and
     // ports 0 and kNoRoute, which are no next hop).
     std::vector<uint8_t> offset_of_port(ns * 256, kNoArc);
@@ -105,19 +114,23 @@ class Refiner {
       offset_of_port[s * size_t{256} + LftSet::kNoRoute] = kNoArc;
     }
     const std::vector<Flow> hcas(g_.hcas_on_switch.begin(), g_.hcas_on_switch.end());
-    const size_t count = cand.size();
-    next_ = Big<uint8_t>(count * ns);
-    flow_eff_ = Big<Flow>(count * ns);
-    flow_all_ = Big<Flow>(count * ns);
-    // The same next hops switch by switch ([switch * count + candidate]), for the index below.
-    const BigArray<uint8_t> by_switch = Big<uint8_t>(count * ns);
-    std::vector<char> is_tree(count, 0);
+    next_ = Big<uint8_t>(kept * ns);
+    flow_eff_ = Big<Flow>(kept * ns);
+    flow_all_ = Big<Flow>(kept * ns);
+    // The same next hops switch by switch ([switch * kept + candidate]), for the index below.
+    const BigArray<uint8_t> by_switch = Big<uint8_t>(kept * ns);
+    std::vector<char> is_tree(kept, 0);
     struct Part {
       std::vector<uint64_t> sum;   // per arc: flows over it, [arc * 2 + kEff / kAll]
       std::vector<uint32_t> seen;  // per endpoint destination: == epoch if counted
       uint32_t epoch = 0;
+      // A chunk of destinations whose trees are not kept: next hops and one tree's flows.
+      std::vector<uint8_t> next;
+      std::vector<Flow> flow_eff, flow_all;
     };
-    const size_t chunks = (count + kLoadChunk - 1) / kLoadChunk;
+    // Chunks of the kept candidates, then of the others (no chunk holds both).
+    const size_t kept_chunks = (kept + kLoadChunk - 1) / kLoadChunk;
+    const size_t chunks = kept_chunks + (count - kept + kLoadChunk - 1) / kLoadChunk;
     std::vector<Part> parts(WorkerCount(threads, chunks, 1));
     const int* arc_begin = g_.arc_begin.data();
     const int* arc_to = g_.arc_to.data();
@@ -127,8 +140,14 @@ class Refiner {
         p.sum.assign(2 * arcs_.size(), 0);
         p.seen.assign(g_.num_endpoint_dests, 0);
       }
-      const size_t c0 = chunk * kLoadChunk;
-      const int k = static_cast<int>(std::min(count - c0, kLoadChunk));
+      const bool keep = chunk < kept_chunks;
+      const size_t c0 = keep ? chunk * kLoadChunk : kept + (chunk - kept_chunks) * kLoadChunk;
+      const int k = static_cast<int>(std::min((keep ? kept : count) - c0, kLoadChunk));
+      if (!keep && p.next.empty()) {
+        p.next.assign(kLoadChunk * ns, kNoArc);
+        p.flow_eff.assign(ns, 0);
+        p.flow_all.assign(ns, 0);
+      }
       Lid lid[kLoadChunk];
       int root[kLoadChunk], routed[kLoadChunk];
       for (int i = 0; i < k; ++i) {
@@ -136,17 +155,25 @@ class Refiner {
         root[i] = g_.dests[cand[c0 + i]].sw;
         routed[i] = 0;
       }
-      uint8_t* next0 = next_.get() + c0 * ns;
+      uint8_t* next0 = keep ? next_.get() + c0 * ns : p.next.data();
       for (int s = 0; s < n; ++s) {
         const uint8_t* row = lfts_->row(s);
         const uint8_t* offset = offset_of_port.data() + s * size_t{256};
-        uint8_t* column = by_switch.get() + s * count + c0;
         uint8_t* out = next0 + s;
-        for (int i = 0; i < k; ++i, out += ns) {
-          const uint8_t o = s == root[i] ? kNoArc : offset[row[lid[i]]];
-          *out = o;
-          column[i] = o;
-          routed[i] += o != kNoArc;
+        if (keep) {
+          uint8_t* column = by_switch.get() + s * kept + c0;
+          for (int i = 0; i < k; ++i, out += ns) {
+            const uint8_t o = s == root[i] ? kNoArc : offset[row[lid[i]]];
+            *out = o;
+            column[i] = o;
+            routed[i] += o != kNoArc;
+          }
+        } else {
+          for (int i = 0; i < k; ++i, out += ns) {
+            const uint8_t o = s == root[i] ? kNoArc : offset[row[lid[i]]];
+            *out = o;
+            routed[i] += o != kNoArc;
+          }
         }
       }
       uint64_t* sum = p.sum.data();
@@ -154,9 +181,9 @@ class Refiner {
         const size_t c = c0 + i;
         const int e = cand[c];
         const Destination& d = g_.dests[e];
-        const uint8_t* next = next_.get() + c * ns;
-        Flow* fe = flow_eff_.get() + c * ns;
-        Flow* fa = flow_all_.get() + c * ns;
+        const uint8_t* next = next0 + static_cast<size_t>(i) * ns;
+        Flow* fe = keep ? flow_eff_.get() + c * ns : p.flow_eff.data();
+        Flow* fa = keep ? flow_all_.get() + c * ns : p.flow_all.data();
         // Each switch's own sources: every HCA port on it but d's node's, and the job's.
         auto sources = [&] {
           std::copy(hcas.begin(), hcas.end(), fa);
@@ -194,7 +221,7 @@ class Refiner {
           fa[arc_to[a]] += fa[s];
         }
         if (at == 0 && seen == routed[i]) {
-          is_tree[c] = 1;
+          if (keep) is_tree[c] = 1;
           continue;
         }
         // Not min-hop: not ours to move (the tree is not kept). Takes back what the loop
@@ -233,9 +260,9 @@ class Refiner {
       }
     }
     // The kept trees, packed in destination order.
-    std::vector<uint32_t> tree_of(count, kNoTree);
+    std::vector<uint32_t> tree_of(kept, kNoTree);
     tree_of_dest_.assign(g_.num_endpoint_dests, -1);
-    for (size_t c = 0; c < count; ++c) {
+    for (size_t c = 0; c < kept; ++c) {
       if (!is_tree[c]) continue;
       const size_t to = trees_.size() * ns;
       if (to != c * ns) {
@@ -256,11 +283,11 @@ class Refiner {
     std::vector<uint32_t> on_arc(arcs, 0);
     const auto each_switch = [&](auto&& f) {
       ParallelFor(WorkerCount(threads, ns, kIndexSwitches), ns, kIndexSwitches,
-                  [&](int, size_t s) { f(s, by_switch.get() + s * count); });
+                  [&](int, size_t s) { f(s, by_switch.get() + s * kept); });
     };
     each_switch([&](size_t s, const uint8_t* column) {
       uint32_t* counts = on_arc.data() + arc_begin[s];
-      for (size_t c = 0; c < count; ++c) {
+      for (size_t c = 0; c < kept; ++c) {
         if (column[c] != kNoArc) counts[column[c]] += tree_of[c] != kNoTree;
       }
     });
@@ -278,10 +305,46 @@ class Refiner {
     }
     each_switch([&](size_t s, const uint8_t* column) {
       std::pmr::vector<uint32_t>* lists = trees_on_arc_.data() + arc_begin[s];
-      for (size_t c = 0; c < count; ++c) {
+      for (size_t c = 0; c < kept; ++c) {
         if (column[c] != kNoArc && tree_of[c] != kNoTree) lists[column[c]].push_back(tree_of[c]);
       }
     });
+    return true;
+  }
+
+  // Whether Load kept only some trees, and how many destinations' routes it read.
+  bool trees_partial() const { return trees_partial_; }
+  size_t trees_kept() const { return trees_.size(); }
+
+  // Load's choice of trees when not every routed destination's fits: whole jobs, the largest
+  // first (ties in job order), each taken if its destinations not taken yet still fit. Large
+  // jobs' routes make the highest effective loads, so their trees are the moves that lower
+  // them; a whole job is what the per-job phase can judge. Moves the kept destinations to the
+  // front of *cand (both parts stay in destination order) and returns how many.
+  size_t KeepWholeJobs(std::vector<int>* cand, size_t max_trees) const {
+    std::vector<uint8_t> state(g_.num_endpoint_dests, 0);  // 1 routed, 2 taken, 3 this job's
+    for (const int e : *cand) state[e] = 1;
+    std::vector<size_t> order(jobs_.size());
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return jobs_[a].size() > jobs_[b].size(); });
+    size_t taken = 0;
+    for (const size_t j : order) {
+      size_t add = 0;
+      for (const int e : jobs_[j]) {
+        if (state[e] == 1) {
+          state[e] = 3;
+          ++add;
+        }
+      }
+      const bool fits = taken + add <= max_trees;
+      if (fits) taken += add;
+      for (const int e : jobs_[j]) {
+        if (state[e] == 3) state[e] = fits ? 2 : 1;
+      }
+    }
+    std::stable_partition(cand->begin(), cand->end(), [&](int e) { return state[e] == 2; });
+    return taken;
   }
 
   // Three phases of the same local search: the effective load down, raising no channel's
@@ -908,14 +971,10 @@ class Refiner {
   uint32_t mark_ = 0;
   std::vector<int> crossed_;
   uint64_t work_ = 0, max_work_ = 0;  // steps of the search so far, and its deterministic limit
+  bool trees_partial_ = false;        // Load kept only whole jobs' trees (KeepWholeJobs)
 };
 
 }  // namespace
-
-bool RefineTooLarge(const SwitchGraph& g, const RefineOptions& options) {
-  return static_cast<size_t>(g.num_endpoint_dests) * static_cast<size_t>(g.num_switches) >
-         options.max_state;
-}
 
 namespace {
 
@@ -926,11 +985,13 @@ void Refine(const SwitchGraph& g, const std::vector<std::vector<int>>& jobs,
   Refiner<Flow> r(g, jobs, arc_units, lfts);
   const size_t dests = r.JobDestinations();
   if (dests == 0) return;
-  if (RefineTooLarge(g, options)) {
+  const size_t max_trees = options.max_state / std::max<size_t>(1, g.num_switches);
+  if (!r.Load(options.threads, max_trees)) {
     stats->skipped = true;
     return;
   }
-  r.Load(options.threads);
+  stats->trees_kept = r.trees_kept();
+  stats->trees_partial = r.trees_partial();
   r.Run(options, stats);
 }
 

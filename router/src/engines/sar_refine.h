@@ -38,10 +38,12 @@ struct RefineOptions {
   /// tables must equal offline routing). About two seconds of work; only fabrics of thousands of
   /// hosts reach it (10k hosts: the effective phase, then the limit).
   uint64_t max_work = uint64_t{1} << 28;
-  /// Skip the refinement when it would hold more than this many per-switch entries
-  /// (HCA ports x switches) in memory: 9 bytes each (next hop 1, two flows 4, the per-arc
-  /// tree lists 4; 13 with 32-bit flows, from 65,536 HCA ports on), and 1 more while
-  /// Refiner::Load runs.
+  /// The most per-switch tree entries (kept trees x switches) the refinement holds in memory:
+  /// 9 bytes each (next hop 1, two flows 4, the per-arc tree lists 4; 13 with 32-bit flows,
+  /// from 65,536 HCA ports on), and 1 more while Refiner::Load runs. Where every routed HCA
+  /// destination's tree fits, all are kept (any destination may move); else only whole jobs'
+  /// destinations' trees, the largest jobs first, as many as fit (the other routes keep their
+  /// SSSP entries, their loads still counted). 10k hosts fit; 45k hosts keep ~16,400 of 45,056.
   size_t max_state = size_t{60} << 20;
   /// Entries the search must not move, [endpoint dest * num_switches + switch] (the running
   /// jobs' routes, delta_keep.h's RunningPins); null = none. Routes of other destinations and
@@ -66,15 +68,13 @@ struct RefineStats {
   uint64_t effective_before = 0, effective_after = 0;  // max effective load
   uint64_t all_before = 0, all_after = 0;              // max all-pairs load (EFI)
   int moves = 0;
-  int job_moves = 0;          // of `moves`, made by the per-job phase
-  int jobs_lowered = 0;       // jobs whose bottleneck the per-job phase lowered
-  bool skipped = false;       // too large (max_state)
-  bool work_limited = false;  // stopped by max_work before a local optimum
+  int job_moves = 0;           // of `moves`, made by the per-job phase
+  int jobs_lowered = 0;        // jobs whose bottleneck the per-job phase lowered
+  bool skipped = false;        // not one job's trees fit in max_state
+  bool trees_partial = false;  // only some jobs' trees kept (max_state)
+  size_t trees_kept = 0;       // destinations' trees the search could move
+  bool work_limited = false;   // stopped by max_work before a local optimum
 };
-
-/// True when RefineJobRoutes would skip the search for size (RefineStats::skipped), before any
-/// work: callers need not compute options they would not use (SAR's all-pairs cap).
-bool RefineTooLarge(const SwitchGraph& g, const RefineOptions& options);
 
 /// Refines `lfts` (one LftSet row per switch of the graph's fabric) in place. `jobs` lists each
 /// multi-switch job as endpoint destination indices of `g` (as SsspRouter::SetJobs takes them).

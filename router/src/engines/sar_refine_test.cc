@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 
 #include "engines/sssp_test_util.h"
@@ -337,6 +338,71 @@ TEST(SarRefinePerJob, NeverWorsensTheSortedBottlenecksOnRandomMixes) {
     lowered += b < a;
   }
   EXPECT_GT(lowered, 0) << "the phase lowered no mix's bottlenecks";
+}
+
+// Where not every routed destination's tree fits the refinement's memory cap (max_state; 45k
+// hosts), it keeps whole jobs' trees, the largest jobs first, and still counts every route's
+// load. On a 1,024-host 3-level tree, intact and degraded, with room for a third of the job
+// destinations' trees: the search moves routes (without the cap's partial mode it skipped),
+// only job destinations' entries change and no more destinations than trees kept, the loads it
+// reports are what the metrics compute from the refined tables, the max effective load never
+// rises (nor the all-pairs max above the cap), every route is still delivered on a shortest
+// path, and two threads give the same tables and work.
+TEST(SarRefineMemoryCap, KeepsWholeJobsTreesAndNeverRaisesTheMax) {
+  int moved = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const Fabric f =
+        Pgft("pgft:3;16,8,8;1,8,8;1,1,1", seed == 1 ? 0 : static_cast<int>(seed) * 10, seed);
+    const std::vector<ResolvedJob> jobs = sssptest::RandomJobs(f, seed, 60);
+    std::set<Lid> job_lids;
+    for (const ResolvedJob& j : jobs) {
+      if (j.num_leaf_switches < 2) continue;
+      for (const PortRef& p : j.endpoints) job_lids.insert(f.base_lid(p));
+    }
+    const size_t switches = static_cast<size_t>(f.num_switches());
+    RefineOptions o;
+    o.max_state = switches * (job_lids.size() / 3);
+    o.max_work = uint64_t{1} << 24;
+    o.all_pairs_cap = seed == 2 ? o.all_pairs_cap : 1;  // 1: the all-pairs max must not rise
+    o.threads = 1;
+    const std::string what = "seed " + std::to_string(seed);
+    RefineOptions none = o;
+    none.max_moves = 0;
+    const Result before = Refine(f, jobs, seed, none, /*slow_channels=*/false);
+    const Result r = Refine(f, jobs, seed, o, /*slow_channels=*/false);
+    ASSERT_FALSE(r.stats.skipped) << what;
+    EXPECT_TRUE(r.stats.trees_partial) << what;
+    EXPECT_GT(r.stats.trees_kept, 0u) << what;
+    EXPECT_LE(r.stats.trees_kept, o.max_state / switches) << what;
+    moved += r.stats.moves > 0;
+    EXPECT_LE(r.stats.effective_after, r.stats.effective_before) << what;
+    if (o.all_pairs_cap == 1) {
+      EXPECT_LE(r.stats.all_after, r.stats.all_before) << what;
+    }
+    // The loads of the trees not kept were counted: the reported maxima are the tables'.
+    const Metrics m = sssptest::Measure(f, r.lfts, jobs);
+    EXPECT_EQ(r.stats.effective_after, m.effective_efi.max) << what;
+    EXPECT_EQ(r.stats.all_after, m.efi.max) << what;
+    EXPECT_EQ(r.stats.effective_before, sssptest::Measure(f, before.lfts, jobs).effective_efi.max)
+        << what;
+    std::set<Lid> changed;
+    for (int s = 0; s < r.lfts.num_switches(); ++s) {
+      for (Lid lid = 0; lid <= r.lfts.max_lid(); ++lid) {
+        if (r.lfts.port(s, lid) != before.lfts.port(s, lid)) changed.insert(lid);
+      }
+    }
+    EXPECT_EQ(changed.empty(), r.stats.moves == 0) << what;
+    EXPECT_LE(changed.size(), r.stats.trees_kept) << what;
+    for (const Lid lid : changed) EXPECT_EQ(job_lids.count(lid), 1u) << what << " lid " << lid;
+    TraceReport trace;
+    ASSERT_TRUE(TraceAll(f, r.lfts, TraceOptions{}, &trace).ok());
+    EXPECT_TRUE(trace.valid()) << what;
+    EXPECT_EQ(trace.delivered, trace.pairs) << what;
+    EXPECT_EQ(trace.non_min_hop, 0u) << what;
+    o.threads = 2;
+    ExpectSame(r, Refine(f, jobs, seed, o, /*slow_channels=*/false), what + " threads 2");
+  }
+  EXPECT_EQ(moved, 3);
 }
 
 }  // namespace
