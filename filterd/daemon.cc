@@ -8,10 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <ctime>
-#include <thread>
 
 #include "event_coalescer.h"
 #include "instance_lock.h"
@@ -20,6 +18,7 @@
 #include "sar/fors/fors_job.h"
 #include "sar/io/file_util.h"
 #include "sar/io/job_file.h"
+#include "server/bounded_io.h"
 #include "server/control_socket.h"
 #include "server/metrics_http.h"
 #include "test_stop.h"
@@ -30,18 +29,6 @@
 
 namespace sar::filterd {
 namespace {
-
-double MonotonicSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double ToSeconds(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
-double UnixSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // UTC, ISO 8601 to the second: what the log and the status line show of a Unix time.
 std::string WallClockText(double unix_s) {
@@ -71,14 +58,22 @@ void Notify([[maybe_unused]] const char* state) {
 }  // namespace
 
 Daemon::Daemon(Config config, DaemonOptions options, LeafMap leaves,
-               std::unique_ptr<JobSource> source, std::unique_ptr<Action> action)
-    : config_(std::move(config)),
+               std::unique_ptr<JobSource> source, std::unique_ptr<Action> action,
+               std::shared_ptr<Env> env)
+    : env_(env ? std::move(env) : RealEnv()),
+      config_(std::move(config)),
       options_(options),
       leaves_(std::move(leaves)),
       source_(std::move(source)),
-      action_(action ? std::move(action) : MakeAction(config_, options.dry_run, nullptr)),
       gate_(options.once ? 0 : config_.settle_s,
-            options.once ? 0 : config_.min_reroute_interval_s) {}
+            options.once ? 0 : config_.min_reroute_interval_s) {
+  UseAction(action ? std::move(action) : MakeAction(config_, options.dry_run, nullptr));
+}
+
+void Daemon::UseAction(std::unique_ptr<Action> action) {
+  action->set_env(env_);
+  action_ = std::move(action);
+}
 
 void Daemon::Start() {
   Status s = LoadState(config_.state_dir, &state_);
@@ -90,7 +85,7 @@ void Daemon::Start() {
                  state_.router_set.size());
     // A last reroute in the future (the clock was stepped back, or a damaged file: 1e300)
     // would hold every reroute back until the clock caught up: take it as now.
-    const double unix_now = UnixSeconds();
+    const double unix_now = env_->NowUnix();
     if (!(state_.last_reroute_unix_s <= unix_now)) {
       spdlog::warn(
           "state: last reroute at {} is in the future (now {:.0f}; clock stepped "
@@ -100,7 +95,7 @@ void Daemon::Start() {
     }
     // Translate the last reroute's wall time into the monotonic clock the gate uses, so the
     // minimum interval also holds across a restart.
-    gate_.MarkRerouted(MonotonicSeconds() - (UnixSeconds() - state_.last_reroute_unix_s));
+    gate_.MarkRerouted(env_->NowMonotonic() - (env_->NowUnix() - state_.last_reroute_unix_s));
   }
   last_poll_set_ = state_.router_set;
   metrics_.last_reroute_unix_s = state_.last_reroute_unix_s;
@@ -138,9 +133,9 @@ void Daemon::RestoreMapping() {
 bool Daemon::PollWithRetries(std::vector<SourceJob>* jobs) {
   double wait = config_.retry_backoff_s;
   for (int attempt = 0;; ++attempt) {
-    const double t0 = MonotonicSeconds();
+    const double t0 = env_->NowMonotonic();
     Status s = source_->Poll(jobs);
-    metrics_.last_poll_seconds = MonotonicSeconds() - t0;
+    metrics_.last_poll_seconds = env_->NowMonotonic() - t0;
     metrics_.poll_seconds.Observe(metrics_.last_poll_seconds);
     if (s.ok()) return true;
     if (attempt >= config_.poll_retries) {
@@ -149,8 +144,8 @@ bool Daemon::PollWithRetries(std::vector<SourceJob>* jobs) {
       return false;
     }
     spdlog::warn("poll: {}: {}; retry in {:.2f} s", source_->name(), s.ToString(), wait);
-    std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-    wait = std::min(wait * 2, 60.0);  // doubled without bound, it overflows sleep_for's ns
+    env_->SleepFor(wait);
+    wait = std::min(wait * 2, 60.0);  // doubled without bound, it would wait for ever
   }
 }
 
@@ -202,7 +197,7 @@ void Daemon::CompareNodeLists() {
 }
 
 bool Daemon::RunCycle(double now_s) {
-  const double t0 = MonotonicSeconds();
+  const double t0 = env_->NowMonotonic();
   std::vector<SourceJob> jobs;
   ++metrics_.polls;
   if (!PollWithRetries(&jobs)) {
@@ -219,12 +214,12 @@ bool Daemon::RunCycle(double now_s) {
   metrics_.running_jobs = static_cast<int64_t>(jobs.size());
   metrics_.multi_switch_jobs = static_cast<int64_t>(filtered.jobs.size());
   metrics_.unknown_hosts = static_cast<int64_t>(reported_unknown_.size());
-  metrics_.last_cycle_seconds = MonotonicSeconds() - t0;
+  metrics_.last_cycle_seconds = env_->NowMonotonic() - t0;
   metrics_.cycle_seconds.Observe(metrics_.last_cycle_seconds);
   if (!vs_router.changed() && !router_unsure_) {
     metrics_.pending_change_since_unix_s = 0;
   } else if (metrics_.pending_change_since_unix_s == 0) {
-    metrics_.pending_change_since_unix_s = UnixSeconds();
+    metrics_.pending_change_since_unix_s = env_->NowUnix();
   }
   if (!nodes_compared_) {
     CompareNodeLists();  // one extra RPC, kept out of the cycle time
@@ -280,7 +275,7 @@ bool Daemon::RunCycle(double now_s) {
           "no reroute yet: the last one was under {} s ago; next possible in {:.1f} s "
           "(at {}) if the change still holds then",
           config_.min_reroute_interval_s, std::max(0.0, gate_.ReadyAt() - now_s),
-          WallClockText(UnixSeconds() + std::max(0.0, gate_.ReadyAt() - now_s)));
+          WallClockText(env_->NowUnix() + std::max(0.0, gate_.ReadyAt() - now_s)));
       break;
     case RerouteGate::Decision::kReroute:
       rerouted = Reroute(filtered.jobs);
@@ -326,7 +321,7 @@ void Daemon::ReopenLogFile() {
 void Daemon::WriteMetrics() {
   // A dry run beside the service must not replace the live daemon's figures.
   if (config_.metrics_textfile.empty() || options_.dry_run) return;
-  Status s = WriteFileAtomic(config_.metrics_textfile, MetricsText());
+  Status s = env_->WriteFileAtomic(config_.metrics_textfile, MetricsText(), WriteOptions{});
   if (!s.ok()) spdlog::error("metrics: {}", s.ToString());
 }
 
@@ -388,7 +383,7 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
   ++metrics_.reroutes;
   state_.router_set = set;
   state_.has_router_set = true;
-  state_.last_reroute_unix_s = UnixSeconds();
+  state_.last_reroute_unix_s = env_->NowUnix();
   metrics_.last_reroute_unix_s = state_.last_reroute_unix_s;
   metrics_.pending_change_since_unix_s = 0;
   Persist(mapping);
@@ -416,7 +411,7 @@ std::string Daemon::StatusLine() const {
       metrics_.last_reroute_unix_s > 0 ? WallClockText(metrics_.last_reroute_unix_s) : "never";
   std::string state = "idle";
   if (waiting_) {
-    state = fmt::format("held({:.0f}s)", std::max(0.0, gate_.ReadyAt() - MonotonicSeconds()));
+    state = fmt::format("held({:.0f}s)", std::max(0.0, gate_.ReadyAt() - env_->NowMonotonic()));
   }
   std::string line = fmt::format(
       "state={} polls={} poll_errors={} reroutes={} trigger_errors={} running_jobs={} "
@@ -479,7 +474,7 @@ int Daemon::Run() {
   }
   Start();
   if (options_.once) {
-    SafeCycle(MonotonicSeconds());
+    SafeCycle(env_->NowMonotonic());
     // Any failure an operator would want to see fails the run: --once is what scripts check.
     const bool failed = metrics_.poll_errors > 0 || metrics_.trigger_errors > 0 ||
                         metrics_.cycle_errors > 0 || metrics_.mapping_write_errors > 0 ||
@@ -509,15 +504,15 @@ int Daemon::Run() {
 
   // Hook requests wait in `events` for their quiet window; the regular schedule is next_poll.
   EventCoalescer events(config_.event_coalesce_ms / 1e3);
-  double next_poll = MonotonicSeconds();
+  double next_poll = env_->NowMonotonic();
   std::vector<pollfd> fds;
   for (;;) {
-    double now = MonotonicSeconds();
+    double now = env_->NowMonotonic();
     if (now >= next_poll || now >= events.DueAt()) {
       events.Clear();  // this poll answers every request so far
       SafeCycle(now);
       Notify(("STATUS=" + StatusLine()).c_str());
-      next_poll = MonotonicSeconds() + config_.poll_interval_s;
+      next_poll = env_->NowMonotonic() + config_.poll_interval_s;
       // A change held back by the settle delay or the interval is looked at again as soon as
       // it may go through, not a whole poll interval later.
       if (waiting_) next_poll = std::min(next_poll, std::max(gate_.ReadyAt(), now + 0.05));
@@ -527,15 +522,19 @@ int Daemon::Run() {
     fds.assign(1, {sig_fd, POLLIN, 0});
     control.AddPollFds(&fds);
     http.AddPollFds(&fds);
-    double wake = std::min({next_poll, events.DueAt(), ToSeconds(control.NextDeadline()),
-                            ToSeconds(http.NextDeadline())});
+    // The schedule is on the Env's clock, the clients' deadlines on the real one (they bound
+    // real peers): each as a wait from now.
+    const double before_wait = env_->NowMonotonic();
+    double wait =
+        std::min({next_poll - before_wait, events.DueAt() - before_wait,
+                  SecondsUntil(control.NextDeadline()), SecondsUntil(http.NextDeadline())});
     if (watchdog_s > 0) {
       // WatchdogSec=: a loop that is alive says so at twice the rate systemd wants; a hung
       // cycle (a libslurm call past its timeout, a stuck disk) stops the pings and is restarted.
       Notify("WATCHDOG=1");
-      wake = std::min(wake, MonotonicSeconds() + watchdog_s / 2);
+      wait = std::min(wait, watchdog_s / 2);
     }
-    if (poll(fds.data(), fds.size(), PollTimeoutMs(wake - MonotonicSeconds())) < 0) continue;
+    if (poll(fds.data(), fds.size(), PollTimeoutMs(wait)) < 0) continue;
     try {
       http.Handle(fds, [this] { return MetricsText(); });
       // A burst of hooks is one batch of requests and, through `events`, one poll.
@@ -543,14 +542,14 @@ int Daemon::Run() {
                                            [this] { return MappingText(); }};
       std::vector<std::string> lines;
       if (const int requests = control.Handle(fds, queries, &lines); requests > 0) {
-        for (int i = 0; i < requests; ++i) events.Request(MonotonicSeconds());
+        for (int i = 0; i < requests; ++i) events.Request(env_->NowMonotonic());
         metrics_.control_requests += requests;
         // Each hook by its event and job ("job-start 4712"), so the log tells which job woke us.
         std::string what;
         for (size_t i = 0; i < lines.size() && i < 8; ++i) what += (i ? ", " : "") + lines[i];
         if (lines.size() > 8) what += fmt::format(" and {} more", lines.size() - 8);
         spdlog::info("control socket: {}; polling in {:.0f} ms", what,
-                     std::max(0.0, events.DueAt() - MonotonicSeconds()) * 1e3);
+                     std::max(0.0, events.DueAt() - env_->NowMonotonic()) * 1e3);
       }
     } catch (const std::exception& e) {
       spdlog::error("control/metrics: {}", e.what());

@@ -18,6 +18,7 @@
 #include "leaf_map.h"
 #include "migration_status.h"
 #include "reroute_gate.h"
+#include "sar/env.h"
 #include "sources/job_source.h"
 #include "state_store.h"
 
@@ -30,18 +31,20 @@ struct DaemonOptions {
 
 class Daemon {
  public:
-  /// `action` null: MakeAction(config, options.dry_run, no planner).
+  /// `action` null: MakeAction(config, options.dry_run, no planner). `env` null: RealEnv().
+  /// Every clock the daemon and its action read, and every sleep, go through `env`.
   Daemon(Config config, DaemonOptions options, LeafMap leaves, std::unique_ptr<JobSource> source,
-         std::unique_ptr<Action> action = nullptr);
+         std::unique_ptr<Action> action = nullptr, std::shared_ptr<Env> env = nullptr);
 
   /// Remakes the action with routing data (file mode; the dry run's metrics).
   void set_planner(std::unique_ptr<RoutePlanner> planner) {
-    action_ = MakeAction(config_, options_.dry_run, std::move(planner));
+    UseAction(MakeAction(config_, options_.dry_run, std::move(planner)));
   }
 
   /// Loads the state dir (an unreadable one is logged, not fatal).
   void Start();
-  /// One cycle at monotonic time `now_s`. Returns true if it rerouted (or would have, dry run).
+  /// One cycle at monotonic time `now_s` (the Env's NowMonotonic()). Returns true if it rerouted
+  /// (or would have, dry run).
   bool RunCycle(double now_s);
   /// RunCycle, with any exception caught, logged and counted as a failed cycle: this is the
   /// loop's boundary, and nothing a job source or action throws may end the daemon.
@@ -52,6 +55,7 @@ class Daemon {
   const DaemonMetrics& metrics() const { return metrics_; }
 
  private:
+  void UseAction(std::unique_ptr<Action> action);
   bool PollWithRetries(std::vector<SourceJob>* jobs);
   void ReportUnknownHosts(const std::vector<std::string>& hosts);
   void CompareNodeLists();
@@ -72,6 +76,7 @@ class Daemon {
   /// Reads migration_status_file; false if unset or unreadable (logged at debug).
   bool ReadMigration(MigrationStatus* m) const;
 
+  std::shared_ptr<Env> env_;  // first: the action is given it
   Config config_;
   DaemonOptions options_;
   LeafMap leaves_;

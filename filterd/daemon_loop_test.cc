@@ -25,6 +25,7 @@
 #include "actions/recording_action.h"
 #include "daemon.h"
 #include "log_file.h"
+#include "sar/env.h"
 #include "sar/io/job_file.h"
 #include "test_util.h"
 
@@ -180,6 +181,33 @@ TEST(DaemonLoop, SlowClientsDelayNeitherCyclesNorSigterm) {
   for (int fd : silent) close(fd);
   close(slow);
   close(late);
+}
+
+// The loop's schedule is on the Env's clock: with a ManualEnv standing still, a 0.1 s poll
+// interval brings no second cycle however long the test waits; moving the Env 0.1 s does.
+TEST(DaemonLoop, PollsAreScheduledOnTheEnvsClock) {
+  TempDir dir;
+  BlockedLoopSignals blocked;  // before the daemon thread exists: it inherits the mask
+
+  Config config = LoopConfig(dir, 0.1);
+  auto env = std::make_shared<ManualEnv>();
+  std::atomic<int> polls{0};
+  Daemon daemon(config, {}, OneHost(), std::make_unique<CountingSource>(&polls),
+                std::make_unique<RecordingAction>(), env);
+  std::atomic<int> rc{-1};
+  std::thread loop([&] { rc = daemon.Run(); });
+  const auto t0 = Clock::now();
+  while (polls < 1 && Since(t0) < 5.0) usleep(10000);
+  ASSERT_EQ(polls, 1);
+  usleep(500000);  // five real poll intervals
+  EXPECT_EQ(polls, 1) << "the loop polled on the system clock";
+  env->Advance(0.1);
+  const auto t1 = Clock::now();
+  while (polls < 2 && Since(t1) < 5.0) usleep(10000);
+  EXPECT_EQ(polls, 2) << "the loop did not poll when the Env's interval had passed";
+  kill(getpid(), SIGTERM);
+  loop.join();
+  EXPECT_EQ(rc, 0);
 }
 
 // The shipped config names Debian's SlurmUser group "slurm". Where it does not exist the hooks

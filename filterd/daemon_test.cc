@@ -87,10 +87,11 @@ class DaemonTest : public ::testing::Test {
     while (sigtimedwait(&usr2_, nullptr, &zero) == SIGUSR2) ++n;
     return n;
   }
-  std::unique_ptr<Daemon> MakeDaemon(FlakySource** source) {
+  std::unique_ptr<Daemon> MakeDaemon(FlakySource** source, std::shared_ptr<Env> env = nullptr) {
     auto src = std::make_unique<FlakySource>(trace_, &now_);
     *source = src.get();
-    auto d = std::make_unique<Daemon>(config_, DaemonOptions{}, TwoLeaves(), std::move(src));
+    auto d = std::make_unique<Daemon>(config_, DaemonOptions{}, TwoLeaves(), std::move(src),
+                                      nullptr, std::move(env));
     d->Start();
     return d;
   }
@@ -287,19 +288,20 @@ TEST_F(DaemonTest, RestartDoesNotRerouteNeedlessly) {
 // router's set, not only rewrite the file (the switches kept tables for the unsent mapping).
 TEST_F(DaemonTest, AMappingTheRouterWasNotToldIsRewrittenAndRerouted) {
   FlakySource* src = nullptr;
+  // Start() marks the last reroute on the Env's monotonic clock: the gate's time is on it too.
+  auto env = std::make_shared<ManualEnv>();
   {
-    auto d = MakeDaemon(&src);
+    auto d = MakeDaemon(&src, env);
     now_ = 10;
-    ASSERT_TRUE(d->RunCycle(now_));  // the router has the multi-leaf job
+    ASSERT_TRUE(d->RunCycle(env->NowMonotonic()));  // the router has the multi-leaf job
   }
   EXPECT_EQ(DrainSignals(), 1);
   // The crash: a newer mapping on disk (the job ended, the write done, no signal, no state).
   ASSERT_TRUE(WriteJobMapping(config_.mapping_file, JobMapping{}).ok());
   now_ = 25;  // back to the set the state says the router has ("again": same hosts)
-  auto d = MakeDaemon(&src);
-  // Start() marks the last reroute on the monotonic clock: the gate's time must be on it too.
-  const double mono =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  env->Advance(15);
+  auto d = MakeDaemon(&src, env);
+  const double mono = env->NowMonotonic();
   EXPECT_TRUE(d->RunCycle(mono)) << "must reroute: the router may have read the other mapping";
   EXPECT_EQ(DrainSignals(), 1);
   EXPECT_EQ(MappedHosts(), (std::vector<std::string>{"n2", "n3", "n4", "n5"}));

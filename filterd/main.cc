@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 
 #include "actions/action.h"
 #include "actions/route_planner.h"
@@ -15,6 +14,7 @@
 #include "leaf_map.h"
 #include "log_file.h"
 #include "preflight.h"
+#include "sar/env.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/lft_dump.h"
 #include "sar/io/topology.h"
@@ -72,18 +72,14 @@ Status MakePlanner(const Config& config, sar::Fabric fabric, std::unique_ptr<Rou
   return Status::OK();
 }
 
-Status MakeSource(const Config& config, std::unique_ptr<JobSource>* out) {
+Status MakeSource(const Config& config, const std::shared_ptr<sar::Env>& env,
+                  std::unique_ptr<JobSource>* out) {
   if (config.source == "replay") {
-    const auto t0 = std::chrono::steady_clock::now();
+    const double t0 = env->NowMonotonic();
     const double start = config.replay_start_s, speed = config.replay_speed;
     return ReplaySource::Open(
         config.replay_trace,
-        [t0, start, speed] {
-          return start +
-                 speed *
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        },
-        out);
+        [env, t0, start, speed] { return start + speed * (env->NowMonotonic() - t0); }, out);
   }
   if (config.source == "squeue") {
     *out = MakeSqueueSource(config.squeue_path, config.slurm_conf, config.source_timeout_s);
@@ -207,8 +203,10 @@ int main(int argc, char** argv) {
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
     pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   }
+  // The one Env of the process: the replay source's clock and the daemon's.
+  const std::shared_ptr<sar::Env> env = sar::RealEnv();
   std::unique_ptr<JobSource> source;
-  if (Status s = MakeSource(config, &source); !s.ok()) {
+  if (Status s = MakeSource(config, env, &source); !s.ok()) {
     spdlog::critical("job source: {}", s.ToString());
     return kExitConfig;
   }
@@ -228,7 +226,7 @@ int main(int argc, char** argv) {
   }
   // The one action for the configured trigger (or the dry run), made once.
   std::unique_ptr<Action> action = MakeAction(config, options.dry_run, std::move(planner));
-  Daemon daemon(std::move(config), options, std::move(leaves), std::move(source),
-                std::move(action));
+  Daemon daemon(std::move(config), options, std::move(leaves), std::move(source), std::move(action),
+                env);
   return daemon.Run();
 }

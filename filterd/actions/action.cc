@@ -2,17 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-
 #include "sar/io/job_file.h"
 #include "test_stop.h"
 
 namespace sar::filterd {
 namespace {
-
-double Seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::unique_ptr<Action> MakeActionFor(const Config& config, bool dry_run,
                                       std::unique_ptr<RoutePlanner> planner);
@@ -20,7 +14,7 @@ std::unique_ptr<Action> MakeActionFor(const Config& config, bool dry_run,
 }  // namespace
 
 Status Action::Apply(const ActionRequest& request) {
-  const double t0 = Seconds();
+  const double t0 = env_->NowMonotonic();
   Status s = Status::OK();
   if (dry_run_) {
     spdlog::info("dry run: would write {} jobs to {} and trigger '{}'", request.jobs.size(),
@@ -33,10 +27,10 @@ Status Action::Apply(const ActionRequest& request) {
     spdlog::error("reroute: mapping not written, not triggering: {}", s.ToString());
   } else {
     TestStopPoint("mapping");
-    const double t1 = Seconds();
+    const double t1 = env_->NowMonotonic();
     stats_.last_mapping_write_seconds = t1 - t0;
     s = DoApply(request);
-    stats_.last_trigger_seconds = Seconds() - t1;
+    stats_.last_trigger_seconds = env_->NowMonotonic() - t1;
     if (!s.ok()) {
       spdlog::error("reroute: mapping written ({} jobs) but trigger '{}' failed: {}",
                     request.jobs.size(), name(), s.ToString());
@@ -48,7 +42,7 @@ Status Action::Apply(const ActionRequest& request) {
           stats_.last_trigger_seconds * 1e3);
     }
   }
-  stats_.last_seconds = Seconds() - t0;
+  stats_.last_seconds = env_->NowMonotonic() - t0;
   stats_.total_seconds += stats_.last_seconds;
   ++(s.ok() ? stats_.succeeded : stats_.failed);
   return s;

@@ -21,6 +21,7 @@
 #include "actions/sm_process.h"
 #include "config.h"
 #include "filter.h"
+#include "sar/env.h"
 #include "sar/model/jobs.h"
 #include "sar/status.h"
 
@@ -66,6 +67,8 @@ class Action {
   /// Group the mapping is written with (mode 0640; -1: the daemon's group).
   gid_t mapping_group() const { return mapping_group_; }
   void set_mapping_group(gid_t group) { mapping_group_ = group; }
+  /// The clocks Apply's timings and the actions' stamps read (the daemon's; RealEnv() until set).
+  void set_env(std::shared_ptr<Env> env) { env_ = std::move(env); }
 
  protected:
   /// `mapping_file` empty: the action writes no mapping (tests).
@@ -74,8 +77,10 @@ class Action {
   /// Tells the router. Runs after the mapping is complete on disk (or, dry run, instead of
   /// everything: it must then change nothing).
   virtual Status DoApply(const ActionRequest& request) = 0;
+  Env& env() const { return *env_; }
 
  private:
+  std::shared_ptr<Env> env_ = RealEnv();
   std::string mapping_file_;
   gid_t mapping_group_ = static_cast<gid_t>(-1);
   bool dry_run_;

@@ -6,18 +6,11 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <ctime>
-
 #include "actions/action.h"
 #include "sar/io/lft_dump.h"
 
 namespace sar::filterd {
 namespace {
-
-double Seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 class FileAction : public Action {
  public:
@@ -36,20 +29,20 @@ class FileAction : public Action {
     LftSet tables;
     RouteQuality quality;
     PlannedFors fors;
-    const double t0 = Seconds();
+    const double t0 = env().NowMonotonic();
     RoutingInputs in;  // the request's mapping, converted once by the daemon
     Status s = planner_->Inputs(request.mapping, &in);
     if (s.ok()) s = planner_->Plan(in, &tables, &quality, &fors);
     if (!s.ok()) {
       return Status::Failed(s.message() + "; keeping the last good tables in " + lft_file_);
     }
-    const double t1 = Seconds();
+    const double t1 = env().NowMonotonic();
     // OpenSM's file engine reads the whole file on SIGHUP: it must be complete before the
     // signal (WriteLftDump replaces it atomically).
     SAR_RETURN_IF_ERROR(WriteLftDump(lft_file_, planner_->fabric(), tables));
-    const double t2 = Seconds();
+    const double t2 = env().NowMonotonic();
     SAR_RETURN_IF_ERROR(SignalPidFiles(pid_files_, SIGHUP, check_));
-    const double t3 = Seconds();
+    const double t3 = env().NowMonotonic();
     // The stage times let an operator (and scripts/day_latency.py) split a reroute's latency.
     spdlog::info(
         "file mode: new tables in {}: max effective EFI {}, dark fiber {:.3f} (routing and "
@@ -71,7 +64,7 @@ class FileAction : public Action {
     int current = 0;
     const Status s =
         PublishForsSchedules(mapping_file(), fors.plans, fors.rows, fors.none,
-                             static_cast<uint64_t>(std::time(nullptr)), mapping_group(), &current);
+                             static_cast<uint64_t>(env().NowUnix()), mapping_group(), &current);
     if (!s.ok()) {
       spdlog::error("file mode: FORS schedules not written: {}", s.ToString());
     } else if (!fors.plans.empty() || !fors.none.empty()) {

@@ -53,6 +53,10 @@ IoClock::time_point DeadlineIn(double seconds) {
          std::chrono::duration_cast<IoClock::duration>(std::chrono::duration<double>(s));
 }
 
+double SecondsUntil(IoClock::time_point deadline) {
+  return std::chrono::duration<double>(deadline - IoClock::now()).count();
+}
+
 const char* IoEndName(IoEnd e) {
   switch (e) {
     case IoEnd::kComplete:

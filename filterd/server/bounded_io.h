@@ -19,6 +19,8 @@ using IoClock = std::chrono::steady_clock;
 
 /// Now plus `seconds` (fractions allowed; negative = now).
 IoClock::time_point DeadlineIn(double seconds);
+/// Seconds from now until `deadline` (negative once passed; about 9e9 for max()).
+double SecondsUntil(IoClock::time_point deadline);
 
 enum class IoEnd {
   kComplete,  // `complete` said so (or EOF when no `complete` was given)

@@ -1,12 +1,12 @@
 #include "sar/analysis/oblivious.h"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 #include <limits>
 #include <numeric>
 #include <utility>
 
+#include "sar/env.h"
 #include "sar/model/lids.h"
 
 namespace sar {
@@ -150,7 +150,7 @@ bool IsFullBisectionTree(const Fabric& f) {
 
 Status ComputeObliviousRatio(const Fabric& f, const LftSet& lfts, const ObliviousOptions& o,
                              ObliviousResult* out) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch t0;
   SAR_RETURN_IF_ERROR(lfts.CheckFits(f));
   ObliviousResult r;
   r.full_bisection = IsFullBisectionTree(f);
@@ -305,7 +305,7 @@ Status ComputeObliviousRatio(const Fabric& f, const LftSet& lfts, const Obliviou
   // Endpoints on one switch only: every pair's route crosses its HCA links, each carrying one
   // source (or one destination): mds 1.
   if (r.max_disjoint == 0 && n >= 2) r.max_disjoint = 1;
-  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.ms = t0.ElapsedMs();
   *out = std::move(r);
   return Status::OK();
 }

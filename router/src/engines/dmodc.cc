@@ -4,29 +4,25 @@
 // neighbours closer to d's leaf and the port floor(d / (Pi * #C)) mod #g inside it (Eqs. 1-4).
 // Routes are up*-down* by rank, so one layer is deadlock-free. dmodc_core.h has the shared
 // work; docs/engines.md the choices where the paper is ambiguous.
-#include <chrono>
 #include <cstdio>
 #include <numeric>
 #include <string>
 
 #include "engines/dmodc_core.h"
 #include "engines/engines.h"
+#include "sar/env.h"
 
 namespace sar::internal {
 
 Status DmodcFullPass(const RoutingInput& in, DmodcRun* run, LftSet* lfts,
                      std::vector<std::string>* notes) {
-  using Clock = std::chrono::steady_clock;
-  const auto ms = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
   const Fabric& f = *in.fabric;
-  const auto t0 = Clock::now();
+  const Stopwatch watch;
   run->g = BuildSwitchGraph(f);
   SAR_RETURN_IF_ERROR(BuildDmodcPlan(run->g, in.threads, &run->plan));
-  const auto t1 = Clock::now();
+  const double plan_ms = watch.ElapsedMs();
   SAR_RETURN_IF_ERROR(CheckDmodcValidity(f, run->g, run->plan, in.allow_disconnected, notes));
-  const auto t2 = Clock::now();
+  const double validity_ms = watch.ElapsedMs();
   *lfts = LftSet(f);
   run->index = DmodcNodeIndex(run->g, run->plan);
   PrepareDmodcFill(run->g, run->plan, run->index, run->plan.divider, in.threads, &run->fill);
@@ -34,12 +30,13 @@ Status DmodcFullPass(const RoutingInput& in, DmodcRun* run, LftSet* lfts,
   std::iota(rows.begin(), rows.end(), 0);
   FillDmodcRows(run->plan, run->fill, run->plan.divider, rows, false, in.threads, lfts);
   FinishDmodcTables(run->g, run->plan, run->fill, in.threads, &run->override_rows, lfts);
-  const auto t3 = Clock::now();
+  const double tables_ms = watch.ElapsedMs();
   char note[160];
   std::snprintf(note, sizeof note,
                 "dmodc: %d leaves, %d switch levels; costs+dividers %.1f ms, validity %.1f ms, "
                 "tables %.1f ms",
-                run->plan.num_leaves, run->plan.max_rank + 1, ms(t0, t1), ms(t1, t2), ms(t2, t3));
+                run->plan.num_leaves, run->plan.max_rank + 1, plan_ms, validity_ms - plan_ms,
+                tables_ms - validity_ms);
   notes->push_back(note);
   return Status::OK();
 }

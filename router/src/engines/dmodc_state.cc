@@ -17,13 +17,13 @@
 //    Then the passes over the whole fabric (own destinations, switch-LID overrides, holes) run
 //    again as in the full pass; they are cheap.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <utility>
 
 #include "engines/dmodc_core.h"
 #include "engines/engines.h"
 #include "sar/engines/dmodc.h"
+#include "sar/env.h"
 
 namespace sar {
 
@@ -38,10 +38,6 @@ struct DmodcRouter::State {
 };
 
 namespace {
-
-double MsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
 
 // "" if `b` has the same switches, HCA ports and LIDs as `a` (only switch cables may differ).
 std::string SameEndpoints(const in::SwitchGraph& a, const in::SwitchGraph& b) {
@@ -101,7 +97,7 @@ const std::vector<std::string>& DmodcRouter::notes() const { return state_->note
 const DmodcRouter::Stats& DmodcRouter::last() const { return state_->stats; }
 
 Status DmodcRouter::Route(const RoutingInput& input) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   std::vector<std::string> notes;
   SAR_RETURN_IF_ERROR(in::CheckRoutingInput(input, &notes));
   in::DmodcRun run;
@@ -115,17 +111,17 @@ Status DmodcRouter::Route(const RoutingInput& input) {
   st.stats = Stats();
   st.stats.switches_recomputed = st.lfts.num_switches();
   st.stats.rows_refilled = st.lfts.num_switches();
-  st.stats.ms = MsSince(start);
+  st.stats.ms = start.ElapsedMs();
   return Status::OK();
 }
 
 Status DmodcRouter::Reroute(const RoutingInput& input) {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   State& st = *state_;
   auto full = [&](const std::string& why) {
     SAR_RETURN_IF_ERROR(Route(input));
     st.stats.full_reason = why;
-    st.stats.ms = MsSince(start);
+    st.stats.ms = start.ElapsedMs();
     return Status::OK();
   };
   if (!st.routed) return full("no earlier pass");
@@ -133,7 +129,7 @@ Status DmodcRouter::Reroute(const RoutingInput& input) {
   // is left to the fallbacks below (a leaf pair without an up-down path, a cut-off switch).
   SAR_RETURN_IF_ERROR(in::CheckRoutingArguments(input));
   in::SwitchGraph g = in::BuildSwitchGraph(*input.fabric);
-  const double graph_ms = MsSince(start);
+  const double graph_ms = start.ElapsedMs();
   std::string why = SameEndpoints(st.run.g, g);
   if (why.empty() && input.fabric->max_lid() != st.lfts.max_lid()) why = "the LID range changed";
   in::DmodcPlan p;
@@ -253,11 +249,11 @@ Status DmodcRouter::Reroute(const RoutingInput& input) {
     }
   }
   stats.rows_refilled = static_cast<int>(rows.size());
-  const double plan_ms = MsSince(start);
+  const double plan_ms = start.ElapsedMs();
 
   in::DmodcFill fill;
   in::PrepareDmodcFill(g, p, st.run.index, p.divider, input.threads, &fill);
-  const double prepare_ms = MsSince(start);
+  const double prepare_ms = start.ElapsedMs();
   LftSet& lfts = st.lfts;
   // Hole cells in rows kept whose hole pass may come out different: reset to what Eq. 1 leaves
   // there (no route), and the hole pass rewrites them. That pass for leaf l reads the costs at
@@ -319,7 +315,7 @@ Status DmodcRouter::Reroute(const RoutingInput& input) {
       if (!refill[s]) restore(s, t);
     }
   }
-  const double refill_ms = MsSince(start);
+  const double refill_ms = start.ElapsedMs();
   std::vector<std::vector<int>> override_rows;
   in::FinishDmodcTables(g, p, fill, input.threads, &override_rows, &lfts);
 
@@ -328,7 +324,7 @@ Status DmodcRouter::Reroute(const RoutingInput& input) {
   st.run.fill = std::move(fill);
   st.run.override_rows = std::move(override_rows);
   st.notes.clear();
-  stats.ms = MsSince(start);
+  stats.ms = start.ElapsedMs();
   stats.plan_ms = plan_ms;
   stats.graph_ms = graph_ms;
   stats.prepare_ms = prepare_ms;

@@ -1,11 +1,11 @@
 #include "sar/engines/engine.h"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 
 #include "engines/engines.h"
 #include "engines/switch_graph.h"
+#include "sar/env.h"
 
 namespace sar {
 namespace {
@@ -29,11 +29,6 @@ const EngineEntry kEngines[] = {
     {"osrm3", internal::NewOsrm3Engine},
 };
 // clang-format on
-
-double MsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 std::string PortName(const Fabric& f, PortRef p) {
   return "'" + f.name(p.node) + "' port " + std::to_string(p.port);
@@ -144,14 +139,14 @@ Status CheckRoutingInput(const RoutingInput& in, std::vector<std::string>* notes
 }  // namespace internal
 
 Status RoutingEngine::Route(const RoutingInput& in, RoutingOutput* out) const {
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch start;
   if (out == nullptr) return Status::InvalidArgument("no output given");
   SAR_RETURN_IF_ERROR(CheckInput(in));
   RoutingOutput result;
   SAR_RETURN_IF_ERROR(CheckConnected(in, &result.notes));
   SAR_RETURN_IF_ERROR(DoRoute(in, &result));
   SAR_RETURN_IF_ERROR(CheckOutput(name(), in, result));
-  result.paths_ms = std::max(0.0, MsSince(start) - result.layers_ms);
+  result.paths_ms = std::max(0.0, start.ElapsedMs() - result.layers_ms);
   *out = std::move(result);
   return Status::OK();
 }

@@ -1,12 +1,12 @@
 #include "engines/sssp_core.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <string>
 
 #include "engines/delta_keep.h"
 #include "sar/engines/virtual_layers.h"
+#include "sar/env.h"
 
 namespace sar::internal {
 
@@ -626,16 +626,14 @@ Status RouteSssp(const RoutingInput& in, const SsspPlanner& plan, RoutingOutput*
   }
   if (fixed != nullptr) NoteFixed(router, &out->lfts, &out->notes);
 
-  const auto layer_start = std::chrono::steady_clock::now();
+  const Stopwatch layer_start;
   LayerOptions options;
   options.max_layers = in.num_vls;
   options.threads = in.threads;
   options.switch_lids = in.switch_lids && in.num_vls > 1;  // the one-lane rule (routing_pass.h)
   LayerStats stats;
   SAR_RETURN_IF_ERROR(AssignVirtualLayers(*in.fabric, out->lfts, options, &out->layers, &stats));
-  out->layers_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - layer_start)
-          .count();
+  out->layers_ms = layer_start.ElapsedMs();
   out->num_layers = std::max(1, stats.layers_used);
   out->notes.push_back("virtual layers: " + std::to_string(stats.layers_needed) +
                        " needed for deadlock freedom, " + std::to_string(stats.layers_used) +

@@ -5,11 +5,11 @@
 // switch-to-switch cables reach; the notes say "incremental reroute: <what was recomputed>" or
 // "full pass (<why>)". Validation is the same as always.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <utility>
 
 #include "pass/stages.h"
+#include "sar/env.h"
 
 namespace sar::pass {
 
@@ -19,7 +19,7 @@ namespace sar::pass {
 // must never diff against half-updated tables.
 Status RouteDmodcWithMemory(const RoutingInputs& inputs, RoutingMemory* memory,
                             RoutingOutput* out) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch t0;
   if (!memory->dmodc) memory->dmodc.emplace();
   DmodcRouter& router = *memory->dmodc;
   try {
@@ -51,7 +51,7 @@ Status RouteDmodcWithMemory(const RoutingInputs& inputs, RoutingMemory* memory,
                   st.full_reason.c_str());
   }
   r.notes.push_back(note);
-  r.paths_ms = MsSince(t0);
+  r.paths_ms = t0.ElapsedMs();
   *out = std::move(r);
   return Status::OK();
 }

@@ -2,15 +2,10 @@
 // wrappers (migration.cc, dmodc_memory.cc), with the alltoall jobs' fixed entries where the
 // engine takes them (fors_overlay.cc).
 #include <algorithm>
-#include <chrono>
 
 #include "pass/stages.h"
 
 namespace sar::pass {
-
-double MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int UsableLanes(int num_vls, int max_layers) {
   return max_layers > 0 ? std::min(num_vls, max_layers) : num_vls;

@@ -13,12 +13,12 @@
 // of (source base LID, destination). Packets never mix base and high, but a mixed pair still
 // gets a layer whose dependencies the check has seen.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <utility>
 
 #include "pass/stages.h"
+#include "sar/env.h"
 
 namespace sar::pass {
 namespace {
@@ -110,7 +110,7 @@ Status RouteMigration(const RoutingInputs& inputs, const RoutingEngine& engine,
         std::to_string(lanes) + " usable");
   }
   SAR_RETURN_IF_ERROR(CheckMigrationLids(f));
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch t0;
   Fabric base_view, high_view;
   SAR_RETURN_IF_ERROR(LidView(f, false, &base_view));
   SAR_RETURN_IF_ERROR(LidView(f, true, &high_view));
@@ -162,7 +162,7 @@ Status RouteMigration(const RoutingInputs& inputs, const RoutingEngine& engine,
   }
   r.num_layers = lanes;
   r.layers_ms = base.layers_ms;
-  r.paths_ms = MsSince(t0) - base.layers_ms;
+  r.paths_ms = t0.ElapsedMs() - base.layers_ms;
   r.notes = std::move(base.notes);
   r.notes.push_back("migration mode: base LIDs on layers 0.." + std::to_string(last - 1) +
                     ", highLIDs by updn on layer " + std::to_string(last));

@@ -2,12 +2,12 @@
 // out. The only place that decides what happens when a stage fails: FORS never fails a pass
 // (its entries are withdrawn, noted), the layer guard may rescue a switch-LID-only cycle, every
 // other failure is the pass's.
-#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "pass/stages.h"
+#include "sar/env.h"
 #include "sar/io/job_file.h"
 
 namespace sar {
@@ -38,9 +38,9 @@ std::vector<std::string> RoutingResult::Notes() const {
 
 Status RunRoutingPass(const RoutingRequest& request, RoutingResult* result) {
   *result = RoutingResult();
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch t0;
   SAR_RETURN_IF_ERROR(SettleRequest(request, &result->inputs));
-  result->inputs_ms = pass::MsSince(t0);
+  result->inputs_ms = t0.ElapsedMs();
   AnalysisOptions also = request.also;
   if (also.jobs == nullptr) also.jobs = &result->inputs.jobs;
   // The stages below leave result->inputs alone, so they may read it in place.

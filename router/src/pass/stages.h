@@ -17,7 +17,6 @@
 // Internal to libsar: callers use sar/pass/routing_pass.h.
 #pragma once
 
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -71,8 +70,5 @@ Status RouteDmodcWithMemory(const RoutingInputs& inputs, RoutingMemory* memory, 
 // the guard applies but cannot layer the tables.
 bool LayerSwitchLidCycles(const RoutingInputs& inputs, const ValidationReport& report,
                           RoutingOutput* out, Status* failed);
-
-/// Milliseconds since t0 on the steady clock.
-double MsSince(std::chrono::steady_clock::time_point t0);
 
 }  // namespace sar::pass

@@ -12,10 +12,10 @@
 // between CAs (its layer discipline has no place for switch-LID routes yet). False: routes
 // between CAs only everywhere (the check before issue 33; `--hca-pairs-only`, for comparison).
 #include <algorithm>
-#include <chrono>
 #include <string>
 
 #include "pass/stages.h"
+#include "sar/env.h"
 
 namespace sar {
 namespace {
@@ -49,7 +49,7 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
 
   // One sweep traces every route and builds the layers' dependency graphs. The dependency
   // check is then judged only if the routes are delivered and fit the lanes, as if it ran after.
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch t0;
   const int usable = pass::UsableLanes(options.num_vls, options.max_layers);
   AnalysisOptions ao = also;
   ao.what |= kAnalyseTrace | (options.layers_known ? kAnalyseDeadlock : 0u);
@@ -63,7 +63,7 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
   ao.deadlock_switch_lids = options.switch_lids && !options.migration && usable > 1;
   ao.threads = options.threads;
   SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, ao, analysis));
-  r.check_ms = pass::MsSince(t0);
+  r.check_ms = t0.ElapsedMs();
   r.trace = analysis->trace;
   const TraceReport& trace = r.trace;
   if (trace.loops > 0 || (!options.allow_disconnected && trace.unreachable > 0)) {

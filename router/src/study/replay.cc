@@ -1,7 +1,6 @@
 #include "sar/study/replay.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 #include <set>
@@ -11,6 +10,7 @@
 #include "sar/analysis/analysis.h"
 #include "sar/analysis/flows.h"
 #include "sar/engines/engine.h"
+#include "sar/env.h"
 #include "sar/fors/fors_job.h"
 #include "sar/model/lids.h"
 #include "sar/pass/routing_pass.h"
@@ -285,10 +285,6 @@ void Fill(const Metrics& m, ReplaySample* s) {
   for (const JobMetrics& j : m.jobs) s->worst_job_efi = std::max(s->worst_job_efi, j.efi_max);
 }
 
-double MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // Whether some route between two members of `job` (each source to the LID it sends to:
 // `offsets` per endpoint, `index` maps a port slot to its endpoint) takes another path in
 // `after` than in `before`: a path changes exactly where, walking it in `after`, a switch's
@@ -428,13 +424,13 @@ Status Replay(const Fabric& f, const JobHistory& history, const ReplayOptions& o
       if (!record) continue;
       if (per_event || k == 0) {
         RoutingResult result;
-        const auto t0 = std::chrono::steady_clock::now();
+        const Stopwatch t0;
         SAR_RETURN_IF_ERROR(RouteAt(f, *out, o, name, k, &result, k == 0 ? nullptr : &previous));
         const RoutingInputs& inputs = result.inputs;
         RoutingOutput& routed = result.output;
         const AnalysisResult& analysis = result.analysis;
         const std::vector<ForsJobPlan>& fors = result.fors;
-        s.reroute_ms = MsSince(t0);
+        s.reroute_ms = t0.ElapsedMs();
         if (o.flows) {
           SAR_RETURN_IF_ERROR(FlowsAt(f, inputs.jobs, routed.lfts, routed.source_lid_offset, fors,
                                       o.routing.threads, &s));

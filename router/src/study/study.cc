@@ -1,7 +1,6 @@
 #include "sar/study/study.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -11,6 +10,7 @@
 
 #include "sar/analysis/flows.h"
 #include "sar/engines/engine.h"
+#include "sar/env.h"
 #include "sar/model/failures.h"
 #include "sar/model/lids.h"
 #include "sar/pass/routing_pass.h"
@@ -323,12 +323,10 @@ Status RunStudy(const Fabric& fabric, const StudyOptions& o, StudyResult* out) {
                 DisconnectedPairs(fabric, intact[e].lfts, intact[e].source_lid_offset, failed);
           }
           RoutingResult result;
-          const auto t0 = std::chrono::steady_clock::now();
+          const Stopwatch t0;
           cell.routed = RouteAndValidate(o.engines[e], degraded, o, &result, &cell.error);
           const RoutingOutput& routed = result.output;
-          cell.route_ms =
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                  .count();
+          cell.route_ms = t0.ElapsedMs();
           if (!cell.routed) continue;
           uint64_t lost = 0;
           cell.alltoall = Throughput(degraded, routed, alltoall, &lost, &cell.exchange);
