@@ -4,31 +4,11 @@
 #include <chrono>
 #include <string>
 
-#include "engines/engines.h"
+#include "engines/engine_checks.h"
 #include "engines/switch_graph.h"
 
 namespace sar {
 namespace {
-
-struct EngineEntry {
-  const char* name;
-  std::unique_ptr<RoutingEngine> (*make)();
-};
-
-// One line per engine; the order is the order RoutingEngineNames() lists.
-// clang-format off
-const EngineEntry kEngines[] = {
-    {"minhop", internal::NewMinHopEngine},
-    {"updn", internal::NewUpDownEngine},
-    {"dfsssp", internal::NewDfssspEngine},
-    {"sar", internal::NewSarEngine},
-    {"dmodk", internal::NewDmodkEngine},
-    {"dmodc", internal::NewDmodcEngine},
-    {"sar-dmodc", internal::NewSarDmodcEngine},
-    {"osrm2", internal::NewOsrm2Engine},
-    {"osrm3", internal::NewOsrm3Engine},
-};
-// clang-format on
 
 double MsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -154,25 +134,6 @@ Status RoutingEngine::Route(const RoutingInput& in, RoutingOutput* out) const {
   result.paths_ms = std::max(0.0, MsSince(start) - result.layers_ms);
   *out = std::move(result);
   return Status::OK();
-}
-
-std::unique_ptr<RoutingEngine> MakeRoutingEngine(std::string_view name) {
-  for (const EngineEntry& e : kEngines) {
-    if (name == e.name) return e.make();
-  }
-  return nullptr;
-}
-
-std::vector<std::string> RoutingEngineNames() {
-  std::vector<std::string> names;
-  for (const EngineEntry& e : kEngines) names.emplace_back(e.name);
-  return names;
-}
-
-std::string RoutingEngineList() {
-  std::string list;
-  for (const EngineEntry& e : kEngines) list += (list.empty() ? "" : ", ") + std::string(e.name);
-  return list;
 }
 
 }  // namespace sar
