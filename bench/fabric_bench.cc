@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/metrics.h"
 #include "sar/analysis/trace.h"
 #include "sar/engines/engine.h"

@@ -1,5 +1,6 @@
 #include "actions/route_planner.h"
 
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/metrics.h"
 
 namespace sar::filterd {

@@ -1,6 +1,7 @@
 #include "sar/analysis/analysis.h"
 
 #include <memory>
+#include <utility>
 
 #include "analysis/destination_sweep.h"
 #include "analysis/sweep_visitors.h"
@@ -55,6 +56,53 @@ Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOp
   for (const auto& v : owned) visitors.push_back(v.get());
   internal::RunSweep(ctx, sweep, visitors);
   *out = std::move(result);
+  return Status::OK();
+}
+
+Status TraceAll(const Fabric& fabric, const LftSet& lfts, const TraceOptions& options,
+                TraceReport* out) {
+  AnalysisOptions o;
+  o.what = kAnalyseTrace;
+  o.trace = options;
+  o.threads = options.threads;
+  AnalysisResult r;
+  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
+  *out = std::move(r.trace);
+  return Status::OK();
+}
+
+Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                     DeadlockReport* out, bool switch_lids) {
+  AnalysisOptions o;
+  o.what = kAnalyseDeadlock;
+  o.layers = layers;
+  o.deadlock_switch_lids = switch_lids;
+  AnalysisResult r;
+  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
+  *out = std::move(r.deadlock);
+  return Status::OK();
+}
+
+Status ComputeMetrics(const Fabric& fabric, const LftSet& lfts,
+                      const std::vector<ResolvedJob>& jobs, const MetricsOptions& options,
+                      Metrics* out) {
+  AnalysisOptions o;
+  o.what = kAnalyseMetrics;
+  o.jobs = &jobs;
+  o.threads = options.threads;
+  AnalysisResult r;
+  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
+  *out = std::move(r.metrics);
+  return Status::OK();
+}
+
+Status ComputeLinkLoad(const Fabric& fabric, const LftSet& lfts, const TrafficSpec& spec,
+                       LinkLoad* out) {
+  AnalysisOptions o;
+  o.traffic = {spec};
+  AnalysisResult r;
+  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
+  *out = r.traffic[0];
   return Status::OK();
 }
 

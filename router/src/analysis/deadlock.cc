@@ -7,8 +7,7 @@
 
 #include "analysis/sweep_visitors.h"
 #include "analysis/trace_parallel.h"
-#include "sar/analysis/analysis.h"
-#include "sar/analysis/trace.h"
+#include "sar/analysis/route_tracer.h"
 
 namespace sar {
 
@@ -492,17 +491,5 @@ std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
 }
 
 }  // namespace internal
-
-Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
-                     DeadlockReport* out, bool switch_lids) {
-  AnalysisOptions o;
-  o.what = kAnalyseDeadlock;
-  o.layers = layers;
-  o.deadlock_switch_lids = switch_lids;
-  AnalysisResult r;
-  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
-  *out = std::move(r.deadlock);
-  return Status::OK();
-}
 
 }  // namespace sar

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sar/analysis/trace.h"
+#include "sar/analysis/route_tracer.h"
 #include "sar/model/fabric.h"
 #include "sar/model/jobs.h"
 #include "sar/model/lft.h"

@@ -7,8 +7,7 @@
 #include <queue>
 
 #include "analysis/trace_parallel.h"
-#include "sar/analysis/trace.h"
-#include "sar/fors/fors_job.h"
+#include "sar/analysis/route_tracer.h"
 #include "sar/model/lids.h"
 
 namespace sar {
@@ -256,42 +255,54 @@ std::vector<FlowJob> AllToAllFlowJobs(const std::vector<ResolvedJob>& jobs) {
   return out;
 }
 
-FlowJob ForsFlowJob(const ForsJobPlan& plan) {
-  FlowJob j;
-  j.id = plan.job_id;
-  j.endpoints = plan.hosts;
-  for (const std::vector<ForsJobTransfer>& phase : plan.phases) {
-    j.phases.emplace_back();
-    for (const ForsJobTransfer& t : phase) j.phases.back().push_back({t.src, t.dst});
+namespace {
+
+// The channels of one route from endpoint s to the LID `lid` of endpoint d; false if the route
+// is not delivered to d's port.
+bool Walk(const Fabric& f, const LftSet& lfts, const std::vector<PortRef>& ends, uint32_t s,
+          uint32_t d, Lid lid, std::vector<int32_t>* path) {
+  path->clear();
+  PortId c = f.port_id(ends[s]);
+  for (int hops = 0; hops <= f.num_switches() + 1; ++hops) {
+    path->push_back(c);
+    const PortId peer = f.peer_id(c);
+    if (peer == kNoPort) return false;
+    const NodeId node = f.port_node(peer);
+    if (!f.is_switch(node)) return f.port_ref(peer) == ends[d];
+    const uint8_t port = lfts.port(f.switch_index(node), lid);
+    if (port == 0 || port == LftSet::kNoRoute || port > f.num_ports(node)) return false;
+    c = f.port_id(node, port);
   }
-  return j;
+  return false;
 }
 
-Status AddForsPhases(const Fabric& fabric, const ForsScheduleFile& schedule, FlowJob* job) {
-  auto index_of = [&](const std::string& host) {
-    for (size_t i = 0; i < job->endpoints.size(); ++i) {
-      if (fabric.hostname(job->endpoints[i].node) == host) return static_cast<int32_t>(i);
+Lid LidFor(const Fabric& f, const std::vector<PortRef>& ends, const std::vector<uint8_t>& offset,
+           uint32_t s, uint32_t d) {
+  return SourceLid(f, ends[d], offset.empty() ? 0 : offset[s]);
+}
+
+}  // namespace
+
+bool TraceFlow(const Fabric& f, const LftSet& lfts, const std::vector<PortRef>& ends,
+               const std::vector<uint8_t>& offset, Flow flow, std::vector<int32_t>* path) {
+  return Walk(f, lfts, ends, flow.src, flow.dst, LidFor(f, ends, offset, flow.src, flow.dst), path);
+}
+
+void TraceFlows(const Fabric& f, const LftSet& lfts, const std::vector<uint8_t>& offset,
+                const std::vector<Flow>& flows, std::vector<std::vector<int32_t>>* paths,
+                uint64_t* undelivered) {
+  const std::vector<PortRef> ends = f.Endpoints();
+  paths->clear();
+  paths->reserve(flows.size());
+  *undelivered = 0;
+  std::vector<int32_t> path;
+  for (const Flow& fl : flows) {
+    if (TraceFlow(f, lfts, ends, offset, fl, &path)) {
+      paths->push_back(path);
+    } else {
+      ++*undelivered;
     }
-    return int32_t{-1};
-  };
-  std::vector<std::pair<int64_t, std::pair<int32_t, int32_t>>> rows;
-  for (const ForsScheduleRow& r : schedule.rows) {
-    const int32_t s = index_of(r.src), d = index_of(r.dst);
-    if (s < 0 || d < 0) {
-      return Status::InvalidArgument("FORS schedule of job " + schedule.job_id + ": host '" +
-                                     (s < 0 ? r.src : r.dst) + "' is not one of job " + job->id +
-                                     "'s hosts");
-    }
-    rows.push_back({r.phase, {s, d}});
   }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  job->phases.clear();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (i == 0 || rows[i].first != rows[i - 1].first) job->phases.emplace_back();
-    job->phases.back().push_back(rows[i].second);
-  }
-  return Status::OK();
 }
 
 double FlowQuantile(std::vector<double> values, double q) {

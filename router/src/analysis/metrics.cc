@@ -7,7 +7,6 @@
 
 #include "analysis/sweep_visitors.h"
 #include "analysis/tree_load.h"
-#include "sar/analysis/analysis.h"
 
 namespace sar {
 
@@ -187,18 +186,5 @@ std::unique_ptr<SweepVisitor> NewMetricsVisitor(const SweepContext& ctx,
 }
 
 }  // namespace internal
-
-Status ComputeMetrics(const Fabric& fabric, const LftSet& lfts,
-                      const std::vector<ResolvedJob>& jobs, const MetricsOptions& options,
-                      Metrics* out) {
-  AnalysisOptions o;
-  o.what = kAnalyseMetrics;
-  o.jobs = &jobs;
-  o.threads = options.threads;
-  AnalysisResult r;
-  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
-  *out = std::move(r.metrics);
-  return Status::OK();
-}
 
 }  // namespace sar

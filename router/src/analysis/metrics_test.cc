@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/traffic.h"
 #include "test_fabrics.h"
 

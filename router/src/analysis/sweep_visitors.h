@@ -6,12 +6,22 @@
 #include <vector>
 
 #include "analysis/destination_sweep.h"
-#include "sar/analysis/deadlock.h"
-#include "sar/analysis/metrics.h"
-#include "sar/analysis/trace.h"
-#include "sar/analysis/traffic.h"
 #include "sar/model/jobs.h"
+#include "sar/model/lft.h"
 #include "sar/status.h"
+
+namespace sar {
+
+// Declared, not included: each analysis includes this header (its place in the sweep) and its
+// own result types, never another analysis's (scripts/dev/include_layers.py).
+struct TraceOptions;
+struct TraceReport;
+struct DeadlockReport;
+struct Metrics;
+struct TrafficSpec;
+struct LinkLoad;
+
+}  // namespace sar
 
 namespace sar::internal {
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "engines/engine_test_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/model/failures.h"
 #include "sar/model/generate.h"
 #include "sar/model/lids.h"

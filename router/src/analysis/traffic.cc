@@ -6,7 +6,6 @@
 
 #include "analysis/sweep_visitors.h"
 #include "analysis/tree_load.h"
-#include "sar/analysis/analysis.h"
 
 namespace sar {
 
@@ -262,15 +261,5 @@ Status NewLinkLoadVisitor(const SweepContext& ctx, const TrafficSpec& spec, Link
 }
 
 }  // namespace internal
-
-Status ComputeLinkLoad(const Fabric& fabric, const LftSet& lfts, const TrafficSpec& spec,
-                       LinkLoad* out) {
-  AnalysisOptions o;
-  o.traffic = {spec};
-  AnalysisResult r;
-  SAR_RETURN_IF_ERROR(AnalyseRouting(fabric, lfts, o, &r));
-  *out = r.traffic[0];
-  return Status::OK();
-}
 
 }  // namespace sar

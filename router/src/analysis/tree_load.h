@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analysis/destination_sweep.h"
-#include "sar/analysis/trace.h"
+#include "sar/analysis/route_tracer.h"
 
 namespace sar::internal {
 

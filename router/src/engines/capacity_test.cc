@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engines/sssp_test_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/model/generate.h"
 #include "sar/model/lids.h"
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engines/sssp_test_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/model/generate.h"
 #include "sar/model/lids.h"
 #include "sar/pass/routing_pass.h"

@@ -2,6 +2,7 @@
 
 #include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/model/failures.h"
 #include "sar/model/generate.h"
 #include "sar/model/lids.h"

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "engines/dmodc_core.h"
+#include "engines/engine_checks.h"
 #include "engines/engines.h"
 #include "sar/engines/dmodc.h"
 #include "sar/env.h"

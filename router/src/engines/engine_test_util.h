@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/deadlock.h"
 #include "sar/analysis/trace.h"
 #include "sar/engines/engine.h"

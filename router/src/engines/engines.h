@@ -1,4 +1,4 @@
-// The engine factories behind MakeRoutingEngine (engine.cc). One engine per file.
+// The engine factories behind MakeRoutingEngine (engines.cc). One engine per file.
 #pragma once
 
 #include <memory>
@@ -18,12 +18,5 @@ std::unique_ptr<RoutingEngine> NewDmodcEngine();     // dmodc.cc
 std::unique_ptr<RoutingEngine> NewSarDmodcEngine();  // sar_dmodc.cc
 std::unique_ptr<RoutingEngine> NewOsrm2Engine();     // osrm2.cc
 std::unique_ptr<RoutingEngine> NewOsrm3Engine();     // osrm3.cc
-
-/// RoutingEngine::Route's input checks (engine.cc), for a pass run outside an engine object
-/// (DmodcRouter, sar/engines/dmodc.h).
-Status CheckRoutingInput(const RoutingInput& in, std::vector<std::string>* notes);
-/// The same without the cable-connectivity check (DmodcRouter's incremental pass, whose own
-/// checks fall back to the full pass wherever connectivity could have changed).
-Status CheckRoutingArguments(const RoutingInput& in);
 
 }  // namespace sar::internal

@@ -21,7 +21,6 @@
 #include "engines/sssp_core.h"
 #include "sar/analysis/flows.h"
 #include "sar/analysis/lower_bound.h"
-#include "sar/study/study.h"
 
 namespace sar::internal {
 namespace {

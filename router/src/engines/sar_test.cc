@@ -5,6 +5,7 @@
 
 #include "engines/engine_test_util.h"
 #include "engines/sssp_test_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/flows.h"
 #include "sar/analysis/lower_bound.h"
 #include "sar/analysis/metrics.h"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/deadlock.h"
 #include "sar/analysis/metrics.h"
 #include "sar/analysis/trace.h"

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engines/engine_test_util.h"
+#include "sar/analysis/analysis.h"
 #include "test_fabrics.h"
 
 namespace sar {

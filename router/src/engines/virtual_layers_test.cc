@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engines/engine_test_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/deadlock.h"
 #include "test_fabrics.h"
 

@@ -4,7 +4,7 @@
 #include <array>
 #include <string>
 
-#include "sar/analysis/trace.h"
+#include "sar/analysis/route_tracer.h"
 #include "sar/fors/fors_job.h"
 
 namespace sar {

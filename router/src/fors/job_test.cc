@@ -11,6 +11,7 @@
 #include <future>
 #include <random>
 
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/flows.h"
 #include "sar/analysis/metrics.h"
 #include "sar/engines/engine.h"

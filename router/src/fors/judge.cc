@@ -7,6 +7,44 @@
 
 namespace sar {
 
+FlowJob ForsFlowJob(const ForsJobPlan& plan) {
+  FlowJob j;
+  j.id = plan.job_id;
+  j.endpoints = plan.hosts;
+  for (const std::vector<ForsJobTransfer>& phase : plan.phases) {
+    j.phases.emplace_back();
+    for (const ForsJobTransfer& t : phase) j.phases.back().push_back({t.src, t.dst});
+  }
+  return j;
+}
+
+Status AddForsPhases(const Fabric& fabric, const ForsScheduleFile& schedule, FlowJob* job) {
+  auto index_of = [&](const std::string& host) {
+    for (size_t i = 0; i < job->endpoints.size(); ++i) {
+      if (fabric.hostname(job->endpoints[i].node) == host) return static_cast<int32_t>(i);
+    }
+    return int32_t{-1};
+  };
+  std::vector<std::pair<int64_t, std::pair<int32_t, int32_t>>> rows;
+  for (const ForsScheduleRow& r : schedule.rows) {
+    const int32_t s = index_of(r.src), d = index_of(r.dst);
+    if (s < 0 || d < 0) {
+      return Status::InvalidArgument("FORS schedule of job " + schedule.job_id + ": host '" +
+                                     (s < 0 ? r.src : r.dst) + "' is not one of job " + job->id +
+                                     "'s hosts");
+    }
+    rows.push_back({r.phase, {s, d}});
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  job->phases.clear();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == 0 || rows[i].first != rows[i - 1].first) job->phases.emplace_back();
+    job->phases.back().push_back(rows[i].second);
+  }
+  return Status::OK();
+}
+
 void JudgeForsPlans(const Fabric& fabric, const std::vector<ResolvedJob>& jobs,
                     const std::vector<ForsJobPlan>& plans, const LftSet& with_fors,
                     const LftSet& without, int threads, uint64_t max_pairs,

@@ -3,7 +3,7 @@
 #include <deque>
 #include <string>
 
-#include "sar/analysis/trace.h"
+#include "sar/analysis/route_tracer.h"
 #include "sar/fors/fors_tables.h"
 #include "sar/model/failures.h"
 #include "sar/model/generate.h"

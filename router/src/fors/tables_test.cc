@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/trace.h"
 #include "sar/fors/fors.h"
 #include "sar/fors/fors_tables.h"

@@ -16,6 +16,7 @@
 
 #include "io/test_util.h"
 #include "sar/io/file_util.h"
+#include "sar/io/guid_file.h"
 #include "sar/io/job_file.h"
 #include "sar/model/node_classes.h"
 

@@ -3,14 +3,37 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sar/model/node_classes.h"
-
 namespace sar {
 
 std::string GuidString(Guid guid) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
   return buf;
+}
+
+std::string_view FirstWord(std::string_view text) {
+  const size_t start = text.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return {};
+  text.remove_prefix(start);
+  return text.substr(0, text.find_first_of(" \t"));
+}
+
+bool IsAggregationNodeDescription(std::string_view description) {
+  return description.find("Aggregation Node") != std::string_view::npos;
+}
+
+bool IsNamelessDescription(std::string_view description) {
+  const std::string_view word = FirstWord(description);
+  if (word.empty()) return true;
+  if (word.size() < 3 || word[0] != 'M' || word[1] != 'T') return false;
+  for (char c : word.substr(2)) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+std::string NamelessHostName(Guid node_guid) {
+  return "H-" + GuidString(node_guid).substr(2);  // GuidString: "0x" + 16 hex digits
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/flows.h"
 #include "sar/analysis/lower_bound.h"
 #include "sar/analysis/metrics.h"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/test_util.h"
+#include "sar/io/guid_file.h"
 #include "sar/model/jobs.h"
 #include "sar/study/host_allocator.h"
 #include "test_fabrics.h"

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "pass/stages.h"
+#include "sar/io/guid_file.h"
 #include "sar/io/job_file.h"
 
 namespace sar {

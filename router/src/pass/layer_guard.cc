@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "pass/stages.h"
+#include "sar/analysis/analysis.h"
 #include "sar/engines/virtual_layers.h"
 
 namespace sar::pass {

@@ -1,6 +1,6 @@
 // Migration mode as an engine wrapper, for the baseLID/highLID update protocol (SAR paper
 // Sec. 3.3; RoutingOptions::migration): the engine routes the base LIDs on layers 0..n-2,
-// Up*/Down* the highLIDs on layer n-1, and validation.cc checks that layer discipline.
+// Up*/Down* the highLIDs on layer n-1; validation.cc checks the layers by the same rule (below).
 //
 // The rule (RoutingOptions::migration):
 // Migration mode, for the baseLID/highLID update protocol (SAR paper Sec. 3.3): every
@@ -62,16 +62,42 @@ Status LidView(const Fabric& f, bool high, Fabric* out) {
   return Status::OK();
 }
 
-}  // namespace
+// Migration mode's layer rule, written once: RouteMigration sets the layers by it and
+// CheckMigrationLayers (validation) checks them by it. It covers every route between endpoints
+// of different nodes from either LID of the source (base LID or highLID) to either LID of the
+// destination. A route's layer follows its destination (an LFT forwards by destination only):
+// to a highLID, the highLID layer `last`; to a base LID, the layer the engine gave the base route
+// (source base LID -> destination base LID), which must be below `last`.
+struct MigrationRoute {
+  Lid src = 0, dst = 0;            // source LID -> destination LID
+  Lid src_base = 0, dst_base = 0;  // the ends' base LIDs: the engine's route
+  bool to_high = false;            // dst is the destination's highLID (dst_base + 1)
+};
 
-// The migration layer discipline (ValidationOptions::migration): every route to a highLID in
-// layer `last`, none to a base LID there. Mixed pairs are checked too: their layer decides which
-// dependencies they add.
-Status CheckMigrationLayers(const Fabric& f, const VirtualLayers* layers, int last) {
-  SAR_RETURN_IF_ERROR(CheckMigrationLids(f));
-  if (layers == nullptr) {
-    return Status::Failed("invalid routing: migration mode: the routes come without layers");
+// The layer the rule gives `route`, `base_layer` being the engine's layer of its base route; -1
+// when that layer is the highLID layer or above (MigrationLayerError says why).
+int MigrationLayer(const MigrationRoute& route, int base_layer, int last) {
+  if (route.to_high) return last;
+  return base_layer < last ? base_layer : -1;
+}
+
+Status MigrationLayerError(const MigrationRoute& route, int layer, int last) {
+  if (route.to_high) {
+    return Status::Failed("invalid routing: migration mode: route lid " + LidHex(route.src) +
+                          " -> highLID " + LidHex(route.dst) + " in layer " +
+                          std::to_string(layer) + ", not the highLID layer " +
+                          std::to_string(last));
   }
+  return Status::Failed("invalid routing: migration mode: route lid " + LidHex(route.src) +
+                        " -> base lid " + LidHex(route.dst) + " in layer " + std::to_string(layer) +
+                        ", which only highLID routes may use");
+}
+
+// Calls visit(route) for every route the rule covers, stopping at the first error: per pair of
+// endpoints (Fabric::Endpoints() order), from the source's base LID then its highLID, the route
+// to the highLID then the one to the base LID.
+template <class Visit>
+Status ForEachMigrationRoute(const Fabric& f, Visit visit) {
   const std::vector<PortRef> ends = f.Endpoints();
   for (const PortRef& s : ends) {
     const Lid sb = f.base_lid(s);
@@ -80,22 +106,30 @@ Status CheckMigrationLayers(const Fabric& f, const VirtualLayers* layers, int la
       const Lid db = f.base_lid(d);
       if (db == 0 || d.node == s.node) continue;
       for (Lid sl : {sb, sb + 1}) {
-        const int to_base = layers->get(sl, db), to_high = layers->get(sl, db + 1);
-        if (to_high != last) {
-          return Status::Failed("invalid routing: migration mode: route lid " + LidHex(sl) +
-                                " -> highLID " + LidHex(db + 1) + " in layer " +
-                                std::to_string(to_high) + ", not the highLID layer " +
-                                std::to_string(last));
-        }
-        if (to_base >= last) {
-          return Status::Failed("invalid routing: migration mode: route lid " + LidHex(sl) +
-                                " -> base lid " + LidHex(db) + " in layer " +
-                                std::to_string(to_base) + ", which only highLID routes may use");
-        }
+        SAR_RETURN_IF_ERROR(visit(MigrationRoute{sl, db + 1, sb, db, true}));
+        SAR_RETURN_IF_ERROR(visit(MigrationRoute{sl, db, sb, db, false}));
       }
     }
   }
   return Status::OK();
+}
+
+}  // namespace
+
+// The migration layer discipline (ValidationOptions::migration). Mixed pairs are checked too:
+// their layer decides which dependencies they add.
+Status CheckMigrationLayers(const Fabric& f, const VirtualLayers* layers, int last) {
+  SAR_RETURN_IF_ERROR(CheckMigrationLids(f));
+  if (layers == nullptr) {
+    return Status::Failed("invalid routing: migration mode: the routes come without layers");
+  }
+  return ForEachMigrationRoute(f, [&](const MigrationRoute& route) {
+    const int layer = layers->get(route.src, route.dst);
+    if (MigrationLayer(route, layer, last) != layer) {
+      return MigrationLayerError(route, layer, last);
+    }
+    return Status::OK();
+  });
 }
 
 // Migration mode: `engine` on the base LIDs (layers 0..n-2), Up*/Down* on the highLIDs (layer
@@ -147,19 +181,13 @@ Status RouteMigration(const RoutingInputs& inputs, const RoutingEngine& engine,
     }
   }
   const int last = lanes - 1;
-  for (const PortRef& s : ends) {
-    const Lid sb = f.base_lid(s);
-    if (sb == 0) continue;
-    for (const PortRef& d : ends) {
-      const Lid db = f.base_lid(d);
-      if (db == 0 || d.node == s.node) continue;
-      const int layer = base.layers.get(sb, db);
-      r.layers.set(sb, db, layer);
-      r.layers.set(sb + 1, db, layer);
-      r.layers.set(sb, db + 1, last);
-      r.layers.set(sb + 1, db + 1, last);
-    }
-  }
+  SAR_RETURN_IF_ERROR(ForEachMigrationRoute(f, [&](const MigrationRoute& route) {
+    const int engine_layer = base.layers.get(route.src_base, route.dst_base);
+    const int layer = MigrationLayer(route, engine_layer, last);
+    if (layer < 0) return MigrationLayerError(route, engine_layer, last);
+    r.layers.set(route.src, route.dst, layer);
+    return Status::OK();
+  }));
   r.num_layers = lanes;
   r.layers_ms = base.layers_ms;
   r.paths_ms = t0.ElapsedMs() - base.layers_ms;

@@ -13,6 +13,7 @@
 
 #include "engines/engine_test_util.h"
 #include "invalid_tables_test_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/io/job_file.h"
 #include "sar/model/failures.h"
 #include "sar/model/generate.h"

@@ -95,51 +95,6 @@ LinearFit FitLine(const std::vector<double>& x, const std::vector<double>& y) {
   return fit;
 }
 
-namespace {
-
-// The channels of one route from endpoint s to the LID `lid` of endpoint d; false if the route
-// is not delivered to d's port.
-bool Walk(const Fabric& f, const LftSet& lfts, const std::vector<PortRef>& ends, uint32_t s,
-          uint32_t d, Lid lid, std::vector<int32_t>* path) {
-  path->clear();
-  PortId c = f.port_id(ends[s]);
-  for (int hops = 0; hops <= f.num_switches() + 1; ++hops) {
-    path->push_back(c);
-    const PortId peer = f.peer_id(c);
-    if (peer == kNoPort) return false;
-    const NodeId node = f.port_node(peer);
-    if (!f.is_switch(node)) return f.port_ref(peer) == ends[d];
-    const uint8_t port = lfts.port(f.switch_index(node), lid);
-    if (port == 0 || port == LftSet::kNoRoute || port > f.num_ports(node)) return false;
-    c = f.port_id(node, port);
-  }
-  return false;
-}
-
-Lid LidFor(const Fabric& f, const std::vector<PortRef>& ends, const std::vector<uint8_t>& offset,
-           uint32_t s, uint32_t d) {
-  return SourceLid(f, ends[d], offset.empty() ? 0 : offset[s]);
-}
-
-}  // namespace
-
-void TraceFlows(const Fabric& f, const LftSet& lfts, const std::vector<uint8_t>& offset,
-                const std::vector<Flow>& flows, std::vector<std::vector<int32_t>>* paths,
-                uint64_t* undelivered) {
-  const std::vector<PortRef> ends = f.Endpoints();
-  paths->clear();
-  paths->reserve(flows.size());
-  *undelivered = 0;
-  std::vector<int32_t> path;
-  for (const Flow& fl : flows) {
-    if (Walk(f, lfts, ends, fl.src, fl.dst, LidFor(f, ends, offset, fl.src, fl.dst), &path)) {
-      paths->push_back(path);
-    } else {
-      ++*undelivered;
-    }
-  }
-}
-
 std::vector<Flow> AllToAllFlows(size_t n) {
   std::vector<Flow> flows;
   flows.reserve(n * (n > 0 ? n - 1 : 0));
@@ -183,7 +138,7 @@ uint64_t DisconnectedPairs(const Fabric& f, const LftSet& lfts, const std::vecto
   std::vector<int32_t> path;
   for (uint32_t s = 0; s < ends.size(); ++s) {
     for (uint32_t d = 0; d < ends.size(); ++d) {
-      if (s == d || !Walk(f, lfts, ends, s, d, LidFor(f, ends, offset, s, d), &path)) continue;
+      if (s == d || !TraceFlow(f, lfts, ends, offset, {s, d}, &path)) continue;
       for (int32_t c : path) {
         if (failed_ports[c] || failed_ports[f.peer_id(c)]) {
           ++count;

@@ -64,4 +64,31 @@ struct AnalysisResult {
 Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOptions& options,
                       AnalysisResult* out);
 
+// The analyses one at a time: AnalyseRouting with one analysis requested.
+
+/// Traces every (endpoint, other endpoint's LID) pair.
+Status TraceAll(const Fabric& fabric, const LftSet& lfts, const TraceOptions& options,
+                TraceReport* out);
+
+/// With layers == nullptr every route is in layer 0. Routes between terminals count: endpoints
+/// (base and LMC LIDs) and, with `switch_lids` (the default, as OpenSM's dfsssp counts them),
+/// every switch's port 0 with a LID, whose routes start at the switch itself. A route's layer is
+/// layers->get(source LID, destination LID) for each LID of the source. Looping routes add the
+/// dependencies of their loop. Runs on all hardware threads.
+Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
+                     DeadlockReport* out, bool switch_lids = true);
+
+/// Routes that are not delivered (holes, loops) add nothing. Use TraceAll() for validity, or
+/// AnalyseRouting for validity and metrics in one sweep. Link loads of
+/// synthetic traffic: sar/analysis/traffic.h.
+Status ComputeMetrics(const Fabric& fabric, const LftSet& lfts,
+                      const std::vector<ResolvedJob>& jobs, const MetricsOptions& options,
+                      Metrics* out);
+
+/// Flows between endpoints on the same node are left out of every pattern (as in the EFI).
+/// Threads: hardware concurrency. Several patterns at once, with other analyses in the same
+/// sweep: AnalyseRouting.
+Status ComputeLinkLoad(const Fabric& fabric, const LftSet& lfts, const TrafficSpec& spec,
+                       LinkLoad* out);
+
 }  // namespace sar

@@ -20,12 +20,4 @@ struct DeadlockReport {
   bool switch_lids = true;    // switch port-0 LIDs were sources and destinations
 };
 
-/// With layers == nullptr every route is in layer 0. Routes between terminals count: endpoints
-/// (base and LMC LIDs) and, with `switch_lids` (the default, as OpenSM's dfsssp counts them),
-/// every switch's port 0 with a LID, whose routes start at the switch itself. A route's layer is
-/// layers->get(source LID, destination LID) for each LID of the source. Looping routes add the
-/// dependencies of their loop. Runs on all hardware threads.
-Status CheckDeadlock(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
-                     DeadlockReport* out, bool switch_lids = true);
-
 }  // namespace sar

@@ -51,14 +51,21 @@ struct FlowJob {
 /// ResolvedJob::Sends (rail-aligned by default), all at once.
 std::vector<FlowJob> AllToAllFlowJobs(const std::vector<ResolvedJob>& jobs);
 
-struct ForsJobPlan;       // fors_job.h
-struct ForsScheduleFile;  // fors_job.h
-/// The FlowJob of a FORS plan (the routing pass's): its hosts by rank, its phases.
-FlowJob ForsFlowJob(const ForsJobPlan& plan);
-/// Gives `job` the phases of a published schedule file (rows name hosts; a host's first endpoint
-/// in the job sends and receives). Fails, leaving `job` unchanged, when a row names a host that
-/// is not among the job's endpoints.
-Status AddForsPhases(const Fabric& fabric, const ForsScheduleFile& schedule, FlowJob* job);
+/// Endpoint pairs (Fabric::Endpoints() order, i != j) as flows along `lfts` to the LID each
+/// source uses (`source_lid_offset` per endpoint, empty = base LIDs): each flow's channels from
+/// the source's HCA port to the destination's. Pairs whose route is not delivered (no entry,
+/// loop, dead end) are left out and counted in *undelivered.
+struct Flow {
+  uint32_t src, dst;
+};
+void TraceFlows(const Fabric& fabric, const LftSet& lfts,
+                const std::vector<uint8_t>& source_lid_offset, const std::vector<Flow>& flows,
+                std::vector<std::vector<int32_t>>* paths, uint64_t* undelivered);
+/// One flow of TraceFlows: true and its channels in *path if delivered. `ends`:
+/// Fabric::Endpoints().
+bool TraceFlow(const Fabric& fabric, const LftSet& lfts, const std::vector<PortRef>& ends,
+               const std::vector<uint8_t>& source_lid_offset, Flow flow,
+               std::vector<int32_t>* path);
 
 struct JobFlowFigures {
   double slowest = 0;  // the job's slowest flow, fraction of line rate (min over phases/rounds)

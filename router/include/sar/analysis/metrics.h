@@ -60,11 +60,4 @@ struct MetricsOptions {
   int threads = 0;  // 0 = hardware concurrency
 };
 
-/// Routes that are not delivered (holes, loops) add nothing. Use TraceAll() for validity, or
-/// AnalyseRouting (sar/analysis/analysis.h) for validity and metrics in one sweep. Link loads of
-/// synthetic traffic: sar/analysis/traffic.h.
-Status ComputeMetrics(const Fabric& fabric, const LftSet& lfts,
-                      const std::vector<ResolvedJob>& jobs, const MetricsOptions& options,
-                      Metrics* out);
-
 }  // namespace sar

@@ -37,12 +37,6 @@ struct LinkLoad {
   double mean_load = 0;  // over switch-to-switch channels
 };
 
-/// Flows between endpoints on the same node are left out of every pattern (as in the EFI).
-/// Threads: hardware concurrency. Several patterns at once, with other analyses in the same
-/// sweep: AnalyseRouting (sar/analysis/analysis.h).
-Status ComputeLinkLoad(const Fabric& fabric, const LftSet& lfts, const TrafficSpec& spec,
-                       LinkLoad* out);
-
 /// The flows of a pattern as (source, destination) indices into fabric.Endpoints(), sorted; the
 /// same flows ComputeLinkLoad() routes. Lists all n^2 pairs for all-to-all: for tests and small
 /// fabrics. Fails on cluster_size < 1.

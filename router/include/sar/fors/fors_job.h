@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sar/analysis/flows.h"
 #include "sar/model/fabric.h"
 #include "sar/model/jobs.h"
 #include "sar/model/lft.h"
@@ -257,5 +258,14 @@ inline constexpr size_t kMaxForsScheduleBytes = size_t{1} << 30;
 /// device is refused without blocking), not a symbolic link, at most kMaxForsScheduleBytes, and
 /// not writable by every user.
 Status ReadForsSchedule(const std::string& path, ForsScheduleFile* out);
+
+// FORS plans and schedule files as jobs of the flow model (sar/analysis/flows.h), for
+// JudgeForsPlans, replay and `sar-route flows` (judge.cc).
+/// The FlowJob of a FORS plan (the routing pass's): its hosts by rank, its phases.
+FlowJob ForsFlowJob(const ForsJobPlan& plan);
+/// Gives `job` the phases of a published schedule file (rows name hosts; a host's first endpoint
+/// in the job sends and receives). Fails, leaving `job` unchanged, when a row names a host that
+/// is not among the job's endpoints.
+Status AddForsPhases(const Fabric& fabric, const ForsScheduleFile& schedule, FlowJob* job);
 
 }  // namespace sar

@@ -38,6 +38,22 @@ enum class NodeKind : uint8_t { kSwitch, kHca };
 /// "0x0002c90000100000": a GUID as OpenSM and ibnetdiscover print it.
 std::string GuidString(Guid guid);
 
+// What a CA's NodeDescription says it is (docs/formats.md, "Node classes"). Fabric applies these
+// when a node is added (Fabric::hostname, Fabric::is_aggregation_node).
+
+/// A SHARP Aggregation Node: the description contains "Aggregation Node" (NVIDIA's switches
+/// describe theirs "Mellanox Technologies Aggregation Node").
+bool IsAggregationNodeDescription(std::string_view description);
+/// The description names no host: it is empty, or its first word is a chip model, "MT" and
+/// digits (the firmware's default, "MT4129 ConnectX7 Mellanox Technologies", before a host
+/// sets its own).
+bool IsNamelessDescription(std::string_view description);
+/// The host name of a nameless HCA: "H-" and its node GUID as 16 lower-case hex digits (the
+/// name ibnetdiscover gives the node, "H-e09d730300858468").
+std::string NamelessHostName(Guid node_guid);
+/// The first blank-separated word of `text` ("" if none).
+std::string_view FirstWord(std::string_view text);
+
 /// Per-lane link speed, as PortInfo's LinkSpeedActive/LinkSpeedExtActive (and ibnetdiscover) name
 /// it.
 enum class LaneSpeed : uint8_t { kNone, kSdr, kDdr, kQdr, kFdr10, kFdr, kEdr, kHdr, kNdr, kXdr };

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "sar/analysis/flows.h"
 #include "sar/model/fabric.h"
 #include "sar/model/lft.h"
 #include "sar/pass/routing_pass.h"
@@ -43,17 +44,6 @@ struct LinearFit {
   int n = 0;  // points; with fewer than 2 distinct x the slope is 0 and r2 0
 };
 LinearFit FitLine(const std::vector<double>& x, const std::vector<double>& y);
-
-/// Endpoint pairs (Fabric::Endpoints() order, i != j) as flows along `lfts` to the LID each
-/// source uses (`source_lid_offset` per endpoint, empty = base LIDs): each flow's channels from
-/// the source's HCA port to the destination's. Pairs whose route is not delivered (no entry,
-/// loop, dead end) are left out and counted in *undelivered.
-struct Flow {
-  uint32_t src, dst;
-};
-void TraceFlows(const Fabric& fabric, const LftSet& lfts,
-                const std::vector<uint8_t>& source_lid_offset, const std::vector<Flow>& flows,
-                std::vector<std::vector<int32_t>>* paths, uint64_t* undelivered);
 
 /// All ordered pairs; and random clusters of `size` endpoints (the last one smaller if needed)
 /// with all ordered pairs inside each, drawn from `seed`.
