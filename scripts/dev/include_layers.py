@@ -38,7 +38,8 @@ import sys
 LAYERS = ["base", "model", "io", "analysis", "engines", "fors", "migration", "pass", "study",
           "report", "c"]
 # Files directly in router/src or router/include/sar (no folder): their layer by name.
-ROOT_FILES = {"status": "base", "big_array": "base", "work_pool": "base", "c": "c"}
+# env: the Env wraps io's file operations (sar/io/file_util.h), so it sits at io's level.
+ROOT_FILES = {"status": "base", "big_array": "base", "work_pool": "base", "env": "io", "c": "c"}
 TEST_FILE = re.compile(r"(_test\.cc|_test_util\.h|^test_util\.h|^test_fabrics\.h)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SOURCE = re.compile(r"\.(h|cc|c)$")
