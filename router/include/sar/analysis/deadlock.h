@@ -20,6 +20,15 @@ struct DeadlockReport {
   bool switch_lids = true;    // switch port-0 LIDs were sources and destinations
 };
 
+/// The channel dependency graphs of a check, one per layer, kept for a later incremental check
+/// (AnalysisOptions::dependency_base). Numbered by switch port, so a graph stays meaningful when
+/// cables change: per switch index s in order, its ports 1..num_ports, `words` bitmap words
+/// each (bit p - 1: the dependency on port p of the switch the channel enters).
+struct DependencyGraphs {
+  int words = 0;
+  std::vector<std::vector<uint64_t>> layers;
+};
+
 /// With layers == nullptr every route is in layer 0. Routes between terminals count: endpoints
 /// (base and LMC LIDs) and, with `switch_lids` (the default, as OpenSM's dfsssp counts them),
 /// every switch's port 0 with a LID, whose routes start at the switch itself. A route's layer is
