@@ -508,12 +508,9 @@ void DeadlockVisitor::Finish() {
 
 namespace internal {
 
-std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
-                                                 const VirtualLayers* layers, bool switch_lids,
-                                                 DeadlockReport* out,
-                                                 const std::vector<uint8_t>* only_lids,
-                                                 const DependencyGraphs* base,
-                                                 DependencyGraphs* keep) {
+std::unique_ptr<SweepVisitor> NewDeadlockVisitor(
+    const SweepContext& ctx, const VirtualLayers* layers, bool switch_lids, DeadlockReport* out,
+    const std::vector<uint8_t>* only_lids, const DependencyGraphs* base, DependencyGraphs* keep) {
   return std::make_unique<DeadlockVisitor>(ctx, layers, switch_lids, out, only_lids, base, keep);
 }
 

@@ -77,9 +77,9 @@ Outcome ExpectDeltaEqualsFull(const Fabric& f, LftSet* current, const LftSet& ne
   return full.message().find("cyclic") != std::string::npos ? kCycle : kUnreachable;
 }
 
-// Up*/Down* tables (deadlock-free) on degraded PGFTs and rings, changed at random, each change judged
-// against the last valid tables: columns of random min-hop tables (on these PGFTs often cyclic
-// with the rest), entries corrupted (holes, loops, misdeliveries), or both. A chain of valid
+// Up*/Down* tables (deadlock-free) on degraded PGFTs and rings, changed at random, each change
+// judged against the last valid tables: columns of random min-hop tables (on these PGFTs often
+// cyclic with the rest), entries corrupted (holes, loops, misdeliveries), or both. A chain of valid
 // changes lets the baseline's graphs grow beyond the tables' (they keep the old routes' edges):
 // a cycle only through such edges must not fail valid tables.
 TEST(DeltaValidation, AgreesWithTheFullCheckOnRandomChanges) {

@@ -27,7 +27,6 @@ std::string Channel(const Fabric& f, PortId c) {
   return f.name(p.node) + "/" + std::to_string(p.port);
 }
 
-
 // The validation with the delta validation's three extras (AnalysisOptions::only_lids,
 // dependency_base, keep_dependencies).
 Status Validate(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
@@ -185,8 +184,8 @@ bool SameVerdictOptions(const ValidationOptions& a, const ValidationOptions& b) 
 
 // Whether `f` is the fabric `b` was checked on but for cables between switches; *changed gets
 // the switch port slots whose cable differs. Else *why says what differs.
-bool SameButSwitchCables(const Fabric& f, const ValidationBaseline& b,
-                         std::vector<PortId>* changed, std::string* why) {
+bool SameButSwitchCables(const Fabric& f, const ValidationBaseline& b, std::vector<PortId>* changed,
+                         std::string* why) {
   const PortId n = f.num_port_slots();
   if (b.port_node.size() != static_cast<size_t>(n) || b.num_switches != f.num_switches()) {
     *why = "another fabric (ports)";

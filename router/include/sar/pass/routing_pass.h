@@ -124,11 +124,12 @@ struct ValidationBaseline {
   DependencyGraphs graphs;  // with options.layers_known
 };
 
-/// What a routing pass keeps between calls (RoutingInputs::memory): the dmodc state of the last
-/// pass that used it, and the validation baseline of its last valid tables. Whatever fabric the next pass gets, its tables equal a pass without memory
-/// (a fabric that differs in more than switch cables is a full pass). Used by engine "dmodc"
-/// outside migration mode (there the highLIDs are routed by updn and the planner runs on another
-/// thread than the routing callback); other engines leave it alone.
+/// What a routing pass keeps between calls (RoutingInputs::memory): the validation baseline of
+/// its last valid tables, and the dmodc state of the last pass that used it. Whatever fabric the
+/// next pass gets, its tables equal a pass without memory (a fabric that differs in more than
+/// switch cables is a full pass). The dmodc state is used by engine "dmodc" outside migration
+/// mode (there the highLIDs are routed by updn and the planner runs on another thread than the
+/// routing callback); other engines leave it alone.
 struct RoutingMemory {
   std::optional<DmodcRouter> dmodc;  // made by the first pass that uses it
   /// With options.delta and previous tables, the validation checks only what changed since.
@@ -170,7 +171,6 @@ Status LoadRoutingInputs(const Fabric& fabric, const RoutingOptions& options, Ro
 /// except to name the mapping in notes.
 Status LoadRoutingInputs(const Fabric& fabric, const RoutingOptions& options, JobMapping mapping,
                          RoutingInputs* out);
-
 
 struct ValidationReport {
   TraceReport trace;        // every pair traced (examples: the first problem routes)
