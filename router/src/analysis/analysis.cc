@@ -34,8 +34,13 @@ Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOp
   }
   if (trace) owned.push_back(internal::NewTraceVisitor(ctx, options.trace, &result.trace));
   if (options.what & kAnalyseDeadlock) {
-    owned.push_back(internal::NewDeadlockVisitor(ctx, options.layers, options.deadlock_switch_lids,
-                                                 &result.deadlock));
+    if (options.dependency_base != nullptr) {
+      SAR_RETURN_IF_ERROR(
+          internal::CheckDependencyBase(fabric, options.layers, *options.dependency_base));
+    }
+    owned.push_back(internal::NewDeadlockVisitor(
+        ctx, options.layers, options.deadlock_switch_lids, &result.deadlock, options.only_lids,
+        options.dependency_base, options.keep_dependencies));
   }
   if (options.what & kAnalyseSingleLayerDeadlock) {
     owned.push_back(internal::NewDeadlockVisitor(ctx, nullptr, options.deadlock_switch_lids,
@@ -52,6 +57,7 @@ Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOp
   sweep.job_phases = jobs;
   sweep.from_all_switches = deadlock && options.deadlock_switch_lids;
   sweep.threads = options.threads;
+  sweep.only_lids = options.only_lids;
   std::vector<internal::SweepVisitor*> visitors;
   for (const auto& v : owned) visitors.push_back(v.get());
   internal::RunSweep(ctx, sweep, visitors);

@@ -39,13 +39,17 @@ constexpr Lid kWindow = 64;
 class DeadlockVisitor : public internal::SweepVisitor {
  public:
   DeadlockVisitor(const internal::SweepContext& ctx, const VirtualLayers* layers, bool switch_lids,
-                  DeadlockReport* out)
+                  DeadlockReport* out, const std::vector<uint8_t>* only_lids,
+                  const DependencyGraphs* base, DependencyGraphs* keep)
       : ctx_(ctx),
         fabric_(ctx.fabric),
         tracer_(ctx.tracer),
         layers_(layers),
         switch_lids_(switch_lids),
-        out_(out) {}
+        out_(out),
+        only_lids_(only_lids),
+        base_(base),
+        keep_(keep) {}
 
   void Start(int workers) override;
   void Visit(int worker, const internal::SweepDestination& d, const DestinationTree& tree) override;
@@ -99,6 +103,9 @@ class DeadlockVisitor : public internal::SweepVisitor {
   // management and SHARP traffic to switches shares the data VLs.
   const bool switch_lids_;
   DeadlockReport* out_;
+  const std::vector<uint8_t>* only_lids_;  // null = every destination LID
+  const DependencyGraphs* base_;           // ORed into the graphs before the search
+  DependencyGraphs* keep_;
   std::vector<int> source_switches_;  // switches routes start from: leaves (+ every switch)
 
   int num_layers_ = 1;
@@ -413,6 +420,7 @@ bool DeadlockVisitor::FindCycle(const std::vector<uint64_t>& deps,
       top.next_bit = bit + 1;
       const NodeId next_node = fabric_.port_node(fabric_.peer_id(channel_[top.v]));
       const int32_t u = compact_[fabric_.port_id(next_node, bit + 1)];
+      if (u < 0) continue;  // a base dependency on a channel whose cable is gone
       if (color[u] == kWhite) {
         color[u] = kGray;
         stack.push_back({u, 0});
@@ -437,7 +445,11 @@ void DeadlockVisitor::VisitSwitchLids() {
     const PortRef port0{fabric_.switches()[s], 0};
     const Lid base = fabric_.base_lid(port0);
     if (base == 0) continue;
-    for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(port0)); ++l) dests.emplace_back(l, s);
+    for (Lid l = base; l < base + (Lid{1} << fabric_.lmc(port0)); ++l) {
+      if (only_lids_ == nullptr || (l < only_lids_->size() && (*only_lids_)[l])) {
+        dests.emplace_back(l, s);
+      }
+    }
   }
   std::sort(dests.begin(), dests.end());
   const int workers =
@@ -463,6 +475,12 @@ void DeadlockVisitor::Finish() {
     for (const Worker& w : workers_) {
       for (size_t i = 0; i < dense_words_; ++i) dense[i] |= w.deps[i * num_layers_ + layer];
     }
+    // The base's bits may name channels whose cable is gone since (compact_ -1): the copy
+    // below leaves out those it starts from, FindCycle those it leads to.
+    if (base_ != nullptr) {
+      const std::vector<uint64_t>& b = base_->layers[layer];
+      for (size_t i = 0; i < dense_words_; ++i) dense[i] |= b[i];
+    }
     // Only inter-switch channels get bits (the walk adds one where a route goes on to a switch).
     std::vector<uint64_t> deps(channel_.size() * words_);
     for (size_t c = 0; c < channel_.size(); ++c) {
@@ -476,6 +494,11 @@ void DeadlockVisitor::Finish() {
       report.deadlock_free = false;
       report.cyclic_layer = layer;
     }
+    if (keep_ != nullptr) {
+      keep_->words = words_;
+      keep_->layers.resize(num_layers_);
+      keep_->layers[layer] = std::move(dense);
+    }
   }
   *out_ = std::move(report);
 }
@@ -484,10 +507,30 @@ void DeadlockVisitor::Finish() {
 
 namespace internal {
 
-std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
-                                                 const VirtualLayers* layers, bool switch_lids,
-                                                 DeadlockReport* out) {
-  return std::make_unique<DeadlockVisitor>(ctx, layers, switch_lids, out);
+std::unique_ptr<SweepVisitor> NewDeadlockVisitor(
+    const SweepContext& ctx, const VirtualLayers* layers, bool switch_lids, DeadlockReport* out,
+    const std::vector<uint8_t>* only_lids, const DependencyGraphs* base, DependencyGraphs* keep) {
+  return std::make_unique<DeadlockVisitor>(ctx, layers, switch_lids, out, only_lids, base, keep);
+}
+
+Status CheckDependencyBase(const Fabric& fabric, const VirtualLayers* layers,
+                           const DependencyGraphs& base) {
+  int max_ports = 1;
+  size_t ports = 0;
+  for (NodeId sw : fabric.switches()) {
+    max_ports = std::max(max_ports, fabric.num_ports(sw));
+    ports += static_cast<size_t>(fabric.num_ports(sw));
+  }
+  const int words = std::min(kMaxWords, (max_ports - 1) / 64 + 1);
+  const size_t num_layers = layers != nullptr ? static_cast<size_t>(layers->num_layers()) : 1;
+  bool fits = base.words == words && base.layers.size() == num_layers;
+  for (const std::vector<uint64_t>& g : base.layers) fits &= g.size() == ports * words;
+  if (!fits) {
+    return Status::InvalidArgument("dependency base: " + std::to_string(base.layers.size()) +
+                                   " layers of another fabric's ports (" +
+                                   std::to_string(num_layers) + " layers here)");
+  }
+  return Status::OK();
 }
 
 }  // namespace internal

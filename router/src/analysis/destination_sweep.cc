@@ -124,6 +124,8 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
     return k < in_use.size() && in_use[k];
   };
   auto lid_count = [&](int e) { return Lid{1} << fabric.lmc(ctx.endpoints[e]); };
+  const std::vector<uint8_t>* only = options.only_lids;
+  auto wanted = [only](Lid l) { return only == nullptr || (l < only->size() && (*only)[l]); };
 
   // Each job's destinations: the sent LIDs of its members that can be routed to.
   const size_t num_jobs = options.job_phases ? ctx.job_members.size() : 0;
@@ -135,7 +137,7 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
       const Lid base = fabric.base_lid(ctx.endpoints[e]);
       if (base == 0 || ctx.leaf[e] < 0) continue;
       for (Lid l = base; l < base + lid_count(e); ++l) {
-        if (!sent(e, l)) continue;
+        if (!sent(e, l) || !wanted(l)) continue;
         dests.push_back({l, e, ctx.leaf[e], l == base, true, seen[l] == 0, static_cast<int>(j),
                          static_cast<int>(k)});
         seen[l] = 1;
@@ -152,7 +154,7 @@ void RunSweep(const SweepContext& ctx, const SweepOptions& options,
     if (base == 0) continue;
     for (Lid l = base; l < base + lid_count(e); ++l) {
       const bool is_sent = sent(e, l);
-      if (!seen[l] && (is_sent || options.lmc_lids)) {
+      if (!seen[l] && (is_sent || options.lmc_lids) && wanted(l)) {
         dests.push_back({l, e, ctx.leaf[i], l == base, is_sent, true, -1});
       }
     }

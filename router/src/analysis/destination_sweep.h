@@ -101,6 +101,8 @@ struct SweepOptions {
   /// deadlock check with switch LIDs has a source on every switch.
   bool from_all_switches = false;
   int threads = 0;  // 0 = hardware concurrency
+  /// Per LID: visit only these destination LIDs (AnalysisOptions::only_lids); null = all.
+  const std::vector<uint8_t>* only_lids = nullptr;
 };
 
 /// Builds the tree of every endpoint LID that `options` asks for (endpoints without a LID have

@@ -32,9 +32,17 @@ std::unique_ptr<SweepVisitor> NewTraceVisitor(const SweepContext& ctx, const Tra
 /// deadlock.cc. Needs lmc_lids.
 /// `switch_lids`: switch port-0 LIDs are sources and destinations too (the sweep must then trace
 /// from every switch: SweepOptions::from_all_switches).
+/// `only_lids`, `base`, `keep`: AnalysisOptions::only_lids, dependency_base, keep_dependencies
+/// (`base` checked by CheckDependencyBase first).
 std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
                                                  const VirtualLayers* layers, bool switch_lids,
-                                                 DeadlockReport* out);
+                                                 DeadlockReport* out,
+                                                 const std::vector<uint8_t>* only_lids = nullptr,
+                                                 const DependencyGraphs* base = nullptr,
+                                                 DependencyGraphs* keep = nullptr);
+/// OK if `base` fits `fabric`'s switch ports with `layers` (their layer count).
+Status CheckDependencyBase(const Fabric& fabric, const VirtualLayers* layers,
+                           const DependencyGraphs& base);
 
 /// metrics.cc. Needs job_phases when there are jobs (ctx made with `jobs`).
 std::unique_ptr<SweepVisitor> NewMetricsVisitor(const SweepContext& ctx,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -52,6 +53,48 @@ LftChanges CountLftChanges(const LftSet& a, const LftSet& b) {
     }
   }
   return c;
+}
+
+namespace {
+
+// splitmix64's finalizer: a digest step that spreads every input bit.
+uint64_t MixDigest(uint64_t h, uint64_t x) {
+  x += h * 0x9e3779b97f4a7c15ULL;
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+template <class T>
+uint64_t DigestOf(uint64_t h, const std::vector<T>& v) {
+  h = MixDigest(h, v.size());
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(v.data());
+  const size_t n = v.size() * sizeof(T);
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, bytes + i, std::min<size_t>(8, n - i));
+    h = MixDigest(h, word);
+  }
+  return h;
+}
+
+}  // namespace
+
+uint64_t VirtualLayers::Digest() const {
+  uint64_t h = MixDigest(static_cast<uint64_t>(default_layer), factored_);
+  if (factored_) {
+    h = MixDigest(h, f_.lids);
+    h = DigestOf(h, f_.source_slot);
+    h = DigestOf(h, f_.node);
+    h = DigestOf(h, f_.layer_class);
+    h = DigestOf(h, f_.spread);
+    return DigestOf(h, f_.base);
+  }
+  h = MixDigest(h, rows_.size());
+  for (const std::vector<uint8_t>& row : rows_) h = DigestOf(h, row);
+  return h;
 }
 
 void VirtualLayers::set(Lid src, Lid dst, int layer) {

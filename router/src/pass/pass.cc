@@ -90,12 +90,20 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine* given,
   pass::CheckAlltoallJobs(inputs, alltoall, out);
   // The analyses follow the LID each source uses (osrm2/osrm3: its group's).
   AnalysisOptions with = also;
+  const LftSet no_tables;
   auto validate = [&] {
     result->validated = true;
     with.source_lid_offset =
         out->source_lid_offset.empty() ? also.source_lid_offset : &out->source_lid_offset;
-    return ValidateRouting(*inputs.fabric, out->lfts,
-                           out->layers.size() > 0 ? &out->layers : nullptr, out->num_layers,
+    const VirtualLayers* layers = out->layers.size() > 0 ? &out->layers : nullptr;
+    if (inputs.memory != nullptr) {
+      // The delta validation (a full check where it cannot be one): a delta pass's previous
+      // tables are what the switches hold, the baseline's if they were the last valid ones.
+      return ValidateRouting(*inputs.fabric, inputs.options.delta ? inputs.previous : no_tables,
+                             out->lfts, layers, out->num_layers, ValidationFor(inputs.options),
+                             with, &result->analysis, &inputs.memory->validation, report);
+    }
+    return ValidateRouting(*inputs.fabric, out->lfts, layers, out->num_layers,
                            ValidationFor(inputs.options), with, &result->analysis, report);
   };
   Status s = validate();

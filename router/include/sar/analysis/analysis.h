@@ -48,6 +48,15 @@ struct AnalysisOptions {
   /// and the trace (without trace.all_lids) count each source's route to the LID it uses. Its size
   /// must be the number of endpoints.
   const std::vector<uint8_t>* source_lid_offset = nullptr;
+  /// Per LID (size max_lid + 1, or null = all): the destination LIDs analysed; the others are
+  /// skipped (the delta validation re-checks only the destinations whose routes changed).
+  const std::vector<uint8_t>* only_lids = nullptr;
+  /// kAnalyseDeadlock: dependencies added to those of the analysed routes before the cycle
+  /// search (the delta validation: the last valid tables' graphs); null = none. Must be the
+  /// same fabric's ports and the same layer count (else InvalidArgument).
+  const DependencyGraphs* dependency_base = nullptr;
+  /// kAnalyseDeadlock: receives the graphs searched (with dependency_base's); null = not kept.
+  DependencyGraphs* keep_dependencies = nullptr;
 };
 
 struct AnalysisResult {

@@ -20,4 +20,13 @@ struct DeadlockReport {
   bool switch_lids = true;    // switch port-0 LIDs were sources and destinations
 };
 
+/// The channel dependency graphs of a check, one per layer, kept for a later incremental check
+/// (AnalysisOptions::dependency_base). Numbered by switch port, so a graph stays meaningful when
+/// cables change: per switch index s in order, its ports 1..num_ports, `words` bitmap words
+/// each (bit p - 1: the dependency on port p of the switch the channel enters).
+struct DependencyGraphs {
+  int words = 0;
+  std::vector<std::vector<uint64_t>> layers;
+};
+
 }  // namespace sar

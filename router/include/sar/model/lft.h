@@ -115,6 +115,9 @@ class VirtualLayers {
   int num_layers() const;
   /// Number of listed routes.
   size_t size() const { return size_; }
+  /// A 64-bit digest of the layers as stored (default_layer included): equal layers stored the
+  /// same way have equal digests (the delta validation: have the layers changed?).
+  uint64_t Digest() const;
   struct Entry {
     Lid src, dst;
     int layer;

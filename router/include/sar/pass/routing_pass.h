@@ -85,13 +85,55 @@ struct RoutingOptions {
   bool switch_lids = true;
 };
 
-/// What a routing pass keeps between calls (RoutingInputs::memory): the dmodc state of the last
-/// pass that used it. Whatever fabric the next pass gets, its tables equal a pass without memory
-/// (a fabric that differs in more than switch cables is a full pass). Used by engine "dmodc"
-/// outside migration mode (there the highLIDs are routed by updn and the planner runs on another
-/// thread than the routing callback); other engines leave it alone.
+struct ValidationOptions {
+  int num_vls = 8;     // usable virtual lanes
+  int max_layers = 0;  // 0 = num_vls; else min(num_vls, max_layers)
+  bool allow_disconnected = false;
+  /// False for tables read back from a subnet manager whose per-route SLs are unknown (compare's
+  /// OpenSM rows, eval without --layers): the channel dependency check is skipped and the report
+  /// says so.
+  bool layers_known = true;
+  /// Also compare delivered routes with the shortest paths (eval's report; not a validity rule).
+  bool check_min_hop = false;
+  /// Migration mode (RoutingOptions::migration): also require LMC 1 on every endpoint, every
+  /// route to a highLID in the last usable layer and no route to a base LID there.
+  bool migration = false;
+  /// Switch port-0 LIDs are sources and destinations of the dependency check (RoutingOptions::
+  /// switch_lids); false: routes between HCAs only.
+  bool switch_lids = true;
+  int threads = 0;
+};
+
+/// What the last valid tables left for the delta validation (ValidateRouting with a baseline):
+/// the fabric they were checked on, a digest of them and their layers, the options, and their
+/// channel dependency graphs (after delta checks a superset: see ValidateRouting).
+struct ValidationBaseline {
+  bool valid = false;  // false: none yet, the next check is a full one
+  // The fabric: per port slot its node, LID, LMC and peer.
+  std::vector<NodeId> port_node;
+  std::vector<Lid> base_lid;
+  std::vector<uint8_t> lmc;
+  std::vector<PortId> peer;
+  int num_switches = 0;
+  Lid max_lid = 0;
+  uint64_t tables_digest = 0;
+  uint64_t layers_digest = 0;  // VirtualLayers::Digest, 0 without layers
+  bool has_layers = false;
+  ValidationOptions options;
+  bool all_lids = true;     // AnalysisOptions::trace.all_lids of the check
+  DependencyGraphs graphs;  // with options.layers_known
+};
+
+/// What a routing pass keeps between calls (RoutingInputs::memory): the validation baseline of
+/// its last valid tables, and the dmodc state of the last pass that used it. Whatever fabric the
+/// next pass gets, its tables equal a pass without memory (a fabric that differs in more than
+/// switch cables is a full pass). The dmodc state is used by engine "dmodc" outside migration
+/// mode (there the highLIDs are routed by updn and the planner runs on another thread than the
+/// routing callback); other engines leave it alone.
 struct RoutingMemory {
   std::optional<DmodcRouter> dmodc;  // made by the first pass that uses it
+  /// With options.delta and previous tables, the validation checks only what changed since.
+  ValidationBaseline validation;
 };
 
 /// What LoadRoutingInputs settled. Points into the Fabric it was given (keep that alive).
@@ -130,25 +172,6 @@ Status LoadRoutingInputs(const Fabric& fabric, const RoutingOptions& options, Ro
 Status LoadRoutingInputs(const Fabric& fabric, const RoutingOptions& options, JobMapping mapping,
                          RoutingInputs* out);
 
-struct ValidationOptions {
-  int num_vls = 8;     // usable virtual lanes
-  int max_layers = 0;  // 0 = num_vls; else min(num_vls, max_layers)
-  bool allow_disconnected = false;
-  /// False for tables read back from a subnet manager whose per-route SLs are unknown (compare's
-  /// OpenSM rows, eval without --layers): the channel dependency check is skipped and the report
-  /// says so.
-  bool layers_known = true;
-  /// Also compare delivered routes with the shortest paths (eval's report; not a validity rule).
-  bool check_min_hop = false;
-  /// Migration mode (RoutingOptions::migration): also require LMC 1 on every endpoint, every
-  /// route to a highLID in the last usable layer and no route to a base LID there.
-  bool migration = false;
-  /// Switch port-0 LIDs are sources and destinations of the dependency check (RoutingOptions::
-  /// switch_lids); false: routes between HCAs only.
-  bool switch_lids = true;
-  int threads = 0;
-};
-
 struct ValidationReport {
   TraceReport trace;        // every pair traced (examples: the first problem routes)
   DeadlockReport deadlock;  // meaningful when deadlock_checked
@@ -156,6 +179,14 @@ struct ValidationReport {
   bool deadlock_checked = false;
   int layers = 1;       // layers the routes use
   double check_ms = 0;  // the one sweep that traces and checks dependencies
+  /// The delta validation: destination LIDs traced (trace counts only their pairs; deadlock's
+  /// dependencies count the baseline's too); -1 = a full check, every destination.
+  int64_t delta_lids = -1;
+  /// Why the check was a full one where a baseline was given ("" = it was not, or none given).
+  std::string full_because;
+  /// The delta check found a cycle in the baseline's graphs with the changed routes' added, so
+  /// the full check gave the verdict (the baseline may hold dependencies no route has now).
+  bool delta_cycle_rechecked = false;
 };
 
 /// The one definition of valid tables, checked in this order:
@@ -182,6 +213,22 @@ Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLa
 Status ValidateRouting(const Fabric& fabric, const LftSet& lfts, const VirtualLayers* layers,
                        int num_layers, const ValidationOptions& options,
                        const AnalysisOptions& also, AnalysisResult* analysis,
+                       ValidationReport* report);
+
+/// The same verdict as ValidateRouting, checking only what changed since the last valid tables
+/// where it can. *baseline (in/out) is what they left: when it describes `previous` (the tables
+/// the switches hold) on this fabric (its switch-to-switch cables may differ) with the same
+/// layers and options, and `also` asks for no more than the validation, only the destination
+/// LIDs whose routes may differ are traced: those whose LFT column differs from `previous`, and
+/// those some switch forwards through a port whose cable changed. Their dependencies are added
+/// to the baseline's graphs (which hold every unchanged route's); no cycle there proves the
+/// tables deadlock-free, a cycle is judged by the full check. Anything else (an empty
+/// `previous`, no baseline) is the full check. Valid tables become the baseline (the graphs
+/// searched: a superset of theirs after a delta check); invalid ones leave it alone.
+Status ValidateRouting(const Fabric& fabric, const LftSet& previous, const LftSet& lfts,
+                       const VirtualLayers* layers, int num_layers,
+                       const ValidationOptions& options, const AnalysisOptions& also,
+                       AnalysisResult* analysis, ValidationBaseline* baseline,
                        ValidationReport* report);
 
 /// The validation options implied by the routing options.
