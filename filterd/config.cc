@@ -178,6 +178,20 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"engine", str(&c.engine)},
       {"num_vls", integer(&c.num_vls, 15)},
       {"routing_threads", integer(&c.routing_threads, 1024)},
+      // The plugin's ranges (opensm-patch/osmsar_config.cc).
+      {"sar_refine", flag(&c.routing.sar_refine)},
+      {"sar_all_pairs_budget", num(&c.routing.sar_all_pairs_budget, true, 1000)},
+      {"sar_refine_work",
+       Setter([&source, f = &c.routing.sar_refine_work](const YAML::Node& n, const std::string& k) {
+         SAR_RETURN_IF_ERROR(Get(n, k, source, f));
+         if (*f < 1 || *f > kMaxSarRefineWork) {
+           return Status::Corruption(Where(source, n.Mark()) + "'" + k + "' must be 1.." +
+                                     std::to_string(kMaxSarRefineWork) + " (search steps)");
+         }
+         return Status::OK();
+       })},
+      {"sar_no_regret", flag(&c.routing.sar_no_regret)},
+      {"fors_only_where_faster", flag(&c.routing.fors_only_where_faster)},
       {"state_dir", str(&c.state_dir)},
       {"control_socket", str(&c.control_socket)},
       {"control_socket_group", str(&c.control_socket_group)},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "filter.h"
+#include "sar/pass/routing_pass.h"
 #include "sar/status.h"
 
 namespace sar::filterd {
@@ -70,6 +71,11 @@ struct Config {
   std::string engine = "sar";
   int num_vls = 8;
   int routing_threads = 0;
+  // SAR's knobs, the OpenSM plugin's keys of the same names (sar_refine, sar_all_pairs_budget,
+  // sar_refine_work, sar_no_regret, fors_only_where_faster): the setters write them here, and
+  // every routing pass of the daemon starts from these options (PlannerOptionsFor), so file mode
+  // and the plugin route alike. Only those five fields are read from the file.
+  RoutingOptions routing;
 
   // operations
   std::string state_dir = "/var/lib/sar-filterd";

@@ -57,12 +57,8 @@ Status MakePlanner(const Config& config, sar::Fabric fabric, std::unique_ptr<Rou
     return Status::InvalidArgument(config.fabric + ": " + s.message() +
                                    " (set guid2lid to OpenSM's guid2lid file)");
   }
-  // File mode feeds OpenSM's file engine, which loads no per-route SL: one layer. The dry run in
-  // front of the plugin may use every lane.
-  auto planner = std::make_unique<RoutePlanner>(
-      std::move(fabric), nullptr,
-      PlannerOptions{config.engine, config.num_vls, config.routing_threads,
-                     config.trigger == Trigger::kFile ? 1 : 0, config.filter.hca_pairs});
+  auto planner =
+      std::make_unique<RoutePlanner>(std::move(fabric), nullptr, PlannerOptionsFor(config));
   if (!config.current_lfts.empty()) {
     sar::LftSet tables;
     SAR_RETURN_IF_ERROR(sar::ReadLftDump(config.current_lfts, planner->fabric(), &tables));

@@ -5,6 +5,19 @@
 
 namespace sar::filterd {
 
+PlannerOptions PlannerOptionsFor(const Config& config) {
+  PlannerOptions o;
+  o.engine = config.engine;
+  o.num_vls = config.num_vls;
+  o.threads = config.routing_threads;
+  // File mode feeds OpenSM's file engine, which loads no per-route SL: one layer. The dry run in
+  // front of the plugin may use every lane.
+  o.max_layers = config.trigger == Trigger::kFile ? 1 : 0;
+  o.hca_pairs = config.filter.hca_pairs;
+  o.routing = config.routing;
+  return o;
+}
+
 RoutePlanner::RoutePlanner(Fabric fabric, std::unique_ptr<RoutingEngine> engine,
                            PlannerOptions options)
     : fabric_(std::move(fabric)), engine_(std::move(engine)), options_(std::move(options)) {}
@@ -17,7 +30,7 @@ Status RoutePlanner::SetCurrent(LftSet tables) {
 }
 
 Status RoutePlanner::Inputs(const JobMapping& mapping, RoutingInputs* out) const {
-  RoutingOptions o;
+  RoutingOptions o = options_.routing;
   o.engine = options_.engine;
   o.mapping_path = "(sar-filterd's job set)";
   o.num_vls = options_.num_vls;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config.h"
 #include "filter.h"
 #include "job_set_diff.h"
 #include "sar/engines/engine.h"
@@ -30,7 +31,13 @@ struct PlannerOptions {
   /// num_vls (the dry run in front of the plugin).
   int max_layers = 1;
   JobHcaPairs hca_pairs = JobHcaPairs::kRails;  // RoutingOptions::job_hca_pairs
+  /// SAR's knobs (sar_refine, sar_all_pairs_budget, sar_refine_work, sar_no_regret,
+  /// fors_only_where_faster: Config::routing); the fields above override its others.
+  RoutingOptions routing = {};
 };
+
+/// The planner's options from the daemon's configuration (sar-filterd's one mapping).
+PlannerOptions PlannerOptionsFor(const Config& config);
 
 /// The FORS outcome of a plan: what file mode publishes beside the mapping once OpenSM has the
 /// tables (sar/fors/fors_job.h PublishForsSchedules).

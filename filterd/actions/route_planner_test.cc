@@ -7,11 +7,16 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <random>
+#include <set>
 #include <sstream>
 
 #include "daemon.h"
 #include "engines/engine_test_util.h"
 #include "invalid_tables_test_util.h"
+#include "leaf_map.h"
+#include "sar/analysis/flows.h"
+#include "sar/analysis/metrics.h"
 #include "sar/engines/engine.h"
 #include "sar/fors/fors_job.h"
 #include "sar/io/lft_dump.h"
@@ -306,6 +311,112 @@ TEST_F(FileModeTest, AJobWithoutForsGetsANoneFileAndAWarning) {
   EXPECT_NE(text.find("[warning] alltoall job x gets no FORS schedule: " + file.none_reason),
             std::string::npos)
       << text;
+}
+
+// The OpenSM plugin's SAR keys in sar-filterd's configuration (issue 32) reach the tables file
+// mode writes: the YAML text is parsed, the planner built as main.cc builds it
+// (PlannerOptionsFor), the daemon's cycle writes the LFT file, and that file is read back.
+// sar_no_regret: on some random mix SAR without it leaves a job slower than under dfsssp (flows
+// counted on dfsssp's tables, routed by the same daemon); with it no job is slower there, so the
+// files differ. sar_refine_work 1 stops the refinement at once: a different file with a max
+// effective EFI not below the default's. Without the wiring each key's file equals the default's.
+TEST(FileModeKeys, ThePluginsSarKeysChangeTheTablesFileModeWrites) {
+  PgftSpec spec;
+  ASSERT_TRUE(ParsePgftSpec("pgft:2;8,6;1,6;1,1", &spec).ok());
+  const Fabric f = enginetest::Pgft(spec, 0);
+  std::vector<std::string> hosts;
+  for (NodeId h : f.hcas()) hosts.emplace_back(f.hostname(h));
+  TempDir dir;
+  sigset_t hup;
+  sigemptyset(&hup);
+  sigaddset(&hup, SIGHUP);
+  sigprocmask(SIG_BLOCK, &hup, nullptr);
+  std::ofstream(dir.Join("opensm.pid")) << getpid() << "\n";
+  int runs = 0;  // a fresh state directory per run: each run reroutes
+  // The tables file mode writes for `trace` with `extra` config lines.
+  auto written = [&](const std::string& trace, const std::string& extra, LftSet* out) {
+    const std::string yaml =
+        "fabric: unused\ntrigger: file\nguid2lid: unused\nlft_file: " + dir.Join("lfts.dump") +
+        "\nmapping_file: " + dir.Join("jobs.map") +
+        "\nstate_dir: " + dir.Join("state-" + std::to_string(++runs)) +
+        "\nopensm_pid_file: " + dir.Join("opensm.pid") +
+        "\nverify_sm_process: false\npoll_retries: 0\n"
+        "min_reroute_interval_s: 0\nengine: sar\n" +
+        extra;
+    Config config;
+    ASSERT_TRUE(ParseConfig(yaml, "t.yaml", &config).ok()) << yaml;
+    std::vector<TraceJob> jobs;
+    ASSERT_TRUE(ParseJobTrace(trace, "t", &jobs).ok()) << trace;
+    Daemon d(config, {}, LeafMapFromFabric(f, {}),
+             std::make_unique<ReplaySource>(jobs, [] { return 10.0; }));
+    d.set_planner(std::make_unique<RoutePlanner>(f, nullptr, PlannerOptionsFor(config)));
+    d.Start();
+    ASSERT_TRUE(d.RunCycle(10));
+    ASSERT_TRUE(ReadLftDump(config.lft_file, f, out).ok());
+  };
+  int regret_mixes = 0, refine_mixes = 0;
+  for (uint64_t seed = 1; seed <= 10 && (regret_mixes == 0 || refine_mixes == 0); ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    // Random jobs of 3-12 hosts over the 48 hosts.
+    std::mt19937_64 rng(seed);
+    std::vector<std::string> order = hosts;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::string trace;
+    std::vector<ResolvedJob> resolved;
+    for (size_t at = 0, id = 0; at + 3 <= order.size(); ++id) {
+      const size_t n = std::min(order.size() - at, 3 + static_cast<size_t>(rng() % 10));
+      std::string list;
+      ResolvedJob job;
+      job.id = "j" + std::to_string(id);
+      std::set<NodeId> leaves;
+      for (size_t i = at; i < at + n; ++i) {
+        list += (list.empty() ? "" : ",") + order[i];
+        const NodeId h = f.FindByName(order[i]);
+        job.endpoints.push_back({h, 1});
+        leaves.insert(f.peer({h, 1}).node);
+      }
+      job.num_leaf_switches = static_cast<int>(leaves.size());
+      if (leaves.size() >= 2) resolved.push_back(job);
+      trace += "0 - " + job.id + " " + list + "\n";
+      at += n;
+    }
+    LftSet plain, no_regret, little_work, dfsssp;
+    written(trace, "", &plain);
+    written(trace, "sar_no_regret: true\n", &no_regret);
+    written(trace, "sar_refine_work: 1\n", &little_work);
+    written(trace, "engine: dfsssp\n", &dfsssp);
+    const std::vector<FlowJob> flow_jobs = AllToAllFlowJobs(resolved);
+    FlowOptions fo;
+    fo.alone = false;
+    auto slower = [&](const LftSet& t) {
+      FlowReport want, got;
+      EXPECT_TRUE(ComputeJobFlows(f, dfsssp, flow_jobs, fo, &want).ok());
+      EXPECT_TRUE(ComputeJobFlows(f, t, flow_jobs, fo, &got).ok());
+      int n = 0;
+      for (size_t j = 0; j < flow_jobs.size(); ++j) {
+        n += got.jobs[j].shared.time > want.jobs[j].shared.time * (1 + 1e-9);
+      }
+      return n;
+    };
+    EXPECT_EQ(slower(no_regret), 0);
+    if (slower(plain) > 0) {
+      ++regret_mixes;
+      EXPECT_FALSE(plain == no_regret);
+    }
+    if (!(plain == little_work)) {
+      ++refine_mixes;
+      Metrics a, b;
+      ASSERT_TRUE(ComputeMetrics(f, plain, resolved, {}, &a).ok());
+      ASSERT_TRUE(ComputeMetrics(f, little_work, resolved, {}, &b).ok());
+      EXPECT_GE(b.effective_efi.max, a.effective_efi.max);
+    }
+  }
+  EXPECT_GT(regret_mixes, 0);
+  EXPECT_GT(refine_mixes, 0);
+  timespec zero{0, 0};
+  while (sigtimedwait(&hup, nullptr, &zero) == SIGHUP) {
+  }
+  sigprocmask(SIG_UNBLOCK, &hup, nullptr);
 }
 
 }  // namespace
