@@ -17,6 +17,7 @@ namespace sar {
 struct TraceOptions;
 struct TraceReport;
 struct DeadlockReport;
+struct DependencyGraphs;
 struct Metrics;
 struct TrafficSpec;
 struct LinkLoad;
