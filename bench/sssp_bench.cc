@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/analysis/lower_bound.h"
 #include "sar/analysis/metrics.h"
 #include "sar/engines/engine.h"
