@@ -10,7 +10,6 @@
 namespace sar {
 namespace {
 
-
 std::string PortName(const Fabric& f, PortRef p) {
   return "'" + f.name(p.node) + "' port " + std::to_string(p.port);
 }
