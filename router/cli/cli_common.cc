@@ -198,7 +198,7 @@ sar::Status LoadJobs(const sar::Fabric& fabric, const std::string& path,
 
 void StepLog::Step(const std::string& what) const {
   if (!on_) return;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double s = start_.ElapsedSeconds();
   std::fprintf(stderr, "sar-route %s: [%8.1f s] %s\n", command_, s, what.c_str());
   std::fflush(stderr);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sar/engines/engine.h"
+#include "sar/env.h"
 #include "sar/model/fabric.h"
 #include "sar/model/jobs.h"
 #include "sar/model/lft.h"
@@ -35,20 +36,6 @@ enum ExitCode {
 int ExitCodeFor(const sar::Status& s);
 /// Prints "sar-route: <error>" to stderr and returns its exit code.
 int Fail(const sar::Status& s);
-
-class Stopwatch {
- public:
-  /// Milliseconds since construction or the previous Lap().
-  double Lap() {
-    const auto now = std::chrono::steady_clock::now();
-    const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
-    last_ = now;
-    return ms;
-  }
-
- private:
-  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-};
 
 // A one-line progress bar with ETA on stderr, redrawn at most five times a second.
 class ProgressBar {
@@ -85,7 +72,7 @@ class StepLog {
  private:
   const char* command_;
   bool on_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  sar::Stopwatch start_;
 };
 
 /// --progress auto|on|off (auto: on when stderr is a terminal and the output is not JSON).

@@ -134,7 +134,7 @@ Json EfiJson(const sar::EfiSummary& e) { return Json{{"max", e.max}, {"mean", e.
 int RunEval(const EvalArgs& a) {
   const StepLog steps("eval", StepsWanted(a.progress, a.json));
   steps.Step("reading the fabric and the tables");
-  Stopwatch watch;
+  sar::Stopwatch watch;
   Json timing;
   sar::Fabric f;
   std::vector<sar::LftSet> tables;
@@ -167,7 +167,7 @@ int RunEval(const EvalArgs& a) {
     }
     if (!s.ok()) return Fail(s);
   }
-  timing["read_ms"] = watch.Lap();
+  timing["read_ms"] = watch.LapMs();
   steps.Step("validating and analysing the routes (" + std::to_string(f.num_nodes()) + " nodes, " +
              std::to_string(f.num_switches()) + " switches)");
 
@@ -195,7 +195,7 @@ int RunEval(const EvalArgs& a) {
       sar::ValidateRouting(f, lfts, layers ? &*layers : nullptr, layers ? layers->num_layers() : 1,
                            vo, also, &r, &check);
   if (!verdict.ok() && verdict.code() != sar::Status::Code::kFailed) return Fail(verdict);
-  timing["analysis_ms"] = watch.Lap();
+  timing["analysis_ms"] = watch.LapMs();
   steps.Step("the oblivious performance ratio");
   const sar::TraceReport& trace = r.trace;
   const sar::DeadlockReport& single_layer = r.single_layer;
@@ -210,7 +210,7 @@ int RunEval(const EvalArgs& a) {
   sar::ObliviousOptions oo;
   oo.source_lid_offset = &offsets;
   const sar::Status obl_status = sar::ComputeObliviousRatio(f, lfts, oo, &obl);
-  timing["oblivious_ms"] = watch.Lap();
+  timing["oblivious_ms"] = watch.LapMs();
 
   // What the jobs feel: each job's slowest flow with every job sending at once.
   sar::FlowReport flows, base_flows;
@@ -239,7 +239,7 @@ int RunEval(const EvalArgs& a) {
       if (!s.ok()) return Fail(s);
       vs = sar::CompareJobFlows(flows, base_flows);
     }
-    timing["flows_ms"] = watch.Lap();
+    timing["flows_ms"] = watch.LapMs();
   }
 
   Json j;

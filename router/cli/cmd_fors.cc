@@ -46,14 +46,14 @@ const char* MethodText(sar::RouteMethod m) {
 int RunModel(const ForsArgs& a) {
   const int m0 = a.m0 > 0 ? a.m0 : 20, m1 = a.m1 > 0 ? a.m1 : 18;
   std::vector<sar::Fig6Row> rows;
-  Stopwatch sw;
+  sar::Stopwatch sw;
   const sar::Status s = sar::ComputeFig6(m0, m1, &rows);
   if (!s.ok()) return Fail(s);
   std::fputs(sar::FormatFig6(m0, m1, rows).c_str(), stdout);
   std::printf(
       "(computed in %.0f ms; relative = fault-free time / scenario time, 1.0 = %d "
       "conflict-free phases)\n\n",
-      sw.Lap(), m0 * m1 - 1);
+      sw.LapMs(), m0 * m1 - 1);
   std::fputs(sar::FormatFig7().c_str(), stdout);
   return kOk;
 }
@@ -70,11 +70,11 @@ int RunFors(const ForsArgs& a) {
     const sar::Status s = sar::ReadFailedLinks(a.failed_links, a.m0, a.m1, &o.failed);
     if (!s.ok()) return Fail(s);
   }
-  Stopwatch sw;
+  sar::Stopwatch sw;
   sar::ForsPlan plan;
   sar::Status s = sar::PlanFors(o, &plan);
   if (!s.ok()) return Fail(s);
-  const double plan_ms = sw.Lap();
+  const double plan_ms = sw.LapMs();
   // Never hand out a conflicting plan: judge it independently first.
   s = sar::CheckPlan(a.m0, a.m1, o.failed, plan.phases);
   if (!s.ok()) return Fail(sar::Status::Failed("internal: plan check failed: " + s.message()));

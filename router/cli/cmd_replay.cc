@@ -260,7 +260,7 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
   auto progress = std::make_shared<ProgressBar>();
   if (bar) o.progress = [progress](size_t done, size_t total) { progress->Update(done, total); };
   sar::ReplayResult r;
-  Stopwatch watch;
+  sar::Stopwatch watch;
   double wall_ms = 0;
   if (!a.split.merge_dir.empty()) {
     s = MergeReplayShards(a.split.merge_dir, manifest, f, history, o, &r, &wall_ms);
@@ -283,7 +283,7 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
       for (size_t k = range.begin; k < range.end; ++k) mine.push_back(SampleRow(r.samples[e][k]));
       rows.push_back(std::move(mine));
     }
-    const double shard_s = watch.Lap() / 1000;
+    const double shard_s = watch.LapMs() / 1000;
     Json payload = {{"events", r.events.size()},
                     {"begin", range.begin},
                     {"end", range.end},
@@ -301,7 +301,7 @@ int RunReplay(ReplayArgs& a, const CLI::App* cmd) {
   } else {
     s = sar::Replay(f, history, o, &r);
     if (!s.ok()) return Fail(s);
-    wall_ms = watch.Lap();
+    wall_ms = watch.LapMs();
   }
 
   if (!a.csv.empty()) {

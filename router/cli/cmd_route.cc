@@ -63,7 +63,7 @@ int RunRoute(const RouteArgs& a) {
   }
   const StepLog steps("route", StepsWanted(a.progress, a.json));
   steps.Step("reading the fabric and the jobs");
-  Stopwatch watch;
+  sar::Stopwatch watch;
   sar::Fabric f;
   sar::Status s = LoadFabric(a.fabric, &f);
   if (!s.ok()) return Fail(s);
@@ -82,7 +82,7 @@ int RunRoute(const RouteArgs& a) {
     s = sar::ReadJobMapping(a.previous_jobs, &*request.previous_mapping);
     if (!s.ok()) return Fail(s);
   }
-  double read_ms = watch.Lap();
+  double read_ms = watch.LapMs();
 
   // The routing pass: the inputs, the engine, then libsar's one validation, before anything is
   // written.
@@ -108,7 +108,7 @@ int RunRoute(const RouteArgs& a) {
   const sar::ValidationReport& check = result.report;
   const double route_ms = out.paths_ms + out.layers_ms;
   const double check_ms = check.check_ms;
-  watch.Lap();
+  watch.LapMs();
 
   // The layers' text is made before anything is written: layers too large to list (a fabric of
   // ~8k hosts or more, one line per LID pair) do not cost the tables, which are written anyway.
@@ -144,7 +144,7 @@ int RunRoute(const RouteArgs& a) {
                    n.job_id.c_str(), n.reason.c_str());
     }
   }
-  const double write_ms = watch.Lap();
+  const double write_ms = watch.LapMs();
 
   sar::LftChanges changed;
   if (!a.previous.empty()) changed = sar::CountLftChanges(request.previous, out.lfts);

@@ -79,6 +79,13 @@ class Stopwatch {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
   double ElapsedMs() const { return ElapsedSeconds() * 1e3; }
+  /// Milliseconds since construction or the previous LapMs(), and starts the next lap.
+  double LapMs() {
+    const auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - start_).count();
+    start_ = now;
+    return ms;
+  }
 
  private:
   std::chrono::steady_clock::time_point start_;
