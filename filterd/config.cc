@@ -178,9 +178,9 @@ std::map<std::string, Setter> Setters(Config* out, const std::string& source) {
       {"engine", str(&c.engine)},
       {"num_vls", integer(&c.num_vls, 15)},
       {"routing_threads", integer(&c.routing_threads, 1024)},
-      // The plugin's ranges (opensm-patch/osmsar_config.cc).
+      // The plugin's keys; their limits are libsar's (sar/engines/engine.h), as osmsar.conf's.
       {"sar_refine", flag(&c.routing.sar_refine)},
-      {"sar_all_pairs_budget", num(&c.routing.sar_all_pairs_budget, true, 1000)},
+      {"sar_all_pairs_budget", num(&c.routing.sar_all_pairs_budget, true, kMaxSarAllPairsBudget)},
       {"sar_refine_work",
        Setter([&source, f = &c.routing.sar_refine_work](const YAML::Node& n, const std::string& k) {
          SAR_RETURN_IF_ERROR(Get(n, k, source, f));

@@ -84,8 +84,10 @@ sar::Status SetKey(const std::string& key, const std::string& value, const std::
     char* end = nullptr;
     errno = 0;
     const double v = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || errno != 0 || !(v >= 0) || v > 1000) {
-      return bad("must be a number in 0..1000 (0 = no cap)");
+    if (value.empty() || *end != '\0' || errno != 0 || !(v >= 0) ||
+        v > sar::kMaxSarAllPairsBudget) {
+      return bad("must be a number in 0.." +
+                 std::to_string(static_cast<int>(sar::kMaxSarAllPairsBudget)) + " (0 = no cap)");
     }
     c->sar_all_pairs_budget = v;
     return sar::Status::OK();

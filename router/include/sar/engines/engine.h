@@ -29,6 +29,9 @@ namespace sar {
 inline constexpr uint64_t kDefaultSarRefineWork = uint64_t{1} << 28;
 /// The largest accepted (2^40 steps: hours of search).
 inline constexpr uint64_t kMaxSarRefineWork = uint64_t{1} << 40;
+/// The largest accepted all-pairs budget (RoutingInput::sar_all_pairs_budget; 0 = no cap). One
+/// range for every configuration reader (osmsar.conf, sar-filterd's YAML).
+inline constexpr double kMaxSarAllPairsBudget = 1000;
 
 /// One table entry decided before the engine runs (RoutingInput::fixed): switch `sw` (index
 /// into the fabric's switches) forwards `lid` (an HCA port's base LID) to `port`.
