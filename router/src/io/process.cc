@@ -24,10 +24,10 @@ using Clock = std::chrono::steady_clock;
 // Output past this size is given room for the rest of its cap at once (see ReadOutput).
 constexpr size_t kReserveAt = size_t{4} << 20;
 
-// A deadline `seconds` from now; none (nullopt-like: `bounded` false) for infinity or more than
-// a year, which no caller means and which would overflow the clock's nanoseconds.
+// A deadline `seconds` from now (now for a negative or NaN time); none (`bounded` false) for
+// infinity or more than a year, which would overflow the clock's nanoseconds.
 struct Deadline {
-  explicit Deadline(double seconds) : bounded(seconds < 365 * 86400.0) {
+  explicit Deadline(double seconds) : bounded(!(seconds >= 365 * 86400.0)) {
     if (bounded) {
       at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(std::max(0.0, seconds)));

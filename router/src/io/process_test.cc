@@ -82,6 +82,12 @@ TEST(RunProcessTest, AChildPastItsTimeoutIsKilled) {
   EXPECT_TRUE(lingering.output_complete);
   EXPECT_EQ(lingering.out, "done\n");
   EXPECT_LT(watch.ElapsedSeconds(), 10.0);
+
+  // A NaN timeout is no time at all, not no bound.
+  request = Shell("exec sleep 30");
+  request.timeout_s = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(RunProcess(request).timed_out);
+  EXPECT_LT(watch.ElapsedSeconds(), 15.0);
 }
 
 TEST(RunProcessTest, OutputPastTheCapIsNotReadOn) {
