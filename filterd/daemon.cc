@@ -76,7 +76,7 @@ void Daemon::UseAction(std::unique_ptr<Action> action) {
 }
 
 void Daemon::Start() {
-  Status s = LoadState(config_.state_dir, &state_);
+  Status s = LoadState(*env_, config_.state_dir, &state_);
   if (!s.ok()) {
     spdlog::error("state: {} (starting as if nothing had been handed to the router)", s.ToString());
     state_ = PersistentState();
@@ -105,7 +105,7 @@ void Daemon::Start() {
 void Daemon::CheckMappingOnDisk() {
   if (!state_.has_router_set || action_->dry_run() || action_->mapping_file().empty()) return;
   JobMapping on_disk;
-  const Status s = ReadJobMapping(action_->mapping_file(), &on_disk);
+  const Status s = ReadJobMapping(*env_, action_->mapping_file(), &on_disk);
   if (s.ok() && !DiffJobSets(state_.router_set, FromJobMapping(on_disk)).changed()) return;
   spdlog::warn(
       "mapping: {} does not hold the set the router was last told ({}); the subnet manager may "
@@ -116,7 +116,7 @@ void Daemon::CheckMappingOnDisk() {
 }
 
 void Daemon::RestoreMapping() {
-  const Status s = WriteJobMapping(action_->mapping_file(), ToJobMapping(state_.router_set),
+  const Status s = WriteJobMapping(*env_, action_->mapping_file(), ToJobMapping(state_.router_set),
                                    action_->mapping_group());
   if (s.ok()) {
     mapping_stale_ = false;
@@ -391,7 +391,7 @@ bool Daemon::Reroute(const std::vector<MultiSwitchJob>& set) {
 }
 
 void Daemon::Persist(const JobMapping& router_mapping) {
-  Status s = SaveState(config_.state_dir, state_, router_mapping);
+  Status s = SaveState(*env_, config_.state_dir, state_, router_mapping);
   if (!s.ok()) {
     ++metrics_.state_write_errors;
     spdlog::error("state: not saved ({}); a restart may reroute once more", s.ToString());

@@ -4,12 +4,16 @@
 // that clock alone. A daemon that read the system clock directly fails these tests (the
 // ManualEnv's wall clock is in 2017, its monotonic clock at 1000 s).
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <memory>
+#include <sstream>
 
 #include "actions/recording_action.h"
 #include "daemon.h"
 #include "sar/env.h"
+#include "sar/io/job_file.h"
 #include "state_store.h"
 #include "test_util.h"
 
@@ -143,7 +147,7 @@ TEST_F(DaemonEnvTest, RerouteAndPendingChangeAreStampedWithTheEnvsWallClock) {
   EXPECT_EQ(d->metrics().last_reroute_unix_s, kUnixStart + 5);
   EXPECT_EQ(d->metrics().pending_change_since_unix_s, 0);
   PersistentState saved;
-  ASSERT_TRUE(LoadState(config_.state_dir, &saved).ok());
+  ASSERT_TRUE(LoadState(*env_, config_.state_dir, &saved).ok());
   EXPECT_EQ(saved.last_reroute_unix_s, kUnixStart + 5);
 }
 
@@ -179,6 +183,94 @@ TEST_F(DaemonEnvTest, AWallClockSetBackHoldsOneIntervalNotTheStep) {
   env_->Advance(1);
   EXPECT_TRUE(restarted->RunCycle(env_->NowMonotonic()));
   EXPECT_EQ(restarted->metrics().last_reroute_unix_s, kUnixStart - 3600 + 60);
+}
+
+// The default logger, captured while in scope.
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)));
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// The job set saved in the state dir, read back.
+std::vector<std::string> SavedJobIds(const std::string& state_dir) {
+  PersistentState saved;
+  EXPECT_TRUE(LoadState(*RealEnv(), state_dir, &saved).ok());
+  std::vector<std::string> ids;
+  for (const MultiSwitchJob& job : saved.router_set) ids.push_back(job.id);
+  return ids;
+}
+
+// The state dir's disk full: the reroute itself stands (the router has job 8), the state dir
+// keeps the last good state (job 7) whole, the failure is counted and the log names the file.
+TEST_F(DaemonEnvTest, AStateWriteThatFailsKeepsTheLastGoodStateAndSaysWhere) {
+  ScriptedSource* src = nullptr;
+  auto d = Make(&src);
+  ASSERT_TRUE(d->RunCycle(env_->NowMonotonic()));
+  ASSERT_EQ(SavedJobIds(config_.state_dir), std::vector<std::string>{"7"});
+
+  env_->FailWrites(config_.state_dir, "No space left on device");
+  src->id = "8";
+  src->hosts = {"n1", "n3"};
+  env_->Advance(60);
+  LogCapture log;
+  EXPECT_TRUE(d->RunCycle(env_->NowMonotonic())) << "a state dir that is full stopped a reroute";
+  EXPECT_EQ(d->metrics().state_write_errors, 1u);
+  EXPECT_EQ(d->metrics().reroutes, 2u);
+  EXPECT_EQ(SavedJobIds(config_.state_dir), std::vector<std::string>{"7"})
+      << "the last good state was not kept";
+  EXPECT_NE(log.text().find("state: not saved (I/O error: " + config_.state_dir +
+                            "/router.jobs: No space left on device)"),
+            std::string::npos)
+      << log.text();
+}
+
+// The mapping file's disk full: the router is not told (a subnet manager must never read half a
+// mapping, nor one that differs from what it was told), the daemon keeps job 7 as the router's,
+// the file on disk and the state dir keep it too, the log names the file; the next cycle after
+// the disk has room again reroutes.
+TEST_F(DaemonEnvTest, AMappingWriteThatFailsTellsTheRouterNothingAndSaysWhere) {
+  const std::string mapping = dir_.Join("jobs.map");
+  auto action = std::make_unique<RecordingAction>(mapping);
+  RecordingAction* rec = action.get();
+  ScriptedSource* src = nullptr;
+  auto d = Make(&src, 0, std::move(action));
+  ASSERT_TRUE(d->RunCycle(env_->NowMonotonic()));
+  ASSERT_EQ(rec->applied.size(), 1u);
+
+  env_->FailWrites(mapping, "No space left on device");
+  src->id = "8";
+  src->hosts = {"n1", "n3"};
+  env_->Advance(60);
+  LogCapture log;
+  EXPECT_FALSE(d->RunCycle(env_->NowMonotonic()));
+  EXPECT_EQ(rec->applied.size(), 1u) << "the router was told of a mapping not written";
+  EXPECT_EQ(d->metrics().mapping_write_errors, 1u);
+  EXPECT_EQ(d->metrics().reroutes, 1u);
+  JobMapping on_disk;
+  ASSERT_TRUE(ReadJobMapping(mapping, &on_disk).ok());
+  ASSERT_EQ(on_disk.jobs.size(), 1u);
+  EXPECT_EQ(on_disk.jobs[0].id, "7") << "the last good mapping was not kept";
+  EXPECT_EQ(SavedJobIds(config_.state_dir), std::vector<std::string>{"7"});
+  EXPECT_NE(log.text().find("mapping not written, not triggering: I/O error: " + mapping +
+                            ": No space left on device"),
+            std::string::npos)
+      << log.text();
+
+  env_->FailWrites(mapping, "");
+  env_->Advance(60);
+  EXPECT_TRUE(d->RunCycle(env_->NowMonotonic())) << "no retry once the disk had room";
+  ASSERT_EQ(rec->applied.size(), 2u);
+  EXPECT_EQ(rec->applied[1][0].id, "8");
+  EXPECT_EQ(SavedJobIds(config_.state_dir), std::vector<std::string>{"8"});
 }
 
 }  // namespace

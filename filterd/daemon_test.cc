@@ -396,7 +396,7 @@ TEST_F(DaemonTest, ALastRerouteInTheFutureDoesNotBlockReroutes) {
   for (const char* when : {"1e300", "4102444800", "nan", "inf"}) {
     TempDir state;
     config_.state_dir = state.path();
-    ASSERT_TRUE(SaveState(config_.state_dir, PersistentState{true, {}, 0}).ok());
+    ASSERT_TRUE(SaveState(*RealEnv(), config_.state_dir, PersistentState{true, {}, 0}).ok());
     std::ofstream(state.Join("last_reroute")) << when << "\n";
     now_ = 12;
     Daemon d(config_, DaemonOptions{.once = true}, TwoLeaves(),

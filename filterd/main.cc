@@ -78,7 +78,7 @@ Status MakeSource(const Config& config, const std::shared_ptr<sar::Env>& env,
         [env, t0, start, speed] { return start + speed * (env->NowMonotonic() - t0); }, out);
   }
   if (config.source == "squeue") {
-    *out = MakeSqueueSource(config.squeue_path, config.slurm_conf, config.source_timeout_s);
+    *out = MakeSqueueSource(config.squeue_path, config.slurm_conf, config.source_timeout_s, env);
     return Status::OK();
   }
   if (config.source == "slurmrestd") {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "filter.h"
+#include "sar/env.h"
 #include "sar/model/jobs.h"
 #include "sar/status.h"
 
@@ -19,11 +20,12 @@ struct PersistentState {
 };
 
 /// A missing state dir or files give an empty state (not an error); a malformed file is one.
-Status LoadState(const std::string& state_dir, PersistentState* out);
-/// Creates the dir if needed (mode 0700); each file is replaced atomically.
-Status SaveState(const std::string& state_dir, const PersistentState& state);
+/// Files are read through `env` (regular files only, no symlink, bounded).
+Status LoadState(Env& env, const std::string& state_dir, PersistentState* out);
+/// Creates the dir if needed (mode 0700); each file is replaced atomically, through `env`.
+Status SaveState(Env& env, const std::string& state_dir, const PersistentState& state);
 /// The same, with the router set already converted (the daemon converts it once per cycle).
-Status SaveState(const std::string& state_dir, const PersistentState& state,
+Status SaveState(Env& env, const std::string& state_dir, const PersistentState& state,
                  const JobMapping& router_mapping);
 
 }  // namespace sar::filterd

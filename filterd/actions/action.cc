@@ -21,7 +21,7 @@ Status Action::Apply(const ActionRequest& request) {
                  mapping_file_, name());
     s = DoApply(request);
   } else if (!mapping_file_.empty() &&
-             !(s = WriteJobMapping(mapping_file_, request.mapping, mapping_group_)).ok()) {
+             !(s = WriteJobMapping(*env_, mapping_file_, request.mapping, mapping_group_)).ok()) {
     // The mapping must be whole on disk before the subnet manager is told to read it.
     ++stats_.mapping_write_failed;
     spdlog::error("reroute: mapping not written, not triggering: {}", s.ToString());

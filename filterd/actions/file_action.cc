@@ -39,7 +39,7 @@ class FileAction : public Action {
     const double t1 = env().NowMonotonic();
     // OpenSM's file engine reads the whole file on SIGHUP: it must be complete before the
     // signal (WriteLftDump replaces it atomically).
-    SAR_RETURN_IF_ERROR(WriteLftDump(lft_file_, planner_->fabric(), tables));
+    SAR_RETURN_IF_ERROR(WriteLftDump(env(), lft_file_, planner_->fabric(), tables));
     const double t2 = env().NowMonotonic();
     SAR_RETURN_IF_ERROR(SignalPidFiles(pid_files_, SIGHUP, check_));
     const double t3 = env().NowMonotonic();

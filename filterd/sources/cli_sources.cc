@@ -1,12 +1,7 @@
 #include "sources/cli_sources.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -14,10 +9,9 @@
 #include <cstring>
 #include <vector>
 
+#include "sar/env.h"
 #include "server/bounded_io.h"
 #include "sources/slurm_json.h"
-
-extern char** environ;
 
 namespace sar::filterd {
 namespace {
@@ -36,92 +30,54 @@ Status ReadFailed(const std::string& who, IoEnd end, size_t got) {
                          " bytes read)");
 }
 
-// Reaps our child `pid` by the deadline, killing it if it is still running then: a child that
-// closed its stdout but keeps running must not hold the poll (issue 19, defect 4). The child
-// leads its own process group (spawned with POSIX_SPAWN_SETPGROUP), and the whole group is
-// killed: squeue as a wrapper script leaves its own children running otherwise (issue 34).
-// Returns the wait status; *killed tells whether we had to kill it.
-int ReapBy(pid_t pid, IoClock::time_point deadline, bool* killed) {
-  int status = 0;
-  *killed = false;
-  for (;;) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return status;
-    if (r == 0 && IoClock::now() >= deadline) {
-      kill(-pid, SIGKILL);
-      *killed = true;
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return status;
-    }
-    if (r == 0) usleep(2000);
-  }
-}
-
+// squeue runs through the Env (Env::Run: spawn, bounded read, timeout), so that tests can script
+// its replies. It leads its own process group and a timeout kills the whole group: squeue as a
+// wrapper script leaves its own children running otherwise (issue 34); a child that closed its
+// stdout but keeps running must not hold the poll (issue 19, defect 4).
 class SqueueSource : public JobSource {
  public:
-  SqueueSource(std::string squeue, std::string conf, double timeout_s)
-      : squeue_(std::move(squeue)), conf_(std::move(conf)), timeout_s_(timeout_s) {}
+  SqueueSource(std::string squeue, std::string conf, double timeout_s, std::shared_ptr<Env> env)
+      : squeue_(std::move(squeue)),
+        conf_(std::move(conf)),
+        timeout_s_(timeout_s),
+        env_(env ? std::move(env) : RealEnv()) {}
   const char* name() const override { return "squeue"; }
 
   Status Poll(std::vector<SourceJob>* out) override {
-    int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0)
-      return Status::IOError("squeue: pipe: " + std::string(strerror(errno)));
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e; ++e) {
-      if (!conf_.empty() && strncmp(*e, "SLURM_CONF=", 11) == 0) continue;
-      env_strings.emplace_back(*e);
+    RunRequest request;
+    request.argv = {squeue_, "--json"};
+    if (!conf_.empty()) request.set_env.emplace_back("SLURM_CONF", conf_);
+    request.timeout_s = timeout_s_;
+    request.max_output_bytes = kMaxReplyBytes;
+    request.stderr_to = RunRequest::Stderr::kDiscard;
+    request.own_process_group = true;
+    const RunResult r = env_->Run(request);
+    if (!r.started) {
+      if (r.start_errno != 0) {
+        return Status::IOError("squeue: cannot run '" + squeue_ + "': " + strerror(r.start_errno));
+      }
+      return Status::IOError("squeue: " + r.status.message());
     }
-    if (!conf_.empty()) env_strings.push_back("SLURM_CONF=" + conf_);
-    std::vector<char*> envp;
-    for (std::string& s : env_strings) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::string arg0 = squeue_, arg1 = "--json";
-    char* argv[] = {arg0.data(), arg1.data(), nullptr};
-    // Its own process group (pgid = its pid), so that a timeout kills what it started too.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, squeue_.c_str(), &actions, &attr, argv, envp.data());
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&actions);
-    close(pipe_fds[1]);
-    if (rc != 0) {
-      close(pipe_fds[0]);
-      return Status::IOError("squeue: cannot run '" + squeue_ + "': " + strerror(rc));
+    if (r.output_too_large) return ReadFailed("squeue", IoEnd::kTooLarge, r.out.size());
+    if (!r.output_complete && r.timed_out) {
+      return ReadFailed("squeue", IoEnd::kTimeout, r.out.size());
     }
-    std::string text;
-    const IoClock::time_point deadline = DeadlineIn(timeout_s_);
-    const IoEnd end = ReadBounded(pipe_fds[0], deadline, kMaxReplyBytes, &text);
-    close(pipe_fds[0]);
-    bool killed = false;
-    const int status = ReapBy(pid, end == IoEnd::kComplete ? deadline : IoClock::now(), &killed);
-    // A reply that did not end (or ended too large): whatever of the group is left holds the
-    // pipe or runs on, though squeue itself may be gone. The group id stays taken while any of
-    // it lives, so this reaches nobody else.
-    if (end != IoEnd::kComplete) kill(-pid, SIGKILL);
-    if (end != IoEnd::kComplete) return ReadFailed("squeue", end, text.size());
-    if (killed) return Status::IOError("squeue: still running at the timeout (killed)");
-    if (WIFSIGNALED(status)) {
-      return Status::IOError("squeue: killed by signal " + std::to_string(WTERMSIG(status)));
+    if (!r.output_complete) return Status::IOError("squeue: " + r.status.message());
+    if (r.timed_out) return Status::IOError("squeue: still running at the timeout (killed)");
+    if (r.term_signal != 0) {
+      return Status::IOError("squeue: killed by signal " + std::to_string(r.term_signal));
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      return Status::IOError("squeue: exit status " + std::to_string(WEXITSTATUS(status)));
+    if (r.exit_code != 0) {
+      return Status::IOError("squeue: exit status " + std::to_string(r.exit_code));
     }
-    return ParseSlurmJobsJson(text, out);
+    return ParseSlurmJobsJson(r.out, out);
   }
 
  private:
   std::string squeue_;
   std::string conf_;
   double timeout_s_;
+  std::shared_ptr<Env> env_;
 };
 
 // Decodes a chunked HTTP body; false if malformed.
@@ -214,8 +170,9 @@ class SlurmrestdSource : public JobSource {
 }  // namespace
 
 std::unique_ptr<JobSource> MakeSqueueSource(std::string squeue_path, std::string slurm_conf,
-                                            double timeout_s) {
-  return std::make_unique<SqueueSource>(std::move(squeue_path), std::move(slurm_conf), timeout_s);
+                                            double timeout_s, std::shared_ptr<Env> env) {
+  return std::make_unique<SqueueSource>(std::move(squeue_path), std::move(slurm_conf), timeout_s,
+                                        std::move(env));
 }
 
 std::unique_ptr<JobSource> MakeSlurmrestdSource(std::string socket_path, std::string api_version,

@@ -6,13 +6,15 @@
 #include <memory>
 #include <string>
 
+#include "sar/env.h"
 #include "sources/job_source.h"
 
 namespace sar::filterd {
 
-/// Runs `squeue_path --json` with SLURM_CONF=slurm_conf (if not empty).
+/// Runs `squeue_path --json` with SLURM_CONF=slurm_conf (if not empty), through `env`'s Run
+/// (null: RealEnv()).
 std::unique_ptr<JobSource> MakeSqueueSource(std::string squeue_path, std::string slurm_conf,
-                                            double timeout_s);
+                                            double timeout_s, std::shared_ptr<Env> env = nullptr);
 
 /// GET /slurm/<api_version>/jobs on slurmrestd's UNIX socket.
 std::unique_ptr<JobSource> MakeSlurmrestdSource(std::string socket_path, std::string api_version,

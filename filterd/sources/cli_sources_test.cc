@@ -12,12 +12,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "sar/env.h"
 #include "server/bounded_io.h"
 #include "test_util.h"
 
@@ -144,6 +146,107 @@ TEST_F(SqueueChild, AGoodReplyIsParsed) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].hosts, (std::vector<std::string>{"n1", "n2"}));
+}
+
+// The squeue source's reading of squeue's replies, with the child scripted by a ManualEnv
+// (Env::Run): what it asks to run, and each way a reply can fail, without a process.
+class SqueueReplies : public ::testing::Test {
+ protected:
+  // The source's poll with `reply` scripted; the request it made in *request.
+  Status PollWith(RunResult reply, std::vector<SourceJob>* jobs, RunRequest* request = nullptr) {
+    env_->ScriptRun(std::move(reply));
+    const Status s = MakeSqueueSource("/opt/slurm/bin/squeue", conf_, 7.5, env_)->Poll(jobs);
+    const std::vector<RunRequest> runs = env_->runs();
+    EXPECT_FALSE(runs.empty()) << "squeue was not run through the Env";
+    if (request != nullptr && !runs.empty()) *request = runs.back();
+    return s;
+  }
+  // A child that ran and exited with `code` after printing `out` (and closed its output).
+  static RunResult Exited(std::string out, int code = 0) {
+    RunResult r;
+    r.started = true;
+    r.output_complete = true;
+    r.exit_code = code;
+    r.out = std::move(out);
+    return r;
+  }
+  std::shared_ptr<ManualEnv> env_ = std::make_shared<ManualEnv>();
+  std::string conf_ = "/etc/slurm-test/slurm.conf";
+};
+
+TEST_F(SqueueReplies, RunsSqueueJsonWithItsConfBoundsAndOwnGroup) {
+  std::vector<SourceJob> jobs;
+  RunRequest request;
+  const Status s =
+      PollWith(Exited(R"({"jobs": [{"job_id": 4, "job_state": "RUNNING", "nodes": "n[1-3]"}]})"),
+               &jobs, &request);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, "4");
+  EXPECT_EQ(jobs[0].hosts, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_EQ(request.argv, (std::vector<std::string>{"/opt/slurm/bin/squeue", "--json"}));
+  ASSERT_EQ(request.set_env.size(), 1u);
+  EXPECT_EQ(request.set_env[0], std::make_pair(std::string("SLURM_CONF"), conf_));
+  EXPECT_EQ(request.timeout_s, 7.5);
+  EXPECT_EQ(request.max_output_bytes, size_t{256} << 20);
+  EXPECT_TRUE(request.own_process_group) << "a timeout would not reach a wrapper's children";
+  EXPECT_EQ(request.stderr_to, RunRequest::Stderr::kDiscard);
+
+  conf_.clear();  // no conf given: SLURM_CONF is the daemon's own, untouched
+  ASSERT_TRUE(PollWith(Exited(R"({"jobs": []})"), &jobs, &request).ok());
+  EXPECT_TRUE(request.set_env.empty());
+}
+
+// A job without its id (SLURM's reply shape changed, a truncated object) fails the poll: the
+// daemon keeps the set it has rather than dropping the job.
+TEST_F(SqueueReplies, AReplyWithAMissingFieldFailsThePoll) {
+  std::vector<SourceJob> jobs;
+  const Status s =
+      PollWith(Exited(R"({"jobs": [{"job_state": "RUNNING", "nodes": "n1"}]})"), &jobs);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("job_id"), std::string::npos) << s.message();
+}
+
+// Each way the child can fail is a failed poll with its own message, and never parsed.
+TEST_F(SqueueReplies, EachFailureOfTheChildIsAFailedPoll) {
+  std::vector<SourceJob> jobs;
+  RunResult half = Exited(R"({"jobs": [)");
+  half.output_complete = false;
+  half.timed_out = true;
+  half.term_signal = 9;
+  half.exit_code = -1;
+  Status s = PollWith(half, &jobs);
+  EXPECT_NE(s.message().find("no complete answer within the timeout (10 bytes read)"),
+            std::string::npos)
+      << s.message();
+
+  RunResult lingering = Exited(R"({"jobs": []})");
+  lingering.timed_out = true;  // printed all, then did not exit
+  s = PollWith(lingering, &jobs);
+  EXPECT_NE(s.message().find("still running at the timeout (killed)"), std::string::npos)
+      << s.message();
+
+  RunResult huge = Exited("{");
+  huge.output_complete = false;
+  huge.output_too_large = true;
+  s = PollWith(huge, &jobs);
+  EXPECT_NE(s.message().find("larger than 256 MiB"), std::string::npos) << s.message();
+
+  s = PollWith(Exited(R"({"jobs": []})", 1), &jobs);
+  EXPECT_NE(s.message().find("squeue: exit status 1"), std::string::npos) << s.message();
+
+  RunResult signalled = Exited(R"({"jobs": []})", -1);
+  signalled.term_signal = 15;
+  s = PollWith(signalled, &jobs);
+  EXPECT_NE(s.message().find("killed by signal 15"), std::string::npos) << s.message();
+
+  RunResult missing;
+  missing.start_errno = ENOENT;
+  missing.status = Status::IOError("cannot run");
+  s = PollWith(missing, &jobs);
+  EXPECT_NE(s.message().find("cannot run '/opt/slurm/bin/squeue': No such file"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(env_->runs().size(), 6u);
 }
 
 // A one-shot HTTP server on a UNIX socket that answers any request with `reply`.

@@ -1,11 +1,6 @@
 // sar-route compare: several routings of one fabric and job mix side by side, ours computed here
 // and OpenSM's real engines run on the ibsim test bed (scripts/sar_testbed.py) and read back
 // from the simulated switches.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -25,6 +21,7 @@
 #include "sar/analysis/metrics.h"
 #include "sar/analysis/oblivious.h"
 #include "sar/engines/engine.h"
+#include "sar/env.h"
 #include "sar/io/file_util.h"
 #include "sar/io/guid2lid.h"
 #include "sar/io/job_file.h"
@@ -33,8 +30,6 @@
 #include "sar/model/jobs.h"
 #include "sar/pass/routing_pass.h"
 #include "sar/report/report_html.h"
-
-extern char** environ;
 
 namespace sarcli {
 namespace {
@@ -98,22 +93,15 @@ std::string FindTestbedScript(const std::string& given) {
   return "";
 }
 
-// Runs argv, stdout and stderr to `log`; returns the exit status (or -1).
+// Runs argv, stdout and stderr to `log`; returns the exit status (or -1). No time bound: a test
+// bed run takes what the fabric takes, and Ctrl-C reaches it with us.
 int RunLogged(const std::vector<std::string>& argv, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> cargv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  sar::RunRequest request;
+  request.argv = argv;
+  request.output_file = log;
+  request.timeout_s = std::numeric_limits<double>::infinity();
+  const sar::RunResult r = sar::RealEnv()->Run(request);
+  return r.status.ok() ? r.exit_code : -1;
 }
 
 std::string LastLines(const std::string& path, int n) {

@@ -1,24 +1,17 @@
 #include "shard_run.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <iostream>
 
+#include "sar/env.h"
 #include "sar/io/file_util.h"
-
-extern char** environ;
 
 namespace sarcli {
 namespace {
@@ -82,63 +75,22 @@ std::string SelfExe() {
   return n > 0 ? std::string(buf, n) : std::string("sar-route");
 }
 
-// Runs argv (from PATH), its stdout and stderr into *output; at most `timeout_s` seconds.
-sar::Status RunCapture(const std::vector<std::string>& argv, int timeout_s, int* exit_code,
-                       std::string* output) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0)
-    return sar::Status::IOError("pipe: " + std::string(strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  std::vector<char*> cargv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    return sar::Status::IOError(argv[0] + ": " + strerror(rc) +
-                                (rc == ENOENT ? " (not on PATH: --slurm-array needs SLURM's "
-                                                "client commands)"
-                                              : ""));
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  bool timed_out = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) {
-      timed_out = true;
-      kill(pid, SIGKILL);
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n <= 0) break;
-    if (output->size() < (1u << 20)) output->append(buf, n);
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    return sar::Status::IOError(argv[0] + " did not finish in " + std::to_string(timeout_s) + " s");
-  }
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return sar::Status::OK();
-}
-
+// Runs sbatch (argv, from PATH; at most a minute) and reads the job id it prints.
 sar::Status Sbatch(const std::vector<std::string>& argv, std::string* id) {
-  int code = 0;
-  std::string out;
-  SAR_RETURN_IF_ERROR(RunCapture(argv, 60, &code, &out));
+  sar::RunRequest request;
+  request.argv = argv;
+  request.timeout_s = 60;
+  request.stderr_to = sar::RunRequest::Stderr::kToStdout;
+  const sar::RunResult r = sar::RealEnv()->Run(request);
+  if (r.start_errno != 0) {
+    return sar::Status::IOError(argv[0] + ": " + strerror(r.start_errno) +
+                                (r.start_errno == ENOENT ? " (not on PATH: --slurm-array needs "
+                                                           "SLURM's client commands)"
+                                                         : ""));
+  }
+  SAR_RETURN_IF_ERROR(r.status);
+  const int code = r.term_signal != 0 ? 128 + r.term_signal : r.exit_code;
+  std::string out = r.out;
   size_t digits = 0;
   while (digits < out.size() && out[digits] >= '0' && out[digits] <= '9') ++digits;
   if (code != 0 || digits == 0) {

@@ -89,6 +89,61 @@ TEST(EnvTest, FilesAreWrittenWholeAndReadBounded) {
   rmdir(dir.c_str());
 }
 
+// A test Env fails the writes it is told to fail, as a full disk: the file keeps what it had,
+// and the error names the file; other paths and CreateDir outside the prefix are real.
+TEST(EnvTest, ManualWritesFailUnderTheGivenPathAsADiskFull) {
+  const std::string dir = io::testing::MakeTempDir();
+  ManualEnv env;
+  const std::string path = dir + "/state/last_reroute";
+  ASSERT_TRUE(env.CreateDir(dir + "/state", 0700).ok());
+  ASSERT_TRUE(env.WriteFileAtomic(path, "old\n", WriteOptions{}).ok());
+  env.FailWrites(dir + "/state", "No space left on device");
+  const Status s = env.WriteFileAtomic(path, "new\n", WriteOptions{});
+  EXPECT_EQ(s.ToString(), "I/O error: " + path + ": No space left on device");
+  EXPECT_FALSE(env.CreateDir(dir + "/state/sub", 0700).ok());
+  std::string text;
+  ASSERT_TRUE(env.ReadFileBounded(path, 100, &text).ok());
+  EXPECT_EQ(text, "old\n") << "a failed write changed the file";
+  ASSERT_TRUE(env.WriteFileAtomic(dir + "/other", "x", WriteOptions{}).ok()) << "not under it";
+  env.FailWrites(dir + "/state", "");
+  ASSERT_TRUE(env.WriteFileAtomic(path, "new\n", WriteOptions{}).ok());
+  ASSERT_TRUE(env.ReadFileBounded(path, 100, &text).ok());
+  EXPECT_EQ(text, "new\n");
+  EXPECT_TRUE(env.FileExists(path));
+  EXPECT_FALSE(env.FileExists(dir + "/absent"));
+  unlink(path.c_str());
+  unlink((dir + "/other").c_str());
+  rmdir((dir + "/state").c_str());
+  rmdir(dir.c_str());
+}
+
+// A test Env spawns nothing: Run answers with the scripted replies, in order, records what was
+// asked, and fails when nothing is scripted.
+TEST(EnvTest, ManualRunAnswersWithTheScriptedRepliesOnly) {
+  ManualEnv env;
+  RunResult first;
+  first.started = true;
+  first.output_complete = true;
+  first.exit_code = 0;
+  first.out = "hello";
+  RunResult second;
+  second.started = true;
+  second.timed_out = true;
+  env.ScriptRun(first);
+  env.ScriptRun(second);
+  RunRequest request;
+  request.argv = {"/nonexistent/never-run", "-x"};
+  EXPECT_EQ(env.Run(request).out, "hello");
+  EXPECT_TRUE(env.Run(request).timed_out);
+  const RunResult none = env.Run(request);
+  EXPECT_FALSE(none.started);
+  EXPECT_NE(none.status.message().find("no reply scripted for '/nonexistent/never-run'"),
+            std::string::npos)
+      << none.status.ToString();
+  ASSERT_EQ(env.runs().size(), 3u);
+  EXPECT_EQ(env.runs()[0].argv, request.argv);
+}
+
 TEST(EnvTest, StopwatchMeasuresTheMonotonicClock) {
   Stopwatch watch;
   std::this_thread::sleep_for(std::chrono::milliseconds(30));

@@ -4,6 +4,7 @@
 // rest, then switch LIDs, as OpenSM's dfsssp orders them.
 #include "engines/engines.h"
 #include "engines/sssp_core.h"
+#include "sar/engines/engine.h"
 
 namespace sar::internal {
 

@@ -10,6 +10,7 @@
 
 #include "engines/dmodc_core.h"
 #include "engines/engines.h"
+#include "sar/engines/engine.h"
 #include "sar/env.h"
 
 namespace sar::internal {

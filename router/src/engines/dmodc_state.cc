@@ -24,6 +24,7 @@
 #include "engines/engine_checks.h"
 #include "engines/engines.h"
 #include "sar/engines/dmodc.h"
+#include "sar/engines/engine.h"
 #include "sar/env.h"
 
 namespace sar {

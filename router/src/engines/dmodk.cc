@@ -12,6 +12,7 @@
 #include "analysis/trace_parallel.h"
 #include "engines/dmodc_core.h"
 #include "engines/engines.h"
+#include "sar/engines/engine.h"
 
 namespace sar::internal {
 namespace {

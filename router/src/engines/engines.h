@@ -1,11 +1,14 @@
-// The engine factories behind MakeRoutingEngine (engines.cc). One engine per file.
+// The engine factories behind MakeRoutingEngine (the registry in engine.cc). One engine per file.
+// RoutingEngine is only declared here, so the registry can include this beside engine.h.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "sar/engines/engine.h"
+namespace sar {
+class RoutingEngine;
+}  // namespace sar
 
 namespace sar::internal {
 

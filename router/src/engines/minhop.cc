@@ -9,6 +9,7 @@
 #include "engines/balanced_fill.h"
 #include "engines/engines.h"
 #include "engines/switch_graph.h"
+#include "sar/engines/engine.h"
 
 namespace sar::internal {
 namespace {

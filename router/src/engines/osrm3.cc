@@ -2,6 +2,7 @@
 // source group (the rule and its LID budget: osrm_core.h, docs/engines.md).
 #include "engines/engines.h"
 #include "engines/osrm_core.h"
+#include "sar/engines/engine.h"
 
 namespace sar::internal {
 namespace {

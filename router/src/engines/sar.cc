@@ -21,6 +21,7 @@
 #include "engines/sssp_core.h"
 #include "sar/analysis/flows.h"
 #include "sar/analysis/lower_bound.h"
+#include "sar/engines/engine.h"
 
 namespace sar::internal {
 namespace {

@@ -14,6 +14,7 @@
 
 #include "engines/dmodc_core.h"
 #include "engines/engines.h"
+#include "sar/engines/engine.h"
 
 namespace sar::internal {
 namespace {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "io/text_util.h"
+#include "sar/env.h"
 #include "sar/io/file_util.h"
 
 namespace sar {
@@ -108,9 +109,13 @@ Status ParseJobMapping(std::string_view text, const std::string& source, JobMapp
 }
 
 Status ReadJobMapping(const std::string& path, JobMapping* out, size_t max_bytes) {
+  return ReadJobMapping(*RealEnv(), path, out, max_bytes);
+}
+
+Status ReadJobMapping(Env& env, const std::string& path, JobMapping* out, size_t max_bytes) {
   std::string text;
   FileInfo info;
-  SAR_RETURN_IF_ERROR(ReadFileToString(path, UntrustedInputOptions(max_bytes), &text, &info));
+  SAR_RETURN_IF_ERROR(env.ReadFileBounded(path, max_bytes, &text, &info));
   return Parse(text, path, info.may_quote() ? io::Echo::kQuote : io::Echo::kHide, out);
 }
 
@@ -127,7 +132,11 @@ std::string FormatJobMapping(const JobMapping& mapping) {
 }
 
 Status WriteJobMapping(const std::string& path, const JobMapping& mapping, gid_t group) {
-  return WriteFileAtomic(path, FormatJobMapping(mapping), JobPlacementFileOptions(group));
+  return WriteJobMapping(*RealEnv(), path, mapping, group);
+}
+
+Status WriteJobMapping(Env& env, const std::string& path, const JobMapping& mapping, gid_t group) {
+  return env.WriteFileAtomic(path, FormatJobMapping(mapping), JobPlacementFileOptions(group));
 }
 
 }  // namespace sar

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/text_util.h"
+#include "sar/env.h"
 #include "sar/io/file_util.h"
 
 namespace sar {
@@ -284,7 +285,11 @@ std::string FormatLftDump(const Fabric& fabric, const LftSet& lfts) {
 }
 
 Status WriteLftDump(const std::string& path, const Fabric& fabric, const LftSet& lfts) {
-  return WriteFileAtomic(path, FormatLftDump(fabric, lfts));
+  return WriteLftDump(*RealEnv(), path, fabric, lfts);
+}
+
+Status WriteLftDump(Env& env, const std::string& path, const Fabric& fabric, const LftSet& lfts) {
+  return env.WriteFileAtomic(path, FormatLftDump(fabric, lfts), WriteOptions{});
 }
 
 std::string FormatCompactLftDump(const Fabric& fabric, const LftSet& lfts) {

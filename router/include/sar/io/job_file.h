@@ -14,6 +14,8 @@
 
 namespace sar {
 
+class Env;
+
 Status ParseJobMapping(std::string_view text, const std::string& source, JobMapping* out);
 /// The largest mapping file ReadJobMapping reads. A subnet has at most 0xBFFF (49,151) unicast
 /// LIDs, so at most that many hosts, and a line is "<hostname> <jobid> [<pattern>]", well under
@@ -31,6 +33,12 @@ std::string FormatJobMapping(const JobMapping& mapping);
 /// Writes the mapping atomically, mode kJobPlacementFileMode (0640: where jobs run is not for
 /// every user; sar/io/file_util.h), group `group` (-1: the writer's).
 Status WriteJobMapping(const std::string& path, const JobMapping& mapping,
+                       gid_t group = static_cast<gid_t>(-1));
+/// The same two through `env`'s file operations (sar/env.h; the checks are the same), so a test
+/// Env can make them fail.
+Status ReadJobMapping(Env& env, const std::string& path, JobMapping* out,
+                      size_t max_bytes = kMaxJobMappingBytes);
+Status WriteJobMapping(Env& env, const std::string& path, const JobMapping& mapping,
                        gid_t group = static_cast<gid_t>(-1));
 
 }  // namespace sar

@@ -21,6 +21,8 @@
 
 namespace sar {
 
+class Env;
+
 struct LftReadOptions {
   /// A switch GUID the fabric does not know is an error unless this is set (then it is skipped).
   bool ignore_unknown_switches = false;
@@ -36,6 +38,8 @@ Status ReadLftDump(const std::string& path, const Fabric& fabric, LftSet* out,
 
 std::string FormatLftDump(const Fabric& fabric, const LftSet& lfts);
 Status WriteLftDump(const std::string& path, const Fabric& fabric, const LftSet& lfts);
+/// The same through `env`'s atomic write (sar/env.h), so a test Env can make it fail.
+Status WriteLftDump(Env& env, const std::string& path, const Fabric& fabric, const LftSet& lfts);
 
 /// The compact form (docs/formats.md), about 1/50 of OpenSM's text at 10k hosts: a first line
 /// "sar-lfts-compact 1", then per switch "switch 0x<guid> lid <lid> '<description>'" and lines
