@@ -16,11 +16,13 @@ constexpr Lid kBlock = LftColumns::kLids;  // LIDs per block: one cache line of 
 
 // A switch's state in one LID's walk: hops to the destination (delivered), or one of these.
 // Real hop counts stay below them (at most one hop per switch, and switches are < 0x7FFF).
-constexpr uint16_t kNoDependency = 0xFFFF;
 constexpr uint16_t kUnknown = 0xFFFF;
 constexpr uint16_t kVisiting = 0xFFFE;
 constexpr uint16_t kLoop = 0xFFFD;
 constexpr uint16_t kBad = 0xFFFC;  // a hole or misdelivered: unreachable for the trace
+
+// A switch's entry with no dependency (dependency codes are (port - 1) << 8 | (port - 1)).
+constexpr uint16_t kNoDependency = 0xFFFF;
 
 // One destination LID.
 struct Dest {
@@ -188,6 +190,14 @@ void BlockCheck::WalkLid(const Dest& d, int k, Worker* w) const {
   int* path = w->path.data();
   const std::vector<int>& count = r_.deadlock ? w->check_count : w->trace_count;
   std::fill(w->state.begin(), w->state.end(), kUnknown);
+  // The switches walked are those a source's route crosses: each walked switch's dependency
+  // (when its entry goes on through two switches) is coded as it is walked, the others have none.
+  uint16_t* dependency = w->dependency.data() + static_cast<size_t>(k) * n_;
+  const bool deadlock = r_.deadlock;
+  if (deadlock) {
+    std::fill(dependency, dependency + n_, kNoDependency);
+    w->walked |= uint64_t{1} << k;
+  }
   for (int s : walk_from_) {
     if (state[s] != kUnknown || count[s] <= 0) continue;
     int len = 0, t = s;
@@ -201,6 +211,9 @@ void BlockCheck::WalkLid(const Dest& d, int k, Worker* w) const {
         --len;
         break;
       }
+      if (deadlock && next[nt] >= 0) {
+        dependency[t] = static_cast<uint16_t>((port[t] - 1) << 8 | (port[nt] - 1));
+      }
       state[t] = kVisiting;
       t = nt;
     }
@@ -209,18 +222,6 @@ void BlockCheck::WalkLid(const Dest& d, int k, Worker* w) const {
     for (int i = 0; i < len; ++i) {
       state[path[i]] = v >= kBad ? v : static_cast<uint16_t>(v + (len - i));
     }
-  }
-  if (r_.deadlock) {
-    // The switches walked are those a source's route crosses.
-    uint16_t* dependency = w->dependency.data() + static_cast<size_t>(k) * n_;
-    for (int s = 0; s < n_; ++s) {  // without branches: they would be mispredicted
-      const int t = next[s];
-      const int at = t >= 0 ? t : s;  // a valid index either way
-      const bool on = (state[s] != kUnknown) & (t >= 0) & (next[at] >= 0);
-      const uint16_t c = static_cast<uint16_t>((port[s] - 1) << 8 | (port[at] - 1));
-      dependency[s] = on ? c : kNoDependency;
-    }
-    w->walked |= uint64_t{1} << k;
   }
   if (!d.traced) return;
   TraceSums& sums = w->sums;
@@ -280,6 +281,10 @@ bool BlockCheck::Run(TraceReport* trace, DeadlockReport* deadlock) {
     ports_.push_back(f_.num_ports(sw));
   }
   if (!ListDestinations()) return false;
+  // Sparse destinations (the delta validation's few changed columns): a block's load costs a
+  // cache line per switch row whatever the LIDs it serves, so there the sweep's per-LID reads
+  // are cheaper (its LftColumns rule, kMinBlockUse).
+  if (dests_.size() < 4 * (blocks_.size() - 1)) return false;
   next_of_slot_.resize(f_.num_port_slots());
   for (PortId id = 0; id < f_.num_port_slots(); ++id) {
     next_of_slot_[id] = static_cast<int16_t>(ctx_.tracer.next_switch(id));

@@ -7,9 +7,9 @@
 // per switch and LID at 45k hosts. The block check reads the tables 64 LIDs (one cache line of
 // each row) at a time: the next switch of every (switch, LID) transposed once, then per LID one
 // memoized walk over the switches (each switch once: its hops to the destination or its fate,
-// and whether a source's route reaches it), then per switch the dependencies of its reached
-// entries for all 64 LIDs together, into that switch's own words of the bitmap. Same counts and
-// the same bitmaps as the visitors (so the same cycle); the reference is the sweep
+// and whether a source's route reaches it, with its dependency coded as it is walked), then per
+// switch the dependencies of all 64 LIDs together, into that switch's own words of the bitmap. Same
+// counts and the same bitmaps as the visitors (so the same cycle); the reference is the sweep
 // (AnalysisOptions::block_check = false), compared in block_check_test.cc.
 #pragma once
 
@@ -42,7 +42,8 @@ struct BlockCheckRequest {
 /// Computes *trace (counts only: pairs, delivered, unreachable, loops, hops) and *deadlock as
 /// the sweep's visitors would for `request`, with no source LID offsets and no jobs (`ctx` made
 /// without them). Returns false, computing nothing, where it does not apply: more switches than
-/// LftColumns holds, or a LID owned twice.
+/// LftColumns holds, a LID owned twice or not by its terminal, or destinations so sparse (fewer
+/// than 4 per block on average) that the sweep's per-LID reads cost less.
 bool RunBlockCheck(const SweepContext& ctx, const BlockCheckRequest& request, TraceReport* trace,
                    DeadlockReport* deadlock);
 
