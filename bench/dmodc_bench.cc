@@ -10,7 +10,8 @@
 // "route" is RoutingEngine::Route: the engine's input checks, Procedure 1, the validity pass
 // (every leaf pair at finite cost) and the tables of every switch for every LID. --validate also
 // times the project's ValidateRouting (every pair traced, the channel dependency graph), with
-// switch LIDs counted (the default) and between HCA pairs only, medians over --reps, and the
+// switch LIDs counted (the default) and between HCA pairs only, each by the block check and by
+// the per-destination sweep it replaced (same verdict, or exit 1), medians over --reps, and the
 // delta validation (a baseline from the degraded fabric's tables; the tables after one more
 // failure, and the same tables again), whose verdict must equal the full check's.
 #include <sys/resource.h>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "sar/analysis/analysis.h"
 #include "sar/engines/dmodc.h"
 #include "sar/engines/engine.h"
 #include "sar/model/failures.h"
@@ -204,26 +206,40 @@ int main(int argc, char** argv) {
 
   if (validate) {
     // The full check (switch LIDs as sources and destinations, the default) against the
-    // HCA-only one it replaced (issue 33), alternating, medians over --reps.
+    // HCA-only one it replaced (issue 33), each by the block check (the default) and by the
+    // per-destination sweep it replaced (AnalysisOptions::block_check = false, the code of
+    // before), alternating, medians over --reps. The verdicts must be equal.
     for (const bool switch_lids : {true, false}) {
-      std::vector<double> wall, cpu;
-      std::string verdict;
+      std::vector<double> wall[2], cpu[2];
+      std::string verdict[2];
       for (int r = 0; r < reps; ++r) {
-        t = std::chrono::steady_clock::now();
-        const double validate_cpu = CpuMs();
-        sar::ValidationOptions vo;
-        vo.num_vls = 8;  // more than one lane: the full check applies (the one-lane rule)
-        vo.threads = threads;
-        vo.switch_lids = switch_lids;
-        sar::ValidationReport report;
-        s = sar::ValidateRouting(more, out2.lfts, nullptr, 1, vo, &report);
-        wall.push_back(Ms(t));
-        cpu.push_back(CpuMs() - validate_cpu);
-        verdict = s.ok() ? "valid" : s.ToString();
+        for (const int sweep : {0, 1}) {
+          t = std::chrono::steady_clock::now();
+          const double validate_cpu = CpuMs();
+          sar::ValidationOptions vo;
+          vo.num_vls = 8;  // more than one lane: the full check applies (the one-lane rule)
+          vo.threads = threads;
+          vo.switch_lids = switch_lids;
+          sar::AnalysisOptions also;
+          also.block_check = sweep == 0;
+          sar::AnalysisResult analysis;
+          sar::ValidationReport report;
+          s = sar::ValidateRouting(more, out2.lfts, nullptr, 1, vo, also, &analysis, &report);
+          wall[sweep].push_back(Ms(t));
+          cpu[sweep].push_back(CpuMs() - validate_cpu);
+          verdict[sweep] = s.ok() ? "valid" : s.ToString();
+        }
       }
-      std::printf("ValidateRouting (%s): %s; median %.0f ms (%.0f ms CPU) over %d\n",
-                  switch_lids ? "switch LIDs too" : "HCA pairs only", verdict.c_str(), Median(wall),
-                  Median(cpu), reps);
+      std::printf(
+          "ValidateRouting (%s): %s; median %.0f ms (%.0f ms CPU) over %d; the sweep of before: "
+          "%.0f ms (%.0f ms CPU), %.2fx the CPU\n",
+          switch_lids ? "switch LIDs too" : "HCA pairs only", verdict[0].c_str(), Median(wall[0]),
+          Median(cpu[0]), reps, Median(wall[1]), Median(cpu[1]),
+          Median(cpu[1]) / std::max(Median(cpu[0]), 1e-3));
+      if (verdict[0] != verdict[1]) {
+        std::printf("the sweep's verdict DIFFERS: %s\n", verdict[1].c_str());
+        return 1;
+      }
     }
     // The delta validation (a pass with memory and previous tables): the baseline left by the
     // degraded fabric's tables, then the tables after one more failure with those as previous

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "analysis/block_check.h"
 #include "analysis/destination_sweep.h"
 #include "analysis/sweep_visitors.h"
 
@@ -23,6 +24,46 @@ Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOp
   const bool deadlock = options.what & (kAnalyseDeadlock | kAnalyseSingleLayerDeadlock);
   const bool jobs = (options.what & kAnalyseMetrics) && options.jobs && !options.jobs->empty();
   const internal::SweepContext ctx(fabric, lfts, jobs ? options.jobs : nullptr, offsets);
+  if (options.what & kAnalyseDeadlock && options.dependency_base != nullptr) {
+    SAR_RETURN_IF_ERROR(
+        internal::CheckDependencyBase(fabric, options.layers, *options.dependency_base));
+  }
+
+  // The validation's analyses of tables with one layer: a block of LIDs at a time.
+  const VirtualLayers* layers = options.layers;
+  if (options.block_check && (trace || (options.what & kAnalyseDeadlock)) &&
+      (options.what & ~(kAnalyseTrace | kAnalyseDeadlock)) == 0 && options.traffic.empty() &&
+      (offsets == nullptr || offsets->empty()) && !(trace && options.trace.check_min_hop) &&
+      (layers == nullptr || layers->size() == 0)) {
+    internal::BlockCheckRequest request;
+    request.trace = trace;
+    request.all_lids = options.trace.all_lids;
+    request.deadlock = options.what & kAnalyseDeadlock;
+    if (layers != nullptr) {
+      request.layer = layers->default_layer;
+      request.num_layers = layers->num_layers();
+    }
+    request.switch_lids = options.deadlock_switch_lids;
+    request.threads = options.threads;
+    request.only_lids = options.only_lids;
+    request.base = options.dependency_base;
+    request.keep = options.keep_dependencies;
+    AnalysisResult result;
+    if (internal::RunBlockCheck(ctx, request, &result.trace, &result.deadlock)) {
+      if (trace && !result.trace.valid()) {
+        // The examples: the sweep's trace picks and describes them (same counts).
+        std::unique_ptr<internal::SweepVisitor> visitor =
+            internal::NewTraceVisitor(ctx, options.trace, &result.trace);
+        internal::SweepOptions sweep;
+        sweep.lmc_lids = request.deadlock || options.trace.all_lids;
+        sweep.threads = options.threads;
+        sweep.only_lids = options.only_lids;
+        internal::RunSweep(ctx, sweep, {visitor.get()});
+      }
+      *out = std::move(result);
+      return Status::OK();
+    }
+  }
 
   AnalysisResult result;
   std::vector<std::unique_ptr<internal::SweepVisitor>> owned;
@@ -34,10 +75,6 @@ Status AnalyseRouting(const Fabric& fabric, const LftSet& lfts, const AnalysisOp
   }
   if (trace) owned.push_back(internal::NewTraceVisitor(ctx, options.trace, &result.trace));
   if (options.what & kAnalyseDeadlock) {
-    if (options.dependency_base != nullptr) {
-      SAR_RETURN_IF_ERROR(
-          internal::CheckDependencyBase(fabric, options.layers, *options.dependency_base));
-    }
     owned.push_back(internal::NewDeadlockVisitor(
         ctx, options.layers, options.deadlock_switch_lids, &result.deadlock, options.only_lids,
         options.dependency_base, options.keep_dependencies));

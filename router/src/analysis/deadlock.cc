@@ -93,7 +93,6 @@ class DeadlockVisitor : public internal::SweepVisitor {
   void MarkFrom(int s, uint32_t layers, Worker* w) const;
   void StepFromSources(Worker* w) const;
   void AddPending(Worker* w) const;
-  bool FindCycle(const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) const;
 
   const internal::SweepContext& ctx_;
   const Fabric& fabric_;
@@ -109,12 +108,10 @@ class DeadlockVisitor : public internal::SweepVisitor {
   std::vector<int> source_switches_;  // switches routes start from: leaves (+ every switch)
 
   int num_layers_ = 1;
-  int fixed_layer_ = -1;          // >= 0: every route is in this layer
-  std::vector<int32_t> compact_;  // per port slot: inter-switch channel index or -1
-  std::vector<PortId> channel_;   // per inter-switch channel index: its port slot
-  std::vector<size_t> dense_;     // per switch index: its port 1's first word in the dense bitmaps
-  size_t dense_words_ = 0;        // size of the dense bitmaps
-  int words_ = kMaxWords;         // bitmap words per channel
+  int fixed_layer_ = -1;       // >= 0: every route is in this layer
+  std::vector<size_t> dense_;  // per switch index: its port 1's first word in the dense bitmaps
+  size_t dense_words_ = 0;     // size of the dense bitmaps
+  int words_ = kMaxWords;      // bitmap words per channel
   // Layered mode: the source LIDs (endpoints' LIDs) as runs of consecutive LIDs on one leaf
   // switch, in LID order, so a destination's sources are seeded a run at a time.
   struct Run {
@@ -135,23 +132,9 @@ void DeadlockVisitor::Start(int workers) {
     num_layers_ = layers_->num_layers();
     if (layers_->size() == 0) fixed_layer_ = layers_->default_layer;
   }
-  compact_.assign(fabric_.num_port_slots(), -1);
-  int max_ports = 1;
-  for (NodeId sw : fabric_.switches()) max_ports = std::max(max_ports, fabric_.num_ports(sw));
-  words_ = std::min(kMaxWords, (max_ports - 1) / 64 + 1);
-  for (PortId id = 0; id < fabric_.num_port_slots(); ++id) {
-    if (tracer_.next_switch(id) >= 0 && fabric_.is_switch(fabric_.port_node(id))) {
-      compact_[id] = static_cast<int32_t>(channel_.size());
-      channel_.push_back(id);
-    }
-  }
+  words_ = internal::DependencyWords(fabric_);
+  dense_ = internal::DenseDependencyOffsets(fabric_, words_, &dense_words_);
   const int n = fabric_.num_switches();
-  dense_.resize(n);
-  dense_words_ = 0;
-  for (int s = 0; s < n; ++s) {
-    dense_[s] = dense_words_;
-    dense_words_ += static_cast<size_t>(fabric_.num_ports(fabric_.switches()[s])) * words_;
-  }
   // Per terminal: the switch its routes start from (< 0: none).
   std::vector<int> start(ctx_.leaf.begin(), ctx_.leaf.end());
   source_switches_ = ctx_.leaves;
@@ -388,54 +371,6 @@ void DeadlockVisitor::AddPending(Worker* w) const {
   w->pending.clear();
 }
 
-// Colored depth-first search with an explicit stack (fabrics have many thousands of channels).
-bool DeadlockVisitor::FindCycle(const std::vector<uint64_t>& deps,
-                                std::vector<PortId>* cycle) const {
-  enum : uint8_t { kWhite, kGray, kBlack };
-  const size_t n = channel_.size();
-  std::vector<uint8_t> color(n, kWhite);
-  struct Frame {
-    int32_t v;
-    int next_bit;
-  };
-  std::vector<Frame> stack;
-  for (size_t root = 0; root < n; ++root) {
-    if (color[root] != kWhite) continue;
-    color[root] = kGray;
-    stack.push_back({static_cast<int32_t>(root), 0});
-    while (!stack.empty()) {
-      Frame& top = stack.back();
-      const uint64_t* bits = &deps[static_cast<size_t>(top.v) * words_];
-      int bit = -1;
-      for (int word = top.next_bit / 64; word < words_ && bit < 0; ++word) {
-        uint64_t rest = bits[word];
-        if (word == top.next_bit / 64) rest &= ~uint64_t{0} << (top.next_bit % 64);
-        if (rest) bit = word * 64 + std::countr_zero(rest);
-      }
-      if (bit < 0) {
-        color[top.v] = kBlack;
-        stack.pop_back();
-        continue;
-      }
-      top.next_bit = bit + 1;
-      const NodeId next_node = fabric_.port_node(fabric_.peer_id(channel_[top.v]));
-      const int32_t u = compact_[fabric_.port_id(next_node, bit + 1)];
-      if (u < 0) continue;  // a base dependency on a channel whose cable is gone
-      if (color[u] == kWhite) {
-        color[u] = kGray;
-        stack.push_back({u, 0});
-      } else if (color[u] == kGray) {
-        size_t start = stack.size() - 1;
-        while (stack[start].v != u) --start;
-        cycle->clear();
-        for (size_t i = start; i < stack.size(); ++i) cycle->push_back(channel_[stack[i].v]);
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 // The switches' own LIDs as destinations, after the sweep over the endpoints' LIDs (which no
 // other analysis wants): one full tree each, from every switch.
 void DeadlockVisitor::VisitSwitchLids() {
@@ -467,40 +402,71 @@ void DeadlockVisitor::VisitSwitchLids() {
 
 void DeadlockVisitor::Finish() {
   if (switch_lids_) VisitSwitchLids();
-  DeadlockReport report;
-  report.switch_lids = switch_lids_;
-  report.layers = num_layers_;
+  std::vector<std::vector<uint64_t>> dense(num_layers_);
   for (int layer = 0; layer < num_layers_; ++layer) {
-    std::vector<uint64_t> dense(dense_words_, 0);
+    dense[layer].assign(dense_words_, 0);
     for (const Worker& w : workers_) {
-      for (size_t i = 0; i < dense_words_; ++i) dense[i] |= w.deps[i * num_layers_ + layer];
-    }
-    // The base's bits may name channels whose cable is gone since (compact_ -1): the copy
-    // below leaves out those it starts from, FindCycle those it leads to.
-    if (base_ != nullptr) {
-      const std::vector<uint64_t>& b = base_->layers[layer];
-      for (size_t i = 0; i < dense_words_; ++i) dense[i] |= b[i];
-    }
-    // Only inter-switch channels get bits (the walk adds one where a route goes on to a switch).
-    std::vector<uint64_t> deps(channel_.size() * words_);
-    for (size_t c = 0; c < channel_.size(); ++c) {
-      const PortRef ch = fabric_.port_ref(channel_[c]);
-      const uint64_t* from =
-          &dense[dense_[fabric_.switch_index(ch.node)] + static_cast<size_t>(ch.port - 1) * words_];
-      std::copy(from, from + words_, &deps[c * words_]);
-    }
-    for (uint64_t word : deps) report.dependencies += std::popcount(word);
-    if (report.deadlock_free && FindCycle(deps, &report.cycle)) {
-      report.deadlock_free = false;
-      report.cyclic_layer = layer;
-    }
-    if (keep_ != nullptr) {
-      keep_->words = words_;
-      keep_->layers.resize(num_layers_);
-      keep_->layers[layer] = std::move(dense);
+      for (size_t i = 0; i < dense_words_; ++i) dense[layer][i] |= w.deps[i * num_layers_ + layer];
     }
   }
-  *out_ = std::move(report);
+  workers_.clear();
+  internal::FinishDependencyCheck(fabric_, tracer_, words_, switch_lids_, base_, keep_, &dense,
+                                  out_);
+}
+
+// The inter-switch channels the cycle search runs on: compact numbers for the channels that
+// enter a switch from a switch.
+struct Channels {
+  std::vector<int32_t> compact;  // per port slot: inter-switch channel index or -1
+  std::vector<PortId> channel;   // per inter-switch channel index: its port slot
+};
+
+// Colored depth-first search with an explicit stack (fabrics have many thousands of channels).
+bool FindCycle(const Fabric& fabric, const Channels& ch, int words,
+               const std::vector<uint64_t>& deps, std::vector<PortId>* cycle) {
+  enum : uint8_t { kWhite, kGray, kBlack };
+  const size_t n = ch.channel.size();
+  std::vector<uint8_t> color(n, kWhite);
+  struct Frame {
+    int32_t v;
+    int next_bit;
+  };
+  std::vector<Frame> stack;
+  for (size_t root = 0; root < n; ++root) {
+    if (color[root] != kWhite) continue;
+    color[root] = kGray;
+    stack.push_back({static_cast<int32_t>(root), 0});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const uint64_t* bits = &deps[static_cast<size_t>(top.v) * words];
+      int bit = -1;
+      for (int word = top.next_bit / 64; word < words && bit < 0; ++word) {
+        uint64_t rest = bits[word];
+        if (word == top.next_bit / 64) rest &= ~uint64_t{0} << (top.next_bit % 64);
+        if (rest) bit = word * 64 + std::countr_zero(rest);
+      }
+      if (bit < 0) {
+        color[top.v] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      top.next_bit = bit + 1;
+      const NodeId next_node = fabric.port_node(fabric.peer_id(ch.channel[top.v]));
+      const int32_t u = ch.compact[fabric.port_id(next_node, bit + 1)];
+      if (u < 0) continue;  // a base dependency on a channel whose cable is gone
+      if (color[u] == kWhite) {
+        color[u] = kGray;
+        stack.push_back({u, 0});
+      } else if (color[u] == kGray) {
+        size_t start = stack.size() - 1;
+        while (stack[start].v != u) --start;
+        cycle->clear();
+        for (size_t i = start; i < stack.size(); ++i) cycle->push_back(ch.channel[stack[i].v]);
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -513,15 +479,75 @@ std::unique_ptr<SweepVisitor> NewDeadlockVisitor(
   return std::make_unique<DeadlockVisitor>(ctx, layers, switch_lids, out, only_lids, base, keep);
 }
 
+int DependencyWords(const Fabric& fabric) {
+  int max_ports = 1;
+  for (NodeId sw : fabric.switches()) max_ports = std::max(max_ports, fabric.num_ports(sw));
+  return std::min(kMaxWords, (max_ports - 1) / 64 + 1);
+}
+
+std::vector<size_t> DenseDependencyOffsets(const Fabric& fabric, int words, size_t* total) {
+  std::vector<size_t> first(fabric.num_switches());
+  size_t at = 0;
+  for (int s = 0; s < fabric.num_switches(); ++s) {
+    first[s] = at;
+    at += static_cast<size_t>(fabric.num_ports(fabric.switches()[s])) * words;
+  }
+  *total = at;
+  return first;
+}
+
+void FinishDependencyCheck(const Fabric& fabric, const RouteTracer& tracer, int words,
+                           bool switch_lids, const DependencyGraphs* base, DependencyGraphs* keep,
+                           std::vector<std::vector<uint64_t>>* dense_layers, DeadlockReport* out) {
+  const int num_layers = static_cast<int>(dense_layers->size());
+  size_t dense_words = 0;
+  const std::vector<size_t> first = DenseDependencyOffsets(fabric, words, &dense_words);
+  Channels ch;
+  ch.compact.assign(fabric.num_port_slots(), -1);
+  for (PortId id = 0; id < fabric.num_port_slots(); ++id) {
+    if (tracer.next_switch(id) >= 0 && fabric.is_switch(fabric.port_node(id))) {
+      ch.compact[id] = static_cast<int32_t>(ch.channel.size());
+      ch.channel.push_back(id);
+    }
+  }
+  DeadlockReport report;
+  report.switch_lids = switch_lids;
+  report.layers = num_layers;
+  for (int layer = 0; layer < num_layers; ++layer) {
+    std::vector<uint64_t>& dense = (*dense_layers)[layer];
+    // The base's bits may name channels whose cable is gone since (compact -1): the copy
+    // below leaves out those it starts from, FindCycle those it leads to.
+    if (base != nullptr) {
+      const std::vector<uint64_t>& b = base->layers[layer];
+      for (size_t i = 0; i < dense_words; ++i) dense[i] |= b[i];
+    }
+    // Only inter-switch channels get bits (the walk adds one where a route goes on to a switch).
+    std::vector<uint64_t> deps(ch.channel.size() * words);
+    for (size_t c = 0; c < ch.channel.size(); ++c) {
+      const PortRef p = fabric.port_ref(ch.channel[c]);
+      const uint64_t* from =
+          &dense[first[fabric.switch_index(p.node)] + static_cast<size_t>(p.port - 1) * words];
+      std::copy(from, from + words, &deps[c * words]);
+    }
+    for (uint64_t word : deps) report.dependencies += std::popcount(word);
+    if (report.deadlock_free && FindCycle(fabric, ch, words, deps, &report.cycle)) {
+      report.deadlock_free = false;
+      report.cyclic_layer = layer;
+    }
+    if (keep != nullptr) {
+      keep->words = words;
+      keep->layers.resize(num_layers);
+      keep->layers[layer] = std::move(dense);
+    }
+  }
+  *out = std::move(report);
+}
+
 Status CheckDependencyBase(const Fabric& fabric, const VirtualLayers* layers,
                            const DependencyGraphs& base) {
-  int max_ports = 1;
   size_t ports = 0;
-  for (NodeId sw : fabric.switches()) {
-    max_ports = std::max(max_ports, fabric.num_ports(sw));
-    ports += static_cast<size_t>(fabric.num_ports(sw));
-  }
-  const int words = std::min(kMaxWords, (max_ports - 1) / 64 + 1);
+  for (NodeId sw : fabric.switches()) ports += static_cast<size_t>(fabric.num_ports(sw));
+  const int words = DependencyWords(fabric);
   const size_t num_layers = layers != nullptr ? static_cast<size_t>(layers->num_layers()) : 1;
   bool fits = base.words == words && base.layers.size() == num_layers;
   for (const std::vector<uint64_t>& g : base.layers) fits &= g.size() == ports * words;

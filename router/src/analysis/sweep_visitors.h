@@ -41,6 +41,18 @@ std::unique_ptr<SweepVisitor> NewDeadlockVisitor(const SweepContext& ctx,
                                                  const std::vector<uint8_t>* only_lids = nullptr,
                                                  const DependencyGraphs* base = nullptr,
                                                  DependencyGraphs* keep = nullptr);
+/// Bitmap words per channel of the dependency graphs (DependencyGraphs::words) on `fabric`.
+int DependencyWords(const Fabric& fabric);
+/// Per switch index: the first word of its port 1 in the dense dependency bitmaps (per switch in
+/// order, its ports 1..num_ports, `words` each); *total: the bitmaps' size in words.
+std::vector<size_t> DenseDependencyOffsets(const Fabric& fabric, int words, size_t* total);
+/// The deadlock check's end: ORs `base` (may be null) into each layer's dense bitmap
+/// (*dense_layers, one per layer, consumed), counts the dependencies, searches each layer for a
+/// cycle and keeps the graphs in `keep` (may be null). The same for every way of collecting the
+/// dependencies, so equal bitmaps give equal reports (cycle included).
+void FinishDependencyCheck(const Fabric& fabric, const RouteTracer& tracer, int words,
+                           bool switch_lids, const DependencyGraphs* base, DependencyGraphs* keep,
+                           std::vector<std::vector<uint64_t>>* dense_layers, DeadlockReport* out);
 /// OK if `base` fits `fabric`'s switch ports with `layers` (their layer count).
 Status CheckDependencyBase(const Fabric& fabric, const VirtualLayers* layers,
                            const DependencyGraphs& base);
