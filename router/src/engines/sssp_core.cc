@@ -268,7 +268,6 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
       };
       scan(split, a1);
       scan(a0, split);
-      choice_[u] = best_arc;
       next_[u] = best_arc;
       cost[u] = best;
       continue;
@@ -288,7 +287,6 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
     };
     scan(split, last);
     scan(first, split);
-    choice_[u] = best_arc;
     next_[u] = best_arc;
     cost[u] = best_arc < 0 ? 0 : best;
   }
@@ -312,9 +310,40 @@ void SsspRouter::ChooseRange(int begin, int end) {
   }
 }
 
+void SsspRouter::NextEpoch() {
+  if (++epoch_ == 0) {  // wrapped: no memo_ entry may look current
+    std::fill(memo_.begin(), memo_.end(), 0);
+    epoch_ = 1;
+  }
+}
+
+// The memo's invariant: a switch marked current (memo_ == epoch_) has every switch its cost was
+// computed from current too (CostFrom computes them first). So the walk up the DAG (to the
+// switches one hop farther from the root that have an arc to this one) stops at a switch already
+// stale: the switches that read it are stale as well.
+void SsspRouter::Invalidate(int v) {
+  if (memo_[v] != epoch_) return;
+  memo_[v] = 0;
+  stale_.clear();
+  stale_.push_back(v);
+  while (!stale_.empty()) {
+    const int x = stale_.back();
+    stale_.pop_back();
+    const int up = hops_[x] + 1;
+    for (int a = graph_.arc_begin[x]; a < graph_.arc_begin[x + 1]; ++a) {
+      const int t = graph_.arc_to[a];
+      if (hops_[t] == up && memo_[t] == epoch_) {
+        memo_[t] = 0;
+        stale_.push_back(t);
+      }
+    }
+  }
+}
+
 SsspRouter::Cost SsspRouter::CostFrom(int s) {
   if (s == bfs_root_) return Cost{};
   if (memo_[s] == epoch_) return cost_[s];
+  ++cost_computations_;
   if (next_[s] >= 0) {
     const int a = next_[s];
     const Cost rest = CostFrom(graph_.arc_to[a]);
@@ -368,7 +397,7 @@ void SsspRouter::PlaceSourcesOneByOne(bool intra_job) {
   std::stable_sort(sources_.begin(), sources_.end(),
                    [this](int a, int b) { return all_count_[a] > all_count_[b]; });
   for (int s : sources_) {
-    ++epoch_;
+    NextEpoch();
     chunk_ = all_count_[s];
     CostFrom(s);
     for (int u = s; u != bfs_root_ && next_[u] < 0; u = graph_.arc_to[next_[u]]) {
@@ -416,9 +445,13 @@ void SsspRouter::Run(const SsspStep& step) {
     std::sort(job_switches_.begin(), job_switches_.end(), [this](int a, int b) {
       return job_count_[a] != job_count_[b] ? job_count_[a] > job_count_[b] : a < b;
     });
+    // Without capacity weighting a cost does not depend on chunk_, so the memo outlives one
+    // source: only the switches whose cost reads a raised arc are computed again (Invalidate).
+    const bool keep_memo = !weighted_ && keep_job_memo_;
+    if (keep_memo) NextEpoch();
     for (int s : job_switches_) {
       if (s == root || hops_[s] < 0) continue;
-      ++epoch_;
+      if (!keep_memo) NextEpoch();
       chunk_ = job_count_[s];
       CostFrom(s);
       for (int u = s; u != root && next_[u] < 0; u = graph_.arc_to[next_[u]]) {
@@ -426,6 +459,7 @@ void SsspRouter::Run(const SsspStep& step) {
       }
       for (int u = s; u != root; u = graph_.arc_to[next_[u]]) {
         AddLoad(next_[u], job_count_[s] * unit_[next_[u]], all_count_[s] * unit_[next_[u]]);
+        if (keep_memo) Invalidate(u);
       }
       all_count_[s] = 0;  // its routes are counted in load_.t already
     }

@@ -65,6 +65,11 @@ class SsspRouter {
   void UseWideLoads() {
     if (!wide_) GoWide();
   }
+  /// For tests: the job phase computes every switch's cost again for each source switch (as
+  /// before the memo was kept across them, Invalidate); the tables must be the same.
+  void RecomputeJobCostsPerSource() { keep_job_memo_ = false; }
+  /// Switch costs the job phase and capacity weighting computed (CostFrom's memo misses).
+  uint64_t cost_computations() const { return cost_computations_; }
   LftSet TakeLfts() {
     FlushPorts();
     return std::move(lfts_);
@@ -109,7 +114,14 @@ class SsspRouter {
   // Per step: the round-robin start of every switch degree (rr_key_ mod degree), so that
   // ChooseArc needs no 64-bit division per switch.
   void SetRoundRobinStarts();
-  Cost CostFrom(int s);  // memoised over the current source (epoch_), intra-job mode
+  Cost CostFrom(int s);  // memoised (memo_ == epoch_): the job phase and capacity weighting
+  void NextEpoch();      // every memo_ entry stale
+  // Marks v stale, and every switch whose memoised cost was computed through v (the job phase,
+  // after raising the loads of v's chosen arc).
+  void Invalidate(int v);
+  std::vector<int> stale_;  // Invalidate's stack
+  bool keep_job_memo_ = true;
+  uint64_t cost_computations_ = 0;
   void CountSources(const Destination& d, bool intra_job);
 
   const Fabric& fabric_;
