@@ -16,6 +16,8 @@
 // layers for routes between HCAs only, as before issue 33 (default: switch LIDs too). --efi:
 // after the timed runs (and the peak RSS reading), the max effective EFI and max EFI of the
 // tables (sar/analysis/metrics.h, every job pair traced) and the effective EFI lower bound.
+// --no-hash: no hash (FNV's start value printed; for timing runs: at 10k and more it costs more CPU
+// than the engine).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   bool refine = true;
   bool efi = false;
+  bool hash_tables = true;  // --no-hash: skip the hash (timing runs; it costs more than the engine)
   bool switch_lids = true;  // --hca-pairs-only: layers for HCA pairs only (before issue 33)
   uint64_t refine_work = sar::kDefaultSarRefineWork;
   for (int i = 1; i < argc; ++i) {
@@ -73,6 +76,8 @@ int main(int argc, char** argv) {
       refine = false;
     } else if (a == "--efi") {
       efi = true;
+    } else if (a == "--no-hash") {
+      hash_tables = false;
     } else if (a == "--hca-pairs-only") {
       switch_lids = false;
     } else if (a == "--refine-work" && has) {
@@ -82,7 +87,7 @@ int main(int argc, char** argv) {
           stderr,
           "usage: sssp_bench [--engine E] [--spec S] [--seed N] [--runs N] "
           "[--threads N] [--no-refine] [--refine-work N] [--run-length N] [--fail-links N] "
-          "[--fail-switches N] [--hca-pairs-only]\n");
+          "[--fail-switches N] [--hca-pairs-only] [--efi] [--no-hash]\n");
       return 2;
     }
   }
@@ -141,13 +146,15 @@ int main(int argc, char** argv) {
       for (const std::string& note : out.notes) {
         if (note.rfind("refinement", 0) == 0) std::printf("%s\n", note.c_str());
       }
-      for (int s = 0; s < out.lfts.num_switches(); ++s) {
+      for (int s = 0; hash_tables && s < out.lfts.num_switches(); ++s) {
         hash = Fnv(hash, out.lfts.row(s), out.lfts.max_lid() + 1u);
       }
-      out.layers.ForEachEntry([&](const sar::VirtualLayers::Entry& e) {
-        const uint32_t v[3] = {e.src, e.dst, static_cast<uint32_t>(e.layer)};
-        hash = Fnv(hash, reinterpret_cast<const uint8_t*>(v), sizeof(v));
-      });
+      if (hash_tables) {
+        out.layers.ForEachEntry([&](const sar::VirtualLayers::Entry& e) {
+          const uint32_t v[3] = {e.src, e.dst, static_cast<uint32_t>(e.layer)};
+          hash = Fnv(hash, reinterpret_cast<const uint8_t*>(v), sizeof(v));
+        });
+      }
       if (efi) first = std::move(out.lfts);
     }
   }

@@ -29,6 +29,7 @@ SsspRouter::SsspRouter(const Fabric& fabric)
   down_begin_.assign(n, 0);
   down_end_.assign(n, 0);
   down_first_arc_.assign(n, -1);
+  down_count_.assign(n, 0);
   for (int s = 0; s < n; ++s) degrees_.push_back(graph_.degree(s));
   std::sort(degrees_.begin(), degrees_.end());
   degrees_.erase(std::unique(degrees_.begin(), degrees_.end()), degrees_.end());
@@ -103,6 +104,7 @@ void SsspRouter::Bfs(int root) {
   std::fill(down_begin_.begin(), down_begin_.end(), 0);
   std::fill(down_end_.begin(), down_end_.end(), 0);
   std::fill(down_first_arc_.begin(), down_first_arc_.end(), -1);
+  std::fill(down_count_.begin(), down_count_.end(), 0);
   order_.clear();
   down_.clear();
   level_begin_.clear();
@@ -113,21 +115,28 @@ void SsspRouter::Bfs(int root) {
     const int h = hops_[s];
     if (head == 0 || h != hops_[order_[head - 1]]) level_begin_.push_back(static_cast<int>(head));
     // Every switch of level h - 1 was found before s was: its arcs to them are its candidates.
-    down_begin_[s] = static_cast<int32_t>(down_.size());
+    int first = -1, last = -1, count = 0;
     for (int a = graph_.arc_begin[s]; a < graph_.arc_begin[s + 1]; ++a) {
       const int t = graph_.arc_to[a];
       if (hops_[t] < 0) {
         hops_[t] = h + 1;
         order_.push_back(t);
       } else if (hops_[t] == h - 1) {
-        down_.push_back({a, t});
+        first = count == 0 ? a : first;
+        last = a;
+        ++count;
       }
     }
-    down_end_[s] = static_cast<int32_t>(down_.size());
-    const int32_t count = down_end_[s] - down_begin_[s];
-    if (count > 0 && down_.back().arc - down_[down_begin_[s]].arc == count - 1) {
-      down_first_arc_[s] = down_[down_begin_[s]].arc;
+    down_count_[s] = count;
+    if (count > 0 && last - first == count - 1) {
+      down_first_arc_[s] = first;  // consecutive: no list
+      continue;
     }
+    down_begin_[s] = static_cast<int32_t>(down_.size());
+    for (int a = graph_.arc_begin[s]; count > 0 && a < graph_.arc_begin[s + 1]; ++a) {
+      if (hops_[graph_.arc_to[a]] == h - 1) down_.push_back({a, graph_.arc_to[a]});
+    }
+    down_end_[s] = static_cast<int32_t>(down_.size());
   }
   level_begin_.push_back(static_cast<int>(order_.size()));
 }
@@ -161,39 +170,45 @@ void SsspRouter::SetRoundRobinStarts() {
 template <bool kTotalFirst, bool kWeighted>
 void SsspRouter::ChooseArcOf(int s) {
   const int start = graph_.arc_begin[s] + rr_start_[graph_.degree(s)];
-  const DownArc* const first = down_.data() + down_begin_[s];
-  const DownArc* const last = down_.data() + down_end_[s];
-  if (first == last) {
+  if (down_count_[s] == 0) {
     choice_[s] = -1;
     cost_[s] = Cost{};
     return;
   }
-  const DownArc* split = first;
-  while (split != last && split->arc < start) ++split;
   const Cost* const cost = cost_.data();
   const uint64_t chunk = kWeighted ? chunk_ : 0;
   using U128 = unsigned __int128;
   U128 best = 0;
   int best_arc = -1;
-  auto scan = [&](const DownArc* b, const DownArc* e) {
-    for (; b != e; ++b) {
-      const Cost arc = Load(b->arc);
-      const Cost& rest = cost[b->to];
-      uint64_t w = rest.w + arc.w, t = rest.t + arc.t;
-      if (kWeighted) {
-        const uint64_t extra = chunk * unit_[b->arc] / 2;
-        w += extra;
-        t += extra;
-      }
-      const U128 v = kTotalFirst ? (U128{t} << 64 | w) : (U128{w} << 64 | t);
-      if (best_arc < 0 || v < best) {
-        best = v;
-        best_arc = b->arc;
-      }
+  auto consider = [&](int a, int to) {
+    const Cost arc = Load(a);
+    const Cost& rest = cost[to];
+    uint64_t w = rest.w + arc.w, t = rest.t + arc.t;
+    if (kWeighted) {
+      const uint64_t extra = chunk * unit_[a] / 2;
+      w += extra;
+      t += extra;
+    }
+    const U128 v = kTotalFirst ? (U128{t} << 64 | w) : (U128{w} << 64 | t);
+    if (best_arc < 0 || v < best) {
+      best = v;
+      best_arc = a;
     }
   };
-  scan(split, last);
-  scan(first, split);
+  const int a0 = down_first_arc_[s];
+  if (a0 >= 0) {
+    const int a1 = a0 + down_count_[s];
+    const int split = std::min(std::max(start, a0), a1);
+    for (int b = split; b < a1; ++b) consider(b, graph_.arc_to[b]);
+    for (int b = a0; b < split; ++b) consider(b, graph_.arc_to[b]);
+  } else {
+    const DownArc* const first = down_.data() + down_begin_[s];
+    const DownArc* const last = down_.data() + down_end_[s];
+    const DownArc* split = first;
+    while (split != last && split->arc < start) ++split;
+    for (const DownArc* b = split; b != last; ++b) consider(b->arc, b->to);
+    for (const DownArc* b = first; b != split; ++b) consider(b->arc, b->to);
+  }
   choice_[s] = best_arc;
   const uint64_t hi = static_cast<uint64_t>(best >> 64), lo = static_cast<uint64_t>(best);
   cost_[s] = kTotalFirst ? Cost{lo, hi} : Cost{hi, lo};
@@ -255,7 +270,7 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
     const int a0 = down_first_arc_[u];
     if (a0 >= 0) {
       // Consecutive candidates [a0, a1): from the start arc onward, then the ones before it.
-      const int a1 = a0 + (down_end_[u] - down_begin_[u]);
+      const int a1 = a0 + down_count_[u];
       const int split = std::min(std::max(start, a0), a1);
       const int* const to = graph_.arc_to.data();
       auto scan = [&](int b, int e) {
@@ -268,7 +283,6 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
       };
       scan(split, a1);
       scan(a0, split);
-      choice_[u] = best_arc;
       next_[u] = best_arc;
       cost[u] = best;
       continue;
@@ -288,7 +302,6 @@ void SsspRouter::ChoosePackedRange(int begin, int end) {
     };
     scan(split, last);
     scan(first, split);
-    choice_[u] = best_arc;
     next_[u] = best_arc;
     cost[u] = best_arc < 0 ? 0 : best;
   }
@@ -312,9 +325,40 @@ void SsspRouter::ChooseRange(int begin, int end) {
   }
 }
 
+void SsspRouter::NextEpoch() {
+  if (++epoch_ == 0) {  // wrapped: no memo_ entry may look current
+    std::fill(memo_.begin(), memo_.end(), 0);
+    epoch_ = 1;
+  }
+}
+
+// The memo's invariant: a switch marked current (memo_ == epoch_) has every switch its cost was
+// computed from current too (CostFrom computes them first). So the walk up the DAG (to the
+// switches one hop farther from the root that have an arc to this one) stops at a switch already
+// stale: the switches that read it are stale as well.
+void SsspRouter::Invalidate(int v) {
+  if (memo_[v] != epoch_) return;
+  memo_[v] = 0;
+  stale_.clear();
+  stale_.push_back(v);
+  while (!stale_.empty()) {
+    const int x = stale_.back();
+    stale_.pop_back();
+    const int up = hops_[x] + 1;
+    for (int a = graph_.arc_begin[x]; a < graph_.arc_begin[x + 1]; ++a) {
+      const int t = graph_.arc_to[a];
+      if (hops_[t] == up && memo_[t] == epoch_) {
+        memo_[t] = 0;
+        stale_.push_back(t);
+      }
+    }
+  }
+}
+
 SsspRouter::Cost SsspRouter::CostFrom(int s) {
   if (s == bfs_root_) return Cost{};
   if (memo_[s] == epoch_) return cost_[s];
+  ++cost_computations_;
   if (next_[s] >= 0) {
     const int a = next_[s];
     const Cost rest = CostFrom(graph_.arc_to[a]);
@@ -322,7 +366,12 @@ SsspRouter::Cost SsspRouter::CostFrom(int s) {
   } else {
     // Successors first (they are one hop nearer the root), then the same choice as the
     // final pass makes.
-    for (int i = down_begin_[s]; i < down_end_[s]; ++i) CostFrom(down_[i].to);
+    const int a0 = down_first_arc_[s];
+    if (a0 >= 0) {
+      for (int a = a0; a < a0 + down_count_[s]; ++a) CostFrom(graph_.arc_to[a]);
+    } else {
+      for (int i = down_begin_[s]; i < down_end_[s]; ++i) CostFrom(down_[i].to);
+    }
     cost_[bfs_root_] = Cost{};
     ChooseArc(s);
   }
@@ -368,7 +417,7 @@ void SsspRouter::PlaceSourcesOneByOne(bool intra_job) {
   std::stable_sort(sources_.begin(), sources_.end(),
                    [this](int a, int b) { return all_count_[a] > all_count_[b]; });
   for (int s : sources_) {
-    ++epoch_;
+    NextEpoch();
     chunk_ = all_count_[s];
     CostFrom(s);
     for (int u = s; u != bfs_root_ && next_[u] < 0; u = graph_.arc_to[next_[u]]) {
@@ -416,9 +465,13 @@ void SsspRouter::Run(const SsspStep& step) {
     std::sort(job_switches_.begin(), job_switches_.end(), [this](int a, int b) {
       return job_count_[a] != job_count_[b] ? job_count_[a] > job_count_[b] : a < b;
     });
+    // Without capacity weighting a cost does not depend on chunk_, so the memo outlives one
+    // source: only the switches whose cost reads a raised arc are computed again (Invalidate).
+    const bool keep_memo = !weighted_ && keep_job_memo_;
+    if (keep_memo) NextEpoch();
     for (int s : job_switches_) {
       if (s == root || hops_[s] < 0) continue;
-      ++epoch_;
+      if (!keep_memo) NextEpoch();
       chunk_ = job_count_[s];
       CostFrom(s);
       for (int u = s; u != root && next_[u] < 0; u = graph_.arc_to[next_[u]]) {
@@ -426,6 +479,7 @@ void SsspRouter::Run(const SsspStep& step) {
       }
       for (int u = s; u != root; u = graph_.arc_to[next_[u]]) {
         AddLoad(next_[u], job_count_[s] * unit_[next_[u]], all_count_[s] * unit_[next_[u]]);
+        if (keep_memo) Invalidate(u);
       }
       all_count_[s] = 0;  // its routes are counted in load_.t already
     }

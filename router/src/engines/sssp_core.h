@@ -65,6 +65,11 @@ class SsspRouter {
   void UseWideLoads() {
     if (!wide_) GoWide();
   }
+  /// For tests: the job phase computes every switch's cost again for each source switch (as
+  /// before the memo was kept across them, Invalidate); the tables must be the same.
+  void RecomputeJobCostsPerSource() { keep_job_memo_ = false; }
+  /// Switch costs the job phase and capacity weighting computed (CostFrom's memo misses).
+  uint64_t cost_computations() const { return cost_computations_; }
   LftSet TakeLfts() {
     FlushPorts();
     return std::move(lfts_);
@@ -109,7 +114,14 @@ class SsspRouter {
   // Per step: the round-robin start of every switch degree (rr_key_ mod degree), so that
   // ChooseArc needs no 64-bit division per switch.
   void SetRoundRobinStarts();
-  Cost CostFrom(int s);  // memoised over the current source (epoch_), intra-job mode
+  Cost CostFrom(int s);  // memoised (memo_ == epoch_): the job phase and capacity weighting
+  void NextEpoch();      // every memo_ entry stale
+  // Marks v stale, and every switch whose memoised cost was computed through v (the job phase,
+  // after raising the loads of v's chosen arc).
+  void Invalidate(int v);
+  std::vector<int> stale_;  // Invalidate's stack
+  bool keep_job_memo_ = true;
+  uint64_t cost_computations_ = 0;
   void CountSources(const Destination& d, bool intra_job);
 
   const Fabric& fabric_;
@@ -168,7 +180,8 @@ class SsspRouter {
   std::vector<int> level_begin_;  // per hop count: its first index in order_; then order_.size()
   std::vector<int> hops_;
   // Per BFS root: the arcs of each switch that lead one hop nearer the root (its successors in
-  // the shortest-path DAG), in arc order; switch s's are down_[down_begin_[s], down_end_[s]).
+  // the shortest-path DAG), in arc order: down_count_[s] of them; unless they are consecutive
+  // arcs (down_first_arc_), switch s's are listed in down_[down_begin_[s], down_end_[s]).
   // Built in the BFS's own pass (when a switch is taken from the queue, the level before it is
   // complete) and reused while consecutive destinations share it, so the arc choice scans only
   // these instead of every arc of the switch. Laid out in BFS order, as the final pass reads
@@ -180,12 +193,13 @@ class SsspRouter {
   std::vector<int32_t> down_begin_, down_end_;
   std::vector<DownArc> down_;
   // Per switch: its first candidate arc when its candidates are consecutive arcs (the usual
-  // case: a switch's up-ports are its last ports), else -1. The packed pass then reads the
-  // arcs' loads and graph_.arc_to in place, and the round-robin split is a clamp.
+  // case: a switch's up-ports are its last ports), else -1. They are then read in place (the
+  // arcs' loads and graph_.arc_to), not listed in down_, and the round-robin split is a clamp.
   std::vector<int32_t> down_first_arc_;
-  std::vector<int> degrees_;   // the distinct switch degrees
-  std::vector<int> rr_start_;  // per degree: rr_key_ mod degree (SetRoundRobinStarts)
-  std::vector<int> next_;      // per switch: arc chosen towards the root, -1 = none
+  std::vector<int32_t> down_count_;  // per switch: its candidates
+  std::vector<int> degrees_;         // the distinct switch degrees
+  std::vector<int> rr_start_;        // per degree: rr_key_ mod degree (SetRoundRobinStarts)
+  std::vector<int> next_;            // per switch: arc chosen towards the root, -1 = none
   std::vector<Cost> cost_;
   std::vector<uint32_t> memo_;  // per switch: epoch_ when cost_/choice_ were computed
   std::vector<int> choice_;

@@ -247,5 +247,39 @@ TEST(SsspRouter, WideLoadsRouteAsThePackedOnes) {
   EXPECT_TRUE(packed == wide) << "the two-word loads chose other arcs";
 }
 
+// The job phase keeps its switch costs across the source switches of one destination and
+// computes again only those that read a raised arc (SsspRouter::Invalidate). On a degraded tree
+// with fragmented jobs (many source switches per destination) the tables must be those of
+// computing every cost again for each source, with fewer costs computed.
+TEST(SsspRouter, JobPhaseMemoRoutesAsRecomputingPerSource) {
+  const Fabric intact = Generated("pgft:3;4,6,6;1,6,6;1,1,1", 1);
+  Fabric f;
+  ASSERT_TRUE(enginetest::Degrade(intact, 9, 1, 3, &f));
+  uint64_t computed[2] = {0, 0};
+  auto route = [&f, &computed](bool per_source) {
+    SsspRouter router(f);
+    if (per_source) router.RecomputeJobCostsPerSource();
+    const SwitchGraph& g = router.graph();
+    // Three interleaved jobs: every leaf holds members of each, so a destination has many
+    // source switches.
+    std::vector<std::vector<int>> jobs(3);
+    for (int e = 0; e < g.num_endpoint_dests; ++e) jobs[e % 3].push_back(e);
+    router.SetJobs(jobs);
+    for (const auto& job : jobs) {
+      for (int e : job) router.Run({e, 0, true});
+    }
+    for (const SsspStep& step : AllSteps(g)) router.Run(step);
+    computed[per_source] = router.cost_computations();
+    return router.TakeLfts();
+  };
+  const LftSet kept = route(false), per_source = route(true);
+  ASSERT_TRUE(kept.CheckFits(f).ok());
+  int longer = 0;
+  EXPECT_EQ(enginetest::BadSwitchRoutes(f, kept, &longer), 0);
+  EXPECT_TRUE(kept == per_source) << "keeping the memo chose other arcs";
+  EXPECT_GT(computed[0], 0u);
+  EXPECT_LT(computed[0], computed[1]) << "the memo saved nothing";
+}
+
 }  // namespace
 }  // namespace sar::internal
