@@ -720,5 +720,39 @@ TEST(VirtualLayers, ShapeSplitRoutesIntactThreeLevelTreesInFourLayers) {
   EXPECT_GT(routed, 0);  // some case needed the split
 }
 
+// The split with endpoints without a LID (their routes pinned in layer 0): it refuses only where
+// the pinned routes are cyclic by themselves, and what it returns is deadlock-free as
+// CheckDeadlock reads it (lidless sources in the default layer).
+TEST(VirtualLayers, ShapeSplitKeepsPinnedRoutesInLayerZero) {
+  std::mt19937_64 rng(67);
+  int routed = 0;
+  for (uint64_t seed = 1; seed <= 48; ++seed) {
+    SCOPED_TRACE(seed);
+    Fabric f;
+    if (seed % 2 == 0) {
+      f = testfab::RandomIrregular(seed, 3, 12);
+    } else {
+      const Fabric intact = enginetest::Pgft(enginetest::RandomSpec(&rng), 0);
+      if (!enginetest::Degrade(intact, static_cast<int>(seed % 5), 1, seed, &f)) continue;
+    }
+    AssignGappyLids(&rng, static_cast<int>(seed % 3), &f);
+    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    LayerOptions opts;
+    opts.switch_lids = false;  // LidlessRoutesAreCyclic models routes between CAs
+    opts.max_layers = 15;
+    opts.split_first = true;
+    VirtualLayers layers;
+    LayerStats stats;
+    const Status st = AssignVirtualLayers(f, lfts, opts, &layers, &stats);
+    EXPECT_EQ(st.ok(), !LidlessRoutesAreCyclic(f, lfts)) << st.ToString();
+    if (!st.ok()) continue;
+    DeadlockReport layered;
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &layered, false).ok());
+    EXPECT_TRUE(layered.deadlock_free) << "layer " << layered.cyclic_layer;
+    routed += stats.up_down_first;
+  }
+  EXPECT_GE(routed, 4);
+}
+
 }  // namespace
 }  // namespace sar
