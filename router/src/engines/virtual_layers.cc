@@ -1,8 +1,10 @@
 #include "sar/engines/virtual_layers.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -50,12 +52,16 @@ class Layerer {
   bool SearchCycles(Present present, OnCycle on_cycle) const;
   // Whether the dependencies marked in `used` close a cycle.
   bool HasCycle(const std::vector<uint64_t>& used) const;
+  // Per channel, its position in a topological order of the (acyclic) dependencies in `used`.
+  std::vector<int32_t> TopologicalPositions(const std::vector<uint64_t>& used) const;
   // Marks in on_cycle_ the dependencies of `used` whose two channels are in one strongly
   // connected component: the only ones any cycle of any layer can hold, since every layer's
   // dependencies are a subset of the first layer's before any route moves.
   void MarkCyclicDependencies(const std::vector<uint64_t>& used);
   // count_[0]: the routes using each dependency, from the stored routes.
   void CountFirstLayer(int threads);
+  // pinned_count_, where some source has no LID.
+  void CountPinned();
   // Destinations walked together: their LIDs are (nearly) consecutive, so reading their next
   // hops switch by switch reads one cache line of each switch's table instead of one per LID.
   static constexpr size_t kWalkBlock = 32;
@@ -89,7 +95,9 @@ class Layerer {
   // total order (their distance from the switches with compute endpoints, then their index); a
   // route that never turns from a channel down that order to one up it is up*/down* and all such
   // routes together have an acyclic CDG (every cycle needs a down-up turn). They stay in layer
-  // 0 with the pinned routes; every other route starts in layer 1 and cycles are broken there.
+  // 0 with the pinned routes; the down*/up* routes (no up-down turn, acyclic for the mirror
+  // reason) go to layer 1, routes with both turns into layers by groups (see the body), and
+  // what is left has its cycles broken above them.
   void SplitUpDown();
   std::vector<int32_t> UpDownRank() const;
   void BuildEdgeIndex();
@@ -158,8 +166,17 @@ class Layerer {
   std::vector<uint32_t> edge_routes_;
   uint64_t cycles_ = 0;
   bool up_down_first_ = false;  // SplitUpDown was needed
-  std::vector<int> split_;      // per needed layer after balancing: how many layers it spreads over
-  std::vector<int> base_;       // per needed layer: first layer of its spread
+  // The first layer routes cut from a cycle may move to: above SplitUpDown's shape layers, so
+  // cuts from one shape's layer do not mix into the next shape's (0: the next layer).
+  int spill_ = 0;
+  // SplitUpDown: per finished layer, a topological order of its dependencies (positions per
+  // channel). A route whose every dependency goes forward in one may join that layer: the order
+  // stays one, so the layer stays acyclic.
+  std::vector<std::vector<int32_t>> order_;
+  // The lowest finished layer below `layer` that route r may join, or -1.
+  int FitBelow(uint32_t route, int layer) const;
+  std::vector<int> split_;  // per needed layer after balancing: how many layers it spreads over
+  std::vector<int> base_;   // per needed layer: first layer of its spread
 };
 
 void Layerer::Prepare() {
@@ -355,6 +372,42 @@ bool Layerer::HasCycle(const std::vector<uint64_t>& used) const {
                       [](std::vector<Frame>*, size_t, std::vector<uint8_t>*) { return false; });
 }
 
+// Reverse postorder of a depth-first search: for every dependency c1 -> c2, c1 comes first.
+std::vector<int32_t> Layerer::TopologicalPositions(const std::vector<uint64_t>& used) const {
+  const size_t n = channel_.size();
+  std::vector<int32_t> position(n, -1);
+  std::vector<uint8_t> seen(n, 0);
+  std::vector<Frame> stack;
+  int32_t next = static_cast<int32_t>(n);
+  for (size_t root = 0; root < n; ++root) {
+    if (seen[root]) continue;
+    seen[root] = 1;
+    stack.push_back({static_cast<int32_t>(root), 0});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      const int h = head_[top.c];
+      const int deg = out_begin_[h + 1] - out_begin_[h];
+      while (top.next < deg) {
+        const uint32_t e = edge_base_[top.c] + top.next;
+        if ((used[e >> 6] >> (e & 63)) & 1) break;
+        ++top.next;
+      }
+      if (top.next == deg) {
+        position[top.c] = --next;
+        stack.pop_back();
+        continue;
+      }
+      const int32_t u = out_chan_[out_begin_[h] + top.next];
+      ++top.next;
+      if (!seen[u]) {
+        seen[u] = 1;
+        stack.push_back({u, 0});
+      }
+    }
+  }
+  return position;
+}
+
 // Tarjan's strongly connected components, with an explicit stack.
 void Layerer::MarkCyclicDependencies(const std::vector<uint64_t>& used) {
   const size_t n = channel_.size();
@@ -455,24 +508,170 @@ void Layerer::SplitUpDown() {
     const int to = head_[c];
     up[c] = rank[to] > rank[from] || (rank[to] == rank[from] && to > from);
   }
+  // A cycle of channels is a closed walk over switches, so under a strict total order it holds
+  // an up channel and a down one, hence both a down-up and an up-down dependency. Routes without
+  // a down-up turn (up*/down*) are therefore acyclic together, and so are routes without an
+  // up-down turn (down*/up*: the valleys every switch-to-switch route between two top switches
+  // takes). They get layers 0 and 1.
+  //
+  // Routes with both turns are unavoidable too (on a 3-level fat tree an l2 switch's route to an
+  // l2 switch of another pod and group is up-down-down-up or down-up-up-down). They are grouped
+  // by the type transitions they make (a channel's type: the rank of the switch it leaves, and
+  // up or down), their first and last type and their length: a few dozen groups on a fat tree.
+  // The groups are placed first-fit, most routes first, into the lowest layer whose
+  // dependencies stay acyclic with theirs (a cycle search of the union). The routes of groups
+  // cyclic by themselves (detours) or fitting no layer go one by one into a lower layer whose
+  // topological order they follow (FitBelow), else into the layer above all, whose cycles are
+  // broken as before; cuts from it also try FitBelow first.
+  constexpr int kTypedRanks = 8, kTypes = 2 * kTypedRanks;
+  // Bit from * kTypes + to, then a word with the route's first and last type and its length.
+  using Transitions = std::array<uint64_t, kTypes * kTypes / 64 + 1>;
+  std::vector<int8_t> type(channel_.size());
+  for (size_t c = 0; c < channel_.size(); ++c) {
+    const int from = fabric_.switch_index(fabric_.port_node(channel_[c]));
+    type[c] = rank[from] < kTypedRanks ? static_cast<int8_t>(2 * rank[from] + up[c]) : -1;
+  }
+  auto group_of = [&](const int32_t* ch, uint32_t length, Transitions* t) {
+    t->fill(0);
+    for (uint32_t i = 1; i < length; ++i) {
+      const int a = type[ch[i - 1]], b = type[ch[i]];
+      if (a < 0 || b < 0) {  // ranks beyond the typed ones: one group
+        t->fill(~uint64_t{0});
+        return;
+      }
+      const int bit = a * kTypes + b;
+      (*t)[bit >> 6] |= uint64_t{1} << (bit & 63);
+    }
+    t->back() = uint64_t{length} << 16 | type[ch[0]] << 8 | type[ch[length - 1]];
+  };
+  enum Shape : uint8_t { kUpDown, kDownUp, kBoth };
+  const size_t words = (num_edges_ + 63) / 64;
+  std::vector<std::vector<uint64_t>> used(2, std::vector<uint64_t>(words, 0));  // per layer
+  std::map<Transitions, size_t> group_index;
+  std::vector<std::vector<uint64_t>> group_used;
+  std::vector<uint64_t> group_routes;
+  uint64_t of_shape[3] = {0, 0, 0};
+  Transitions t;
   for (size_t d = 0; d < dests_.size(); ++d) {
     const size_t b = BlockOfDest(d);
     for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
       uint32_t length = 0;
       const int32_t* ch = RouteChannels(r, b, &length);
-      bool valley = false;
-      for (uint32_t i = 1; i < length && !valley; ++i) valley = !up[ch[i - 1]] && up[ch[i]];
-      layer_[r] = valley && !Pinned(r) ? 1 : 0;
+      bool valley = false, peak = false;
+      for (uint32_t i = 1; i < length; ++i) {
+        valley |= !up[ch[i - 1]] && up[ch[i]];
+        peak |= up[ch[i - 1]] && !up[ch[i]];
+      }
+      const Shape shape = !valley || Pinned(r) ? kUpDown : !peak ? kDownUp : kBoth;
+      layer_[r] = shape;
+      ++of_shape[shape];
+      std::vector<uint64_t>* bits = &used[shape == kBoth ? 0 : shape];
+      if (shape == kBoth) {
+        group_of(ch, length, &t);
+        const auto [it, added] = group_index.emplace(t, group_used.size());
+        if (added) {
+          group_used.emplace_back(words, 0);
+          group_routes.push_back(0);
+        }
+        bits = &group_used[it->second];
+        ++group_routes[it->second];
+      }
+      for (uint32_t i = 1; i < length; ++i) {
+        const uint32_t e = EdgeOf(ch[i - 1], ch[i]);
+        (*bits)[e >> 6] |= uint64_t{1} << (e & 63);
+      }
     }
   }
-  // Run() calls this only with max_layers > 1: layer 1 exists.
-  count_.assign(opts_.max_layers, {});
-  count_[0].assign(num_edges_, 0);
-  count_[1].assign(num_edges_, 0);
-  ForEachDependency([&](size_t r, uint32_t e) { ++count_[layer_[r]][e]; });
-  if (std::none_of(count_[1].begin(), count_[1].end(), [](uint32_t c) { return c != 0; })) {
-    count_[1].clear();
+  // Layer() stops at the first layer without routes: layers are numbered as they fill.
+  if (of_shape[kDownUp] == 0) used.pop_back();
+  const uint8_t down_up_layer = 1;
+  // Groups cyclic by themselves are pooled into one candidate, placed like a group if the pool
+  // is acyclic (small detour groups often are together); else their routes are left over.
+  constexpr uint8_t kNoLayer = 0xFF;
+  std::vector<uint8_t> layer_of_group(group_used.size(), kNoLayer);
+  struct Candidate {
+    uint64_t routes = 0;
+    std::vector<size_t> groups;
+  };
+  std::vector<Candidate> candidates;
+  Candidate pool;
+  std::vector<uint64_t> pool_used(words, 0);
+  for (size_t g = 0; g < group_used.size(); ++g) {
+    if (!HasCycle(group_used[g])) {
+      candidates.push_back({group_routes[g], {g}});
+      continue;
+    }
+    pool.routes += group_routes[g];
+    pool.groups.push_back(g);
+    for (size_t w = 0; w < words; ++w) pool_used[w] |= group_used[g][w];
   }
+  uint64_t residual = 0;
+  if (!pool.groups.empty() && !HasCycle(pool_used)) {
+    group_used.push_back(std::move(pool_used));
+    for (size_t g : pool.groups) group_used[g].clear();
+    candidates.push_back({pool.routes, pool.groups});
+  } else {
+    residual = pool.routes;
+  }
+  // Most routes first; ties by first appearance, which does not depend on the thread count.
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.routes > b.routes; });
+  std::vector<uint64_t> merged(words);
+  for (const Candidate& c : candidates) {
+    const std::vector<uint64_t>& bits = c.groups.size() == 1 && !group_used[c.groups[0]].empty()
+                                            ? group_used[c.groups[0]]
+                                            : group_used.back();
+    int placed = -1;
+    for (size_t l = 0; l < static_cast<size_t>(opts_.max_layers) && placed < 0; ++l) {
+      if (l == used.size()) {
+        used.push_back(bits);
+      } else {
+        for (size_t w = 0; w < words; ++w) merged[w] = used[l][w] | bits[w];
+        if (HasCycle(merged)) continue;
+        used[l].swap(merged);
+      }
+      placed = static_cast<int>(l);
+    }
+    if (placed < 0) residual += c.routes;
+    for (size_t g : c.groups) layer_of_group[g] = placed < 0 ? kNoLayer : placed;
+  }
+  const int typed_layers = static_cast<int>(used.size());
+  group_used.clear();
+  // The routes of the groups left over, one by one: into the lowest layer where every
+  // dependency of the route goes forward in a topological order of the layer's dependencies
+  // (so the order stays one and the layer acyclic), else into the layer above all.
+  order_.clear();
+  for (const std::vector<uint64_t>& u : used) order_.push_back(TopologicalPositions(u));
+  used.clear();
+  const uint8_t residual_layer = static_cast<uint8_t>(std::min(typed_layers, opts_.max_layers - 1));
+  residual = 0;
+  for (size_t d = 0; d < dests_.size(); ++d) {
+    const size_t b = BlockOfDest(d);
+    for (size_t r = d * slots_; r < (d + 1) * slots_; ++r) {
+      if (layer_[r] == kDownUp) {
+        layer_[r] = down_up_layer;
+      } else if (layer_[r] == kBoth) {
+        uint32_t length = 0;
+        const int32_t* ch = RouteChannels(r, b, &length);
+        group_of(ch, length, &t);
+        uint8_t to = layer_of_group[group_index.at(t)];
+        if (to == kNoLayer) {
+          const int below = FitBelow(static_cast<uint32_t>(r), typed_layers);
+          if (below >= 0) to = static_cast<uint8_t>(below);
+        }
+        if (to == kNoLayer) {
+          to = residual_layer;
+          ++residual;
+        }
+        layer_[r] = to;
+      }
+    }
+  }
+  const int layers = residual != 0 ? residual_layer + 1 : typed_layers;
+  count_.assign(opts_.max_layers, {});
+  for (int l = 0; l < layers; ++l) count_[l].assign(num_edges_, 0);
+  spill_ = typed_layers;
+  ForEachDependency([&](size_t r, uint32_t e) { ++count_[layer_[r]][e]; });
   cycles_ = 0;
   up_down_first_ = true;
 }
@@ -481,9 +680,27 @@ Status Layerer::Layer(int* needed) {
   for (int l = 0; l < opts_.max_layers; ++l) {
     if (count_[l].empty()) break;
     *needed = l + 1;
-    SAR_RETURN_IF_ERROR(BreakCycles(l, l + 1 == opts_.max_layers));
+    SAR_RETURN_IF_ERROR(BreakCycles(l, std::max(l + 1, spill_) >= opts_.max_layers));
+    if (up_down_first_ && order_.size() == static_cast<size_t>(l)) {
+      std::vector<uint64_t> used((num_edges_ + 63) / 64, 0);
+      for (uint32_t e = 0; e < num_edges_; ++e) {
+        if (count_[l][e] != 0) used[e >> 6] |= uint64_t{1} << (e & 63);
+      }
+      order_.push_back(TopologicalPositions(used));
+    }
   }
   return Status::OK();
+}
+
+int Layerer::FitBelow(uint32_t route, int layer) const {
+  uint32_t length = 0;
+  const int32_t* ch = RouteChannels(route, BlockOfDest(route / slots_), &length);
+  for (size_t l = 0; l < std::min(order_.size(), static_cast<size_t>(layer)); ++l) {
+    uint32_t i = 1;
+    while (i < length && order_[l][ch[i - 1]] < order_[l][ch[i]]) ++i;
+    if (i == length) return static_cast<int>(l);
+  }
+  return -1;
 }
 
 void Layerer::CountFirstLayer(int threads) {
@@ -503,6 +720,10 @@ void Layerer::CountFirstLayer(int threads) {
   for (int w = 1; w < workers; ++w) {
     for (uint32_t e = 0; e < num_edges_; ++e) count_[0][e] += counts[w][e];
   }
+  CountPinned();
+}
+
+void Layerer::CountPinned() {
   if (!any_lidless_) return;
   pinned_count_.assign(num_edges_, 0);
   ForEachDependency([&](size_t r, uint32_t e) { pinned_count_[e] += Pinned(r); });
@@ -566,6 +787,7 @@ void Layerer::Move(uint32_t route, int from, int to) {
 // chosen; a cycle of nothing else cannot be broken.
 Status Layerer::BreakCycles(int layer, bool last) {
   const std::vector<uint32_t>& count = count_[layer];
+  const int to = std::max(layer + 1, spill_);
   Status status;
   SearchCycles([&](uint32_t e) { return count[e] != 0; },
                [&](std::vector<Frame>* stack, size_t start, std::vector<uint8_t>* color) {
@@ -597,7 +819,10 @@ Status Layerer::BreakCycles(int layer, bool last) {
                  if (edge_route_begin_.empty()) BuildEdgeIndex();
                  for (uint64_t i = edge_route_begin_[weakest]; i < edge_route_begin_[weakest + 1];
                       ++i) {
-                   if (layer_[edge_routes_[i]] == layer) Move(edge_routes_[i], layer, layer + 1);
+                   const uint32_t route = edge_routes_[i];
+                   if (layer_[route] != layer) continue;
+                   const int below = FitBelow(route, layer);
+                   Move(route, layer, below >= 0 ? below : to);
                  }
                  ++cycles_;
                  for (size_t i = start; i + 1 < st.size(); ++i) {
@@ -721,20 +946,24 @@ Status Layerer::Run(VirtualLayers* out, LayerStats* stats) {
 
   int needed = 1;
   // An acyclic first layer keeps every route; BreakCycles would find nothing to move.
-  if (cyclic) {
+  if (cyclic && opts_.split_first && opts_.max_layers > 1) {
+    CountPinned();
+    SplitUpDown();
+    SAR_RETURN_IF_ERROR(Layer(&needed));
+  } else if (cyclic) {
     CountFirstLayer(opts_.threads);
     Status first = Layer(&needed);
     // (One layer has no room above layer 0 for the other routes.)
     if (!first.ok() && opts_.max_layers > 1 &&
         first.message().find("virtual layers: a cycle remains") != std::string::npos) {
-      // Too many layers one cycle at a time: up*/down* routes in layer 0, the rest above.
+      // Too many layers one cycle at a time: layers by route shape (SplitUpDown).
       SplitUpDown();
       needed = 1;
       Status second = Layer(&needed);
       if (!second.ok()) {
         return Status::Failed(first.message() +
-                              " (also with up*/down* routes kept in layer 0 "
-                              "and the others layered above them: " +
+                              " (also with up*/down* routes kept in layer 0, down*/up* "
+                              "ones and the others layered above them by shape: " +
                               second.message() + ")");
       }
     } else if (!first.ok()) {

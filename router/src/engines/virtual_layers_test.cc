@@ -4,6 +4,8 @@
 
 #include <random>
 #include <set>
+#include <string>
+#include <tuple>
 
 #include "engines/engine_test_util.h"
 #include "sar/analysis/analysis.h"
@@ -537,6 +539,219 @@ TEST(VirtualLayers, UpDownRoutesFirstWhereCycleByCycleNeedsTooMany) {
     }
   }
   EXPECT_GT(rescued, 0);  // some case needed the second way and got it
+}
+
+// Route shapes under the order the fallback uses, computed here on their own: switches ranked by
+// hops from the switches that carry an HCA, ties by switch index; a channel is up when it enters
+// a later switch. 0: no down-up turn (up*/down*); 1: a down-up turn but no up-down one
+// (down*/up*); 2: both, an up-down one first; 3: both, a down-up one first. -1: the route
+// crosses no switch-to-switch channel (unlisted).
+class RouteShapes {
+ public:
+  explicit RouteShapes(const Fabric& f) : f_(f), rank_(f.num_switches(), -1) {
+    std::vector<int> queue;
+    for (const PortRef& e : f.Endpoints()) {
+      const PortRef peer = f.peer(e);
+      if (!peer.valid() || !f.is_switch(peer.node)) continue;
+      const int s = f.switch_index(peer.node);
+      if (rank_[s] < 0) {
+        rank_[s] = 0;
+        queue.push_back(s);
+      }
+    }
+    for (size_t i = 0; i < queue.size(); ++i) {
+      const NodeId u = f.switches()[queue[i]];
+      for (int p = 1; p <= f.num_ports(u); ++p) {
+        const PortRef q = f.peer({u, p});
+        if (!q.valid() || !f.is_switch(q.node)) continue;
+        const int t = f.switch_index(q.node);
+        if (rank_[t] < 0) {
+          rank_[t] = rank_[queue[i]] + 1;
+          queue.push_back(t);
+        }
+      }
+    }
+    for (int& r : rank_) {
+      if (r < 0) r = f.num_switches();
+    }
+  }
+  int Shape(const LftSet& lfts, PortRef src, Lid dst) const {
+    const testfab::NaiveRoute r = testfab::NaiveWalk(f_, lfts, src, dst);
+    std::string turns;  // 'v' down-up, 'p' up-down, in route order
+    int last = -1;
+    for (PortId c : r.channels) {
+      if (!InterSwitch(f_, c)) continue;
+      const int a = f_.switch_index(f_.port_ref(c).node);
+      const int b = f_.switch_index(f_.peer(f_.port_ref(c)).node);
+      const int up = rank_[b] > rank_[a] || (rank_[b] == rank_[a] && b > a);
+      if (last >= 0 && last != up) turns += up ? 'v' : 'p';
+      last = up;
+    }
+    if (last < 0) return -1;
+    const bool valley = turns.find('v') != std::string::npos;
+    const bool peak = turns.find('p') != std::string::npos;
+    return !valley ? 0 : !peak ? 1 : turns[0] == 'p' ? 2 : 3;
+  }
+
+ private:
+  const Fabric& f_;
+  std::vector<int> rank_;
+};
+
+// Every terminal with a LID: endpoints and switch port 0s (switch LIDs).
+std::vector<PortRef> Terminals(const Fabric& f) {
+  std::vector<PortRef> t;
+  for (const PortRef& e : f.Endpoints()) {
+    if (f.base_lid(e) != 0) t.push_back(e);
+  }
+  for (NodeId s : f.switches()) {
+    if (f.base_lid({s, 0}) != 0) t.push_back({s, 0});
+  }
+  return t;
+}
+
+// The fallback's split by route shape on random degraded PGFTs with switch LIDs and random
+// min-hop tables. Independently of the layerer: giving every route the layer of its shape leaves
+// layers 0 and 1 acyclic on every fabric (the argument the split rests on), and all four on an
+// intact 3-level tree. Of the layerer (the split forced, no balancing): the up*/down* and
+// down*/up* routes get layers 0 and 1 (with such of the others as fit there), no cycle is cut
+// on intact trees, and the result is deadlock-free as CheckDeadlock reads it.
+TEST(VirtualLayers, ShapeSplitKeepsUpDownAndValleyLayersAcyclicOnDegradedFabrics) {
+  int fabrics = 0, shapes_seen[4] = {0, 0, 0, 0};
+  auto check = [&](const Fabric& f, bool intact) {
+    std::mt19937_64 rng(f.num_switches() * 7919 + f.max_lid());
+    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    const RouteShapes shapes(f);
+    const std::vector<PortRef> terminals = Terminals(f);
+    VirtualLayers by_shape;
+    std::vector<std::tuple<Lid, Lid, int>> routes;  // (src LID, dst LID, shape)
+    for (const PortRef& src : terminals) {
+      for (const PortRef& dst : terminals) {
+        if (src.node == dst.node) continue;
+        for (Lid d = f.base_lid(dst); d < f.base_lid(dst) + (Lid{1} << f.lmc(dst)); ++d) {
+          const int shape = shapes.Shape(lfts, src, d);
+          if (shape < 0) continue;
+          for (Lid s = f.base_lid(src); s < f.base_lid(src) + (Lid{1} << f.lmc(src)); ++s) {
+            by_shape.set(s, d, shape);
+            routes.emplace_back(s, d, shape);
+          }
+        }
+      }
+    }
+    DeadlockReport shaped;
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &by_shape, &shaped, true).ok());
+    EXPECT_TRUE(shaped.deadlock_free || shaped.cyclic_layer >= 2) << shaped.cyclic_layer;
+    EXPECT_TRUE(!intact || shaped.deadlock_free) << shaped.cyclic_layer;
+
+    LayerOptions opts;
+    opts.max_layers = 15;
+    opts.balance = false;
+    opts.split_first = true;
+    opts.threads = 1 + static_cast<int>(f.num_switches() % 2);
+    VirtualLayers layers;
+    LayerStats stats;
+    ASSERT_TRUE(AssignVirtualLayers(f, lfts, opts, &layers, &stats).ok());
+    DeadlockReport single;
+    ASSERT_TRUE(CheckDeadlock(f, lfts, nullptr, &single, true).ok());
+    EXPECT_EQ(stats.up_down_first, !single.deadlock_free);
+    if (single.deadlock_free) return;  // one layer: nothing split
+    ++fabrics;
+    for (const auto& [s, d, shape] : routes) {
+      ++shapes_seen[shape];
+      // up*/down* routes in layer 0, down*/up* ones in layer 1; the others wherever they fit.
+      if (shape < 2) {
+        ASSERT_EQ(layers.get(s, d), shape) << "route " << s << " -> " << d;
+      }
+    }
+    EXPECT_TRUE(!intact || stats.cycles_broken == 0) << stats.cycles_broken;
+    DeadlockReport layered;
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &layered, true).ok());
+    EXPECT_TRUE(layered.deadlock_free) << "layer " << layered.cyclic_layer;
+  };
+  const int built =
+      enginetest::ForEachDegradedPgft(36, 6, [&](const Fabric& f) { check(f, false); });
+  EXPECT_GE(built, 15);
+  // Larger 3-level trees, intact and with failed cables and a failed switch.
+  for (const PgftSpec& spec : {enginetest::Spec(3, {8, 4, 4}, {1, 4, 4}, {1, 1, 1}),
+                               enginetest::Spec(3, {4, 4, 6}, {1, 4, 2}, {1, 1, 2})}) {
+    const Fabric intact = enginetest::Pgft(spec, 0);
+    check(intact, true);
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE("seed " + std::to_string(seed));
+      Fabric f;
+      if (enginetest::Degrade(intact, 2 * static_cast<int>(seed), seed == 3 ? 1 : 0, seed, &f)) {
+        check(f, false);
+      }
+    }
+  }
+  EXPECT_GE(fabrics, 16);  // switch LIDs make most of them cyclic in one layer
+  for (int k = 0; k < 4; ++k) EXPECT_GT(shapes_seen[k], 0) << "shape " << k;
+}
+
+// Where cycle by cycle runs out of layers on an intact 3-level tree with switch LIDs, the split by
+// shape needs no cut at all: four layers (up*/down*, down*/up*, and the routes with both turns
+// placed where their dependencies stay acyclic) make it deadlock-free. With all routes with a
+// down-up turn layered cycle by cycle above layer 0 (the split before) four were not enough.
+TEST(VirtualLayers, ShapeSplitRoutesIntactThreeLevelTreesInFourLayers) {
+  int routed = 0;
+  for (const PgftSpec& spec : {enginetest::Spec(3, {8, 4, 4}, {1, 4, 4}, {1, 1, 1}),
+                               enginetest::Spec(3, {8, 8, 4}, {1, 8, 4}, {1, 1, 1})}) {
+    const Fabric f = enginetest::Pgft(spec, 0);
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(seed);
+      std::mt19937_64 rng(seed);
+      const LftSet lfts = testfab::MinHopLfts(f, &rng);
+      LayerOptions opts;
+      opts.max_layers = 4;
+      LayerStats stats;
+      VirtualLayers layers;
+      const Status st = AssignVirtualLayers(f, lfts, opts, &layers, &stats);
+      ASSERT_TRUE(st.ok()) << st.message();
+      DeadlockReport report;
+      ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &report, true).ok());
+      EXPECT_TRUE(report.deadlock_free) << "layer " << report.cyclic_layer;
+      EXPECT_LE(layers.num_layers(), 4);
+      if (!stats.up_down_first) continue;  // cycle by cycle was enough
+      EXPECT_EQ(stats.cycles_broken, 0u);
+      EXPECT_EQ(stats.layers_needed, 4);
+      ++routed;
+    }
+  }
+  EXPECT_GT(routed, 0);  // some case needed the split
+}
+
+// The split with endpoints without a LID (their routes pinned in layer 0): it refuses only where
+// the pinned routes are cyclic by themselves, and what it returns is deadlock-free as
+// CheckDeadlock reads it (lidless sources in the default layer).
+TEST(VirtualLayers, ShapeSplitKeepsPinnedRoutesInLayerZero) {
+  std::mt19937_64 rng(67);
+  int routed = 0;
+  for (uint64_t seed = 1; seed <= 48; ++seed) {
+    SCOPED_TRACE(seed);
+    Fabric f;
+    if (seed % 2 == 0) {
+      f = testfab::RandomIrregular(seed, 3, 12);
+    } else {
+      const Fabric intact = enginetest::Pgft(enginetest::RandomSpec(&rng), 0);
+      if (!enginetest::Degrade(intact, static_cast<int>(seed % 5), 1, seed, &f)) continue;
+    }
+    AssignGappyLids(&rng, static_cast<int>(seed % 3), &f);
+    const LftSet lfts = testfab::MinHopLfts(f, &rng);
+    LayerOptions opts;
+    opts.switch_lids = false;  // LidlessRoutesAreCyclic models routes between CAs
+    opts.max_layers = 15;
+    opts.split_first = true;
+    VirtualLayers layers;
+    LayerStats stats;
+    const Status st = AssignVirtualLayers(f, lfts, opts, &layers, &stats);
+    EXPECT_EQ(st.ok(), !LidlessRoutesAreCyclic(f, lfts)) << st.ToString();
+    if (!st.ok()) continue;
+    DeadlockReport layered;
+    ASSERT_TRUE(CheckDeadlock(f, lfts, &layers, &layered, false).ok());
+    EXPECT_TRUE(layered.deadlock_free) << "layer " << layered.cyclic_layer;
+    routed += stats.up_down_first;
+  }
+  EXPECT_GE(routed, 4);
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ struct LayerOptions {
   /// Switch port-0 LIDs are sources and destinations too (routes from a switch start at it), as
   /// OpenSM's dfsssp layers them; false: endpoint pairs only.
   bool switch_lids = true;
+  /// Skip the cycle-by-cycle first try and layer by route shape at once (LayerStats::
+  /// up_down_first): up*/down* routes in layer 0, down*/up* ones in layer 1, routes with both
+  /// turns where their dependencies stay acyclic, cycles broken among the rest.
+  bool split_first = false;
 };
 
 struct LayerStats {
@@ -26,7 +30,8 @@ struct LayerStats {
   uint64_t routes = 0;    // routes (source switch, destination LID) considered
   uint64_t cycles_broken = 0;
   /// Breaking cycles one at a time needed more than max_layers, so up*/down* routes were kept in
-  /// layer 0 and the others layered above them (cycles_broken counts that second try).
+  /// layer 0, down*/up* ones in layer 1 and those with both turns where their dependencies stay
+  /// acyclic (docs/dfsssp-sar.md); cycles_broken counts that second try.
   bool up_down_first = false;
 };
 
