@@ -172,7 +172,7 @@ void OsmsarConfigInit(OsmsarConfig* config) {
   config->repath_timeout_ms = 2000;
   config->exclude_after = 3;
   config->sar_refine = 1;
-  config->sar_no_regret = 0;
+  config->sar_no_regret = 1;
   config->fors_only_where_faster = 0;
   config->sar_all_pairs_budget = 1.25;
   config->sar_refine_work = sar::kDefaultSarRefineWork;

@@ -27,7 +27,7 @@ typedef struct OsmsarConfig {
   int sar_refine;                     /* sar: the refinement of job routes (1) */
   double sar_all_pairs_budget; /* sar: all-pairs load cap / all-pairs bound, 0 = none (1.25) */
   uint64_t sar_refine_work;    /* sar: the refinement's work limit in steps, 1..2^40 (2^28) */
-  int sar_no_regret;           /* sar: no job slower than under dfsssp (0) */
+  int sar_no_regret;           /* sar: no job slower than under dfsssp (1) */
   int fors_only_where_faster;  /* FORS only where its phases are not slower (0) */
   int job_hca_pairs_all;       /* job_hca_pairs: 0 = rails (default), 1 = all */
   /* The baseLID/highLID migration protocol (docs/opensm-plugin.md). */

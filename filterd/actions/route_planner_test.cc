@@ -316,10 +316,11 @@ TEST_F(FileModeTest, AJobWithoutForsGetsANoneFileAndAWarning) {
 // The OpenSM plugin's SAR keys in sar-filterd's configuration (issue 32) reach the tables file
 // mode writes: the YAML text is parsed, the planner built as main.cc builds it
 // (PlannerOptionsFor), the daemon's cycle writes the LFT file, and that file is read back.
-// sar_no_regret: on some random mix SAR without it leaves a job slower than under dfsssp (flows
-// counted on dfsssp's tables, routed by the same daemon); with it no job is slower there, so the
-// files differ. sar_refine_work 1 stops the refinement at once: a different file with a max
-// effective EFI not below the default's. Without the wiring each key's file equals the default's.
+// sar_no_regret (on by default): with it no job is slower than under dfsssp (flows counted on
+// dfsssp's tables, routed by the same daemon); `sar_no_regret: false` leaves a job slower on some
+// random mix, so the files differ. sar_refine_work 1 stops the refinement at once: a different
+// file with a max effective EFI not below the default work's (both without no-regret). Without
+// the wiring each key's file equals the default's.
 TEST(FileModeKeys, ThePluginsSarKeysChangeTheTablesFileModeWrites) {
   PgftSpec spec;
   ASSERT_TRUE(ParsePgftSpec("pgft:2;8,6;1,6;1,1", &spec).ok());
@@ -380,10 +381,10 @@ TEST(FileModeKeys, ThePluginsSarKeysChangeTheTablesFileModeWrites) {
       trace += "0 - " + job.id + " " + list + "\n";
       at += n;
     }
-    LftSet plain, no_regret, little_work, dfsssp;
+    LftSet plain, regret, little_work, dfsssp;  // plain: the defaults, no-regret on
     written(trace, "", &plain);
-    written(trace, "sar_no_regret: true\n", &no_regret);
-    written(trace, "sar_refine_work: 1\n", &little_work);
+    written(trace, "sar_no_regret: false\n", &regret);
+    written(trace, "sar_refine_work: 1\nsar_no_regret: false\n", &little_work);
     written(trace, "engine: dfsssp\n", &dfsssp);
     const std::vector<FlowJob> flow_jobs = AllToAllFlowJobs(resolved);
     FlowOptions fo;
@@ -398,15 +399,15 @@ TEST(FileModeKeys, ThePluginsSarKeysChangeTheTablesFileModeWrites) {
       }
       return n;
     };
-    EXPECT_EQ(slower(no_regret), 0);
-    if (slower(plain) > 0) {
+    EXPECT_EQ(slower(plain), 0);
+    if (slower(regret) > 0) {
       ++regret_mixes;
-      EXPECT_FALSE(plain == no_regret);
+      EXPECT_FALSE(plain == regret);
     }
-    if (!(plain == little_work)) {
+    if (!(regret == little_work)) {
       ++refine_mixes;
       Metrics a, b;
-      ASSERT_TRUE(ComputeMetrics(f, plain, resolved, {}, &a).ok());
+      ASSERT_TRUE(ComputeMetrics(f, regret, resolved, {}, &a).ok());
       ASSERT_TRUE(ComputeMetrics(f, little_work, resolved, {}, &b).ok());
       EXPECT_GE(b.effective_efi.max, a.effective_efi.max);
     }

@@ -97,10 +97,12 @@ void AddSarOptions(CLI::App* cmd, SarKnobs* knobs) {
                       "); fewer route faster and lower the all-pairs maximum less. The plugin's "
                       "sar_refine_work: equal values give equal tables")
       ->check(CLI::Range(uint64_t{1}, sar::kMaxSarRefineWork));
+  cmd->add_flag("--no-sar-no-regret{false}", knobs->no_regret,
+                "sar: skip the no-regret stage (on by default: a multi-switch job whose slowest "
+                "flow would be slower than under dfsssp keeps dfsssp's routes on the switches "
+                "they cross; may raise max effective EFI; docs/dfsssp-sar.md)");
   cmd->add_flag("--sar-no-regret", knobs->no_regret,
-                "sar: the no-regret stage: a multi-switch job whose slowest flow would be slower "
-                "than under dfsssp keeps dfsssp's routes on the switches they cross (may raise "
-                "max effective EFI; docs/dfsssp-sar.md)");
+                "sar: the no-regret stage (the default; kept for old command lines)");
   cmd->add_flag("--fors-only-where-faster", knobs->fors_only_where_faster,
                 "alltoall jobs keep FORS only where its phases are not slower for the job than "
                 "SAR's routes all at once (the per-job flow model; docs/fors.md)");

@@ -99,10 +99,10 @@ struct SarKnobs {
   bool refine = true;
   double all_pairs_budget = 1.25;
   uint64_t refine_work = sar::kDefaultSarRefineWork;
-  bool no_regret = false;
+  bool no_regret = true;  // RoutingOptions::sar_no_regret
   bool fors_only_where_faster = false;
 };
-/// --no-sar-refine, --sar-all-pairs-budget, --sar-refine-work, --sar-no-regret.
+/// --no-sar-refine, --sar-all-pairs-budget, --sar-refine-work, --[no-]sar-no-regret.
 void AddSarOptions(CLI::App* cmd, SarKnobs* knobs);
 
 /// The routing flags of the commands that route (route, compare, study, replay, eval

@@ -470,8 +470,10 @@ std::function<int()> SetupReplay(CLI::App* c) {
               "--previous-jobs), so running jobs' routes are not pinned");
   c->add_flag("--no-flows", a->no_flows,
               "skip the per-job throughput (each job's slowest flow) at every event");
+  c->add_flag("--no-sar-no-regret{false}", a->routing.sar.no_regret,
+              "sar: skip the no-regret stage (route --no-sar-no-regret) at every reroute");
   c->add_flag("--sar-no-regret", a->routing.sar.no_regret,
-              "sar: the no-regret stage (route --sar-no-regret) at every reroute");
+              "sar: the no-regret stage (the default; kept for old command lines)");
   c->add_option("--baseline", a->baseline,
                 "engine the per-job throughput is compared with (default dfsssp if replayed, "
                 "else the first engine)");

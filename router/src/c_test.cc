@@ -544,6 +544,7 @@ TEST(SarCApi, EqualsTheEngineOnTheCanonicallyOrderedFabric) {
   in.fabric = &g;
   in.jobs = &jobs;
   in.threads = 1;
+  in.sar_no_regret = true;  // the C API's default (RoutingOptions::sar_no_regret)
   sar::RoutingOutput out;
   ASSERT_TRUE(sar::MakeRoutingEngine("sar")->Route(in, &out).ok());
   for (size_t i = 0; i < flat.nodes.size(); ++i) {

@@ -81,19 +81,24 @@ def walk(topo, tables, rows, job_hosts):
 
 
 def check_guard_figure(args, fab, rb_path, log, what):
-    """The refinement's last reported maximum in the pass's log equals eval's max effective EFI
-    of the read-back tables (the final ones, FORS entries included)."""
+    """SAR's last reported maximum in the pass's log (the no-regret stage's final figure, on by
+    default, else the refinement's) equals eval's max effective EFI of the read-back tables
+    (the final ones, FORS entries included)."""
     check(re.search(r"osmsar: .*fixed entries: \d+ routed first and kept", log),
           f"{what}: no fixed-entries note in the log")
     check("restored after the stages" not in log, f"{what}: a stage moved a fixed entry")
-    figures = re.findall(r"osmsar: .*refinement: \d+ moves, max effective load \d+ -> (\d+)", log)
+    figures = [m.group(1) or m.group(2) for m in re.finditer(
+        r"osmsar: .*(?:refinement: \d+ moves, max effective load \d+ -> (\d+)"
+        r"|no job regrets: .*\), max effective load (\d+))", log)]
     check(figures, f"{what}: no refinement note in the log")
+    check(re.search(r"osmsar: .*no job regrets: .*fixed-route \(FORS\) jobs judged too", log),
+          f"{what}: the no-regret stage (on by default) did not judge the alltoall jobs")
     ev = sar_it.sar_route_eval(args.sar_route, fab.live_topo, rb_path, fab.lids,
                                extra=["--jobs", fab.mapping])
     final = ev["effective_efi"]["max"]
     check(int(figures[-1]) == final,
           f"{what}: the guard saw max effective EFI {figures[-1]}, the switches hold {final}")
-    print(f"{what}: max effective EFI on the switches {final} = the refinement's figure")
+    print(f"{what}: max effective EFI on the switches {final} = SAR's last figure")
 
 
 def body():

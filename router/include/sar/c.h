@@ -99,7 +99,7 @@ void sar_options_set_sar_refine(sar_options_t* options, int refine, double all_p
  * 1..2^40; default 2^28): fewer steps route faster and balance the all-pairs load less. 0 = the
  * default. */
 void sar_options_set_sar_refine_work(sar_options_t* options, uint64_t steps);
-/* on != 0 (default 0): the sar engine's no-regret stage (sar::RoutingOptions::sar_no_regret): a
+/* on != 0 (default 1): the sar engine's no-regret stage (sar::RoutingOptions::sar_no_regret): a
  * multi-switch job whose slowest flow would be slower than under dfsssp keeps dfsssp's routes. */
 void sar_options_set_sar_no_regret(sar_options_t* options, int on);
 /* on != 0 (default 0): an alltoall job keeps FORS only where its phases are not slower for it

@@ -2,8 +2,10 @@
 // wrappers (migration.cc, dmodc_memory.cc), with the alltoall jobs' fixed entries where the
 // engine takes them (fors_overlay.cc).
 #include <algorithm>
+#include <vector>
 
 #include "pass/stages.h"
+#include "sar/analysis/flows.h"
 
 namespace sar::pass {
 
@@ -12,7 +14,7 @@ int UsableLanes(int num_vls, int max_layers) {
 }
 
 Status RouteTables(const RoutingInputs& inputs, const RoutingEngine& engine,
-                   const std::vector<FixedEntry>* fixed, RoutingOutput* out) {
+                   const AlltoallPlans* alltoall, RoutingOutput* out) {
   const bool dmodc_memory = inputs.memory != nullptr && engine.name() == "dmodc";
   if (inputs.options.migration) {
     SAR_RETURN_IF_ERROR(RouteMigration(inputs, engine, out));
@@ -21,7 +23,12 @@ Status RouteTables(const RoutingInputs& inputs, const RoutingEngine& engine,
   }
   if (dmodc_memory) return RouteDmodcWithMemory(inputs, inputs.memory, out);
   RoutingInput in = inputs.EngineInput();
-  in.fixed = fixed != nullptr && !fixed->empty() ? fixed : nullptr;
+  std::vector<FlowJob> fixed_jobs;
+  if (alltoall != nullptr && !alltoall->entries.empty()) {
+    in.fixed = &alltoall->entries;
+    for (const ForsJobPlan& plan : alltoall->plans) fixed_jobs.push_back(ForsFlowJob(plan));
+    in.fixed_jobs = &fixed_jobs;
+  }
   return engine.Route(in, out);
 }
 

@@ -166,7 +166,7 @@ void JudgeAlltoallJobs(const RoutingInputs& in, const RoutingEngine& engine, All
       a->entries.push_back({sw, lid, port});
     });
   }
-  if (a->plans.empty() || !RouteTables(in, engine, &a->entries, out).ok()) {
+  if (a->plans.empty() || !RouteTables(in, engine, a, out).ok()) {
     *out = std::move(plain);
     for (const ForsJobPlan& plan : a->plans) {
       none->push_back(

@@ -75,7 +75,7 @@ Status RunRoutingPass(const RoutingInputs& inputs, const RoutingEngine* given,
     }
     alltoall.plans.clear();
   };
-  if (const Status r = pass::RouteTables(inputs, engine, &alltoall.entries, out); !r.ok()) {
+  if (const Status r = pass::RouteTables(inputs, engine, &alltoall, out); !r.ok()) {
     if (alltoall.plans.empty()) return r;
     // Never fail a reroute for FORS: route without the alltoall entries.
     SAR_RETURN_IF_ERROR(pass::RouteTables(inputs, engine, nullptr, out));

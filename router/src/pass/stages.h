@@ -52,10 +52,11 @@ void JudgeAlltoallJobs(const RoutingInputs& in, const RoutingEngine& engine, All
                        RoutingOutput* out, std::vector<std::string>* notes,
                        std::vector<ForsJobNone>* none);
 
-// engine.cc: migration mode, dmodc with memory, or the engine itself, with `fixed` entries
-// (alltoall plans) where the engine takes them.
+// engine.cc: migration mode, dmodc with memory, or the engine itself, with the alltoall plans'
+// entries (RoutingInput::fixed) and their jobs in their phases (RoutingInput::fixed_jobs) where
+// the engine takes them; null = none.
 Status RouteTables(const RoutingInputs& inputs, const RoutingEngine& engine,
-                   const std::vector<FixedEntry>* fixed, RoutingOutput* out);
+                   const AlltoallPlans* alltoall, RoutingOutput* out);
 
 // migration.cc
 Status RouteMigration(const RoutingInputs& inputs, const RoutingEngine& engine, RoutingOutput* out);

@@ -25,6 +25,8 @@
 
 namespace sar {
 
+struct FlowJob;  // sar/analysis/flows.h
+
 /// SAR's refinement work limit by default (RoutingInput::sar_refine_work): 2^28 search steps.
 inline constexpr uint64_t kDefaultSarRefineWork = uint64_t{1} << 28;
 /// The largest accepted (2^40 steps: hours of search).
@@ -92,12 +94,16 @@ struct RoutingInput {
   /// tables offline and in the plugin. Fewer steps: faster, a higher all-pairs max
   /// (docs/dfsssp-sar.md). Default kDefaultSarRefineWork.
   uint64_t sar_refine_work = kDefaultSarRefineWork;
-  /// SAR only (opt-in): no job regrets SAR. After the refinement, every multi-switch job's exchange
+  /// SAR only: no job regrets SAR. After the refinement, every multi-switch job's exchange
   /// time (its slowest flow with every such job sending all-to-all at once, max-min fair:
   /// sar/analysis/flows.h) is compared with the same job's under dfsssp's paths for the same
   /// fabric; a job that would be slower keeps dfsssp's routes (its members' base-LID entries),
-  /// repeated until no job is slower (docs/dfsssp-sar.md, "No job regrets"). Skipped, with a note,
-  /// when the jobs have more than kSarNoRegretMaxFlows flows. Off by default: taking a job back can
+  /// repeated until no job is slower (docs/dfsssp-sar.md, "No job regrets"). With `fixed`, the
+  /// reference is dfsssp with the same entries and their jobs (`fixed_jobs`) send in both; they
+  /// are never taken back, and the stage never makes one slower than both the reference and
+  /// SAR's tables before it. Skipped, with a note,
+  /// when the jobs have more than kSarNoRegretMaxFlows flows. Off in a bare RoutingInput (the
+  /// routing pass turns it on by default: RoutingOptions::sar_no_regret): taking a job back can
   /// raise the max effective EFI above the refinement's and the all-pairs load above its budget
   /// (both stay the engine's promises when off), and a delta reroute starting from tables it made
   /// can give other tables than a full recompute. False: SAR's tables as the refinement leaves
@@ -110,6 +116,11 @@ struct RoutingInput {
   /// no-regret), so every guard judges the final tables, and the layers are assigned with them.
   /// An entry that is not one hop nearer its LID's switch is ignored (noted). Null = none.
   const std::vector<FixedEntry>* fixed = nullptr;
+  /// sar, with `fixed`: the jobs whose routes those entries are, as they send (the pass's FORS
+  /// jobs in their phases: ForsFlowJob). The no-regret stage counts their traffic on SAR's
+  /// tables and on the reference's and judges them too (docs/dfsssp-sar.md). Null: a job whose
+  /// members' LIDs have fixed entries sends all-to-all at once.
+  const std::vector<FlowJob>* fixed_jobs = nullptr;
 };
 
 /// The no-regret stage's budget (RoutingInput::sar_no_regret): flows of one solve.

@@ -65,7 +65,10 @@ struct RoutingOptions {
   bool sar_refine = true;
   double sar_all_pairs_budget = 1.25;
   uint64_t sar_refine_work = kDefaultSarRefineWork;
-  bool sar_no_regret = false;  // RoutingInput::sar_no_regret
+  /// RoutingInput::sar_no_regret, on by default in every caller of the pass (route, replay,
+  /// study, the plugin, sar-filterd): no job slower than under dfsssp (issue 32). Its cost is
+  /// bounded by kSarNoRegretMaxFlows (skipped, noted, above it).
+  bool sar_no_regret = true;
   /// Alltoall jobs keep FORS only where its phases are not slower for the job than the pass's
   /// routes without FORS all at once (JudgeForsPlans, docs/fors.md "Only where it helps"); the
   /// others get SAR's routes and a "none" schedule. Off by default: the flow model judges every
