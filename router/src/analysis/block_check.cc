@@ -33,11 +33,6 @@ struct Dest {
   bool traced;   // the trace counts this LID's pairs (the deadlock check, when asked, all)
 };
 
-struct TraceSums {
-  uint64_t pairs = 0, delivered = 0, unreachable = 0, loops = 0, total_hops = 0;
-  int max_hops = 0;
-};
-
 class BlockCheck {
  public:
   BlockCheck(const SweepContext& ctx, const BlockCheckRequest& r)
@@ -58,7 +53,7 @@ class BlockCheck {
     std::vector<int> trace_count;  // per switch: sources of the current LID the trace counts
     std::vector<int> check_count;  // the same for the deadlock check
     std::vector<uint64_t> deps;    // dense bitmap (DenseDependencyOffsets)
-    TraceSums sums;
+    TraceCounts sums;
   };
 
   bool ListDestinations();
@@ -224,7 +219,7 @@ void BlockCheck::WalkLid(const Dest& d, int k, Worker* w) const {
     }
   }
   if (!d.traced) return;
-  TraceSums& sums = w->sums;
+  TraceCounts& sums = w->sums;
   for (int s : leaves_) {
     const int c = w->trace_count[s];
     if (c <= 0) continue;
@@ -324,18 +319,8 @@ bool BlockCheck::Run(TraceReport* trace, DeadlockReport* deadlock) {
 
   if (r_.trace) {
     TraceReport report;
-    uint64_t total_hops = 0;
-    for (const Worker& w : ws) {
-      report.pairs += w.sums.pairs;
-      report.delivered += w.sums.delivered;
-      report.unreachable += w.sums.unreachable;
-      report.loops += w.sums.loops;
-      report.max_hops = std::max(report.max_hops, w.sums.max_hops);
-      total_hops += w.sums.total_hops;
-    }
-    report.mean_hops = report.delivered
-                           ? static_cast<double>(total_hops) / static_cast<double>(report.delivered)
-                           : 0;
+    MergeTraceCounts(
+        ws, [](const Worker& w) -> const TraceCounts& { return w.sums; }, &report);
     *trace = std::move(report);
   }
   if (r_.deadlock) {

@@ -2,6 +2,8 @@
 // to `out` in Finish(); AnalyseRouting (analysis.cc) runs any set of them in one sweep.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -25,6 +27,34 @@ struct LinkLoad;
 }  // namespace sar
 
 namespace sar::internal {
+
+// A worker's share of a TraceReport's counts (the sweep's trace visitor and the block check):
+// everything merges by sum or max, so the report does not depend on the number of threads.
+struct TraceCounts {
+  uint64_t pairs = 0, delivered = 0, unreachable = 0, loops = 0, non_min_hop = 0;
+  uint64_t total_hops = 0;
+  int max_hops = 0;
+};
+
+/// The report's (a TraceReport, declared only here) counts and mean hops from the workers'
+/// shares; its examples are left as they are.
+template <class Workers, class CountsOf, class Report>
+void MergeTraceCounts(const Workers& workers, CountsOf counts_of, Report* report) {
+  uint64_t total_hops = 0;
+  for (const auto& w : workers) {
+    const TraceCounts& c = counts_of(w);
+    report->pairs += c.pairs;
+    report->delivered += c.delivered;
+    report->unreachable += c.unreachable;
+    report->loops += c.loops;
+    report->non_min_hop += c.non_min_hop;
+    report->max_hops = std::max(report->max_hops, c.max_hops);
+    total_hops += c.total_hops;
+  }
+  report->mean_hops = report->delivered
+                          ? static_cast<double>(total_hops) / static_cast<double>(report->delivered)
+                          : 0;
+}
 
 /// trace.cc. Needs the sweep's lmc_lids when options.all_lids.
 std::unique_ptr<SweepVisitor> NewTraceVisitor(const SweepContext& ctx, const TraceOptions& options,

@@ -16,14 +16,6 @@ std::string LidHex(Lid lid) {
   return buf;
 }
 
-// Per-worker partial report. Everything merges by sum or max, so the result does not depend on
-// the number of threads.
-struct Partial {
-  uint64_t pairs = 0, delivered = 0, unreachable = 0, loops = 0, non_min_hop = 0;
-  uint64_t total_hops = 0;
-  int max_hops = 0;
-};
-
 // A problem route worth describing: from endpoint `source` (on switch `sw`) to `lid`, owned by
 // endpoint `dest` on switch `leaf`.
 struct Candidate {
@@ -42,7 +34,7 @@ class TraceVisitor : public internal::SweepVisitor {
 
  private:
   struct Worker {
-    Partial partial;
+    internal::TraceCounts partial;
     std::vector<int> dist;  // BFS distance from switch dist_from
     int dist_from = -1;
     std::vector<int> queue;
@@ -111,7 +103,7 @@ void TraceVisitor::Visit(int worker, const internal::SweepDestination& d,
   for (int s : leaves_) {
     w.sources[s] = static_cast<int>(all ? ctx_.on_switch[s].size() : ctx_.Senders(s, d));
   }
-  Partial& part = w.partial;
+  internal::TraceCounts& part = w.partial;
   const NodeId dest_node = ctx_.endpoints[d.endpoint].node;
   for (int e : ctx_.of_node[dest_node]) {
     if (ctx_.leaf[e] >= 0 && (all || ctx_.Sends(e, d))) --w.sources[ctx_.leaf[e]];
@@ -202,21 +194,10 @@ std::string TraceVisitor::Describe(const Candidate& c, const DestinationTree& tr
 
 void TraceVisitor::Finish() {
   TraceReport report;
-  uint64_t total_hops = 0;
+  internal::MergeTraceCounts(
+      workers_, [](const Worker& w) -> const internal::TraceCounts& { return w.partial; }, &report);
   std::vector<Candidate> all;
-  for (Worker& w : workers_) {
-    report.pairs += w.partial.pairs;
-    report.delivered += w.partial.delivered;
-    report.unreachable += w.partial.unreachable;
-    report.loops += w.partial.loops;
-    report.non_min_hop += w.partial.non_min_hop;
-    report.max_hops = std::max(report.max_hops, w.partial.max_hops);
-    total_hops += w.partial.total_hops;
-    all.insert(all.end(), w.candidates.begin(), w.candidates.end());
-  }
-  report.mean_hops = report.delivered
-                         ? static_cast<double>(total_hops) / static_cast<double>(report.delivered)
-                         : 0;
+  for (Worker& w : workers_) all.insert(all.end(), w.candidates.begin(), w.candidates.end());
   // The examples are the first problems by (LID, source) among the first max_examples of each
   // destination switch by (LID, switch): the same whatever the order of the sweep.
   std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
