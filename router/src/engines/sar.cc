@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "engines/delta_keep.h"
@@ -333,8 +334,11 @@ void KeepNoJobSlower(const RoutingInput& in, const SwitchGraph& g,
   if (!settle()) return;
   const int first_rounds = rounds;
   std::string again;
+  // The final tables' loads, for the note: measured once, whichever branch ends with them.
+  std::optional<DeltaLoads> final_loads;
   if (refine) {
     const DeltaLoads after = MeasureLoads(f, g, in.jobs, *lfts);
+    final_loads = after;
     if (after.efi_max > start.efi_max) {
       const LftSet kept = *lfts;
       const std::vector<char> kept_back = back;
@@ -344,7 +348,9 @@ void KeepNoJobSlower(const RoutingInput& in, const SwitchGraph& g,
       const DeltaLoads now = MeasureLoads(f, g, in.jobs, *lfts);
       const bool better = settled && now.efi_max < after.efi_max &&
                           now.effective_efi_max <= after.effective_efi_max;
-      if (!better) {
+      if (better) {
+        final_loads = now;
+      } else {
         *lfts = kept;
         back = kept_back;
         last = kept_last;
@@ -359,7 +365,7 @@ void KeepNoJobSlower(const RoutingInput& in, const SwitchGraph& g,
   for (size_t j = movable; j < jobs.size() && j < last.jobs.size(); ++j) {
     fixed_slower += last.jobs[j].shared.time > want.jobs[j].shared.time * (1 + 1e-9);
   }
-  const DeltaLoads final_loads = MeasureLoads(f, g, in.jobs, *lfts);
+  if (!final_loads) final_loads = MeasureLoads(f, g, in.jobs, *lfts);
   notes->push_back(
       "no job regrets: " + std::to_string(taken) + " of " + std::to_string(movable) +
       " multi-switch jobs keep dfsssp's routes (" + std::to_string(first_rounds) + " rounds" +
@@ -369,7 +375,7 @@ void KeepNoJobSlower(const RoutingInput& in, const SwitchGraph& g,
                  " fixed-route (FORS) jobs judged too, " + std::to_string(fixed_slower) +
                  " of them slower than on dfsssp with their entries, none made slower by the stage"
            : std::string()) +
-      "), max effective load " + std::to_string(final_loads.effective_efi_max));
+      "), max effective load " + std::to_string(final_loads->effective_efi_max));
 }
 
 class SarEngine : public RoutingEngine {
